@@ -1,0 +1,286 @@
+//! The `tether` binary: serve one run over MCP, call one tool from the shell, list tools,
+//! report what this machine offers, and trust a workspace.
+
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+use serde_json::{Value, json};
+use tether::{Run, RunBuilder, Surface, ToolError, TrustStore};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Parser)]
+#[command(name = "tether", version, about = "Run-bound tools for coding agents")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args, Clone)]
+struct RunArgs {
+    /// Workspace root (default: the current directory).
+    #[arg(long)]
+    root: Option<PathBuf>,
+    /// Which tools are visible: agent, plan or readonly.
+    #[arg(long, default_value = "agent")]
+    surface: Surface,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve one run over MCP on stdin/stdout.
+    Serve {
+        #[command(flatten)]
+        run: RunArgs,
+        /// The conversation this run serves.
+        #[arg(long)]
+        conversation: Option<String>,
+    },
+    /// Call one tool in a fresh run and print its result; with --stdin, run one JSON call per
+    /// line ({"tool": ..., "args": {...}}) in ONE run and print one JSON result per line.
+    Call {
+        /// Tool name.
+        tool: Option<String>,
+        /// Arguments as a JSON object.
+        args: Option<String>,
+        /// Read calls from standard input instead.
+        #[arg(long)]
+        stdin: bool,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// List the tools a surface sees.
+    Tools {
+        #[command(flatten)]
+        run: RunArgs,
+        /// Print a JSON array of {name, tier, description, input_schema}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print what a run would have on this machine.
+    Doctor {
+        /// Workspace root (default: the current directory).
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
+    /// Trust this workspace, so commands its tether.toml defines may run.
+    Trust {
+        /// Workspace root (default: the current directory).
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
+}
+
+/// A failure and the exit code it maps to.
+struct Exit(u8, String);
+
+fn usage(msg: impl Into<String>) -> Exit {
+    Exit(2, msg.into())
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TETHER_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tether: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(run(cli.command)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Exit(code, msg)) => {
+            if !msg.is_empty() {
+                eprintln!("tether: {msg}");
+            }
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn root_of(root: Option<PathBuf>) -> Result<PathBuf, Exit> {
+    match root {
+        Some(r) => Ok(r),
+        None => std::env::current_dir().map_err(|e| Exit(1, format!("no current directory: {e}"))),
+    }
+}
+
+fn open(root: Option<PathBuf>, conversation: Option<String>) -> Result<Run, Exit> {
+    let mut builder = RunBuilder::new(root_of(root)?);
+    if let Some(c) = conversation {
+        builder = builder.conversation(c);
+    }
+    builder.build().map_err(|e| Exit(1, e.to_string()))
+}
+
+async fn run(command: Command) -> Result<(), Exit> {
+    match command {
+        Command::Serve { run, conversation } => {
+            let surface = run.surface;
+            let tether = Arc::new(open(run.root, conversation)?);
+            tether_mcp::TetherServer::new(tether, surface)
+                .serve_stdio()
+                .await
+                .map_err(|e| Exit(1, e))
+        }
+        Command::Call {
+            tool,
+            args,
+            stdin,
+            run,
+        } => {
+            let surface = run.surface;
+            match (stdin, tool) {
+                (true, None) => call_lines(&open(run.root, None)?, surface).await,
+                (true, Some(_)) => Err(usage("give either TOOL 'JSON' or --stdin, not both")),
+                (false, None) => Err(usage(
+                    "missing TOOL: use `tether call TOOL '{...}'` or `tether call --stdin`",
+                )),
+                (false, Some(tool)) => {
+                    let tether = open(run.root, None)?;
+                    let args = parse_args(&tether, &tool, args.as_deref().unwrap_or("{}"))?;
+                    match tether
+                        .call(surface, &tool, args, CancellationToken::new())
+                        .await
+                    {
+                        Ok(out) => {
+                            println!("{}", out.to_text());
+                            Ok(())
+                        }
+                        Err(e) if e.is_usage() => Err(usage(e.to_string())),
+                        Err(e) => {
+                            println!("error: {e}");
+                            Err(Exit(1, String::new()))
+                        }
+                    }
+                }
+            }
+        }
+        Command::Tools { run, json } => {
+            let tether = open(run.root, None)?;
+            let specs = tether.tools(run.surface);
+            if json {
+                let list: Vec<Value> = specs
+                    .iter()
+                    .map(|s| {
+                        json!({"name": s.name, "tier": s.tier.as_str(),
+                               "description": s.description, "input_schema": s.input_schema})
+                    })
+                    .collect();
+                println!("{}", Value::Array(list));
+            } else {
+                for s in specs {
+                    let first = s.description.split(". ").next().unwrap_or("");
+                    println!("{:<12} {:<5} {first}", s.name, s.tier.as_str());
+                }
+            }
+            Ok(())
+        }
+        Command::Doctor { root } => {
+            let root = root_of(root)?;
+            let tether = open(Some(root.clone()), None)?;
+            print!("{}", tether::doctor_report(&tether, &root).await);
+            Ok(())
+        }
+        Command::Trust { root } => {
+            let root = root_of(root)?
+                .canonicalize()
+                .map_err(|e| Exit(1, format!("cannot trust that root: {e}")))?;
+            let store = TrustStore::new(&tether::Config::user_dir());
+            let added = store
+                .trust(&root)
+                .map_err(|e| Exit(1, format!("cannot write {}: {e}", store.path().display())))?;
+            let how = if added {
+                "now trusted"
+            } else {
+                "already trusted"
+            };
+            println!(
+                "{} is {how} (recorded in {})",
+                root.display(),
+                store.path().display()
+            );
+            Ok(())
+        }
+    }
+}
+
+/// Parses a call's JSON arguments, quoting the tool's schema when they are not an object.
+fn parse_args(run: &Run, tool: &str, text: &str) -> Result<Value, Exit> {
+    let value: Result<Value, _> = serde_json::from_str(text);
+    match value {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        other => {
+            let why = match other {
+                Err(e) => format!("the arguments are not valid JSON ({e})"),
+                Ok(_) => "the arguments must be a JSON object".to_string(),
+            };
+            let schema = run
+                .tools(Surface::Agent)
+                .into_iter()
+                .find(|s| s.name == tool)
+                .map(|s| format!("; `{tool}` expects {}", s.input_schema["properties"]))
+                .unwrap_or_default();
+            Err(usage(format!("{why}{schema}")))
+        }
+    }
+}
+
+/// Runs one JSON call per stdin line in one run; prints one JSON result per line.
+async fn call_lines(run: &Run, surface: Surface) -> Result<(), Exit> {
+    let mut worst = 0u8;
+    for (n, line) in std::io::stdin().lock().lines().enumerate() {
+        let line = line.map_err(|e| Exit(1, format!("cannot read stdin: {e}")))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let (tool, result) = match serde_json::from_str::<Value>(&line) {
+            Ok(call) => match (call["tool"].as_str(), call.get("args")) {
+                (Some(tool), args) => {
+                    let args = args.cloned().unwrap_or(json!({}));
+                    let r = run
+                        .call(surface, tool, args, CancellationToken::new())
+                        .await;
+                    (tool.to_string(), r)
+                }
+                (None, _) => (
+                    String::new(),
+                    Err(ToolError::BadArgs {
+                        tool: "call --stdin".into(),
+                        detail: format!("line {} has no \"tool\" string", n + 1),
+                        expected: "{\"tool\": string (required), \"args\": object}".into(),
+                    }),
+                ),
+            },
+            Err(e) => (
+                String::new(),
+                Err(ToolError::BadArgs {
+                    tool: "call --stdin".into(),
+                    detail: format!("line {} is not JSON ({e})", n + 1),
+                    expected: "{\"tool\": string (required), \"args\": object}".into(),
+                }),
+            ),
+        };
+        let record = match result {
+            Ok(out) => json!({"tool": tool, "ok": true, "text": out.to_text()}),
+            Err(e) => {
+                worst = worst.max(if e.is_usage() { 2 } else { 1 });
+                json!({"tool": tool, "ok": false, "usage_error": e.is_usage(), "text": format!("error: {e}")})
+            }
+        };
+        println!("{record}");
+    }
+    match worst {
+        0 => Ok(()),
+        code => Err(Exit(code, String::new())),
+    }
+}

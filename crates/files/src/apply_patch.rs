@@ -1,0 +1,134 @@
+use std::collections::HashSet;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tether_fs::{ChangeOp, encode_text, read_with_hash};
+use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
+
+use crate::patch::{FilePatch, apply_hunks, parse_patch};
+use crate::read_text;
+
+/// `apply_patch`: a multi-file patch applied in one all-or-nothing transaction.
+pub struct ApplyPatchTool;
+
+/// Arguments of `apply_patch`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApplyPatchArgs {
+    /// The patch, from `*** Begin Patch` to `*** End Patch`.
+    patch: String,
+}
+
+impl Tool for ApplyPatchTool {
+    type Args = ApplyPatchArgs;
+
+    fn name(&self) -> &'static str {
+        "apply_patch"
+    }
+
+    fn description(&self) -> String {
+        "Apply a patch in the `*** Begin Patch` format: `*** Add File: p` (+lines), `*** Delete \
+         File: p`, `*** Update File: p` (optionally `*** Move to: q`) with `@@` hunks of ' ', '-', \
+         '+' lines, then `*** End Patch`. All files change or none: a hunk that does not apply \
+         rejects the whole patch and names the file and hunk."
+            .into()
+    }
+
+    fn tier(&self) -> Tier {
+        Tier::Write
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Workspace
+    }
+
+    async fn call(&self, cx: &CallCx, args: ApplyPatchArgs) -> Result<ToolOutput, ToolError> {
+        let patch = parse_patch(&args.patch)
+            .map_err(|e| ToolError::invalid(format!("the patch does not parse: {e}")))?;
+        if patch.files.is_empty() {
+            return Err(ToolError::invalid("the patch changes no file"));
+        }
+        let ws = cx.workspace();
+        let mut ops = Vec::new();
+        let mut summary = Vec::new();
+        let mut seen = HashSet::new();
+        for file in &patch.files {
+            let nothing = "; nothing was written";
+            match file {
+                FilePatch::Add { path, content } => {
+                    let path = ws.resolve_write(path)?;
+                    if read_with_hash(path.abs())?.is_some() {
+                        return Err(ToolError::invalid(format!(
+                            "{}: `Add File` but the file exists; use `Update File`{nothing}",
+                            path.rel()
+                        )));
+                    }
+                    summary.push(format!("A {}", path.rel()));
+                    ops.push(ChangeOp::Create {
+                        path,
+                        content: content.clone().into_bytes(),
+                    });
+                }
+                FilePatch::Delete { path } => {
+                    let path = ws.resolve_write(path)?;
+                    let Some((_, expect)) = read_with_hash(path.abs())? else {
+                        return Err(ToolError::invalid(format!(
+                            "{}: `Delete File` but the file does not exist{nothing}",
+                            path.rel()
+                        )));
+                    };
+                    summary.push(format!("D {}", path.rel()));
+                    ops.push(ChangeOp::Delete { path, expect });
+                }
+                FilePatch::Update {
+                    path,
+                    move_to,
+                    hunks,
+                } => {
+                    let path = ws.resolve_write(path)?;
+                    let text = read_text(&path)
+                        .map_err(|e| ToolError::invalid(format!("{e}{nothing}")))?;
+                    let new_text = apply_hunks(&text.text, hunks)
+                        .map_err(|e| ToolError::invalid(format!("{}: {e}{nothing}", path.rel())))?;
+                    let content = encode_text(&new_text, text.shape);
+                    match move_to {
+                        None => {
+                            summary.push(format!("M {}", path.rel()));
+                            ops.push(ChangeOp::Write {
+                                path,
+                                content,
+                                expect: text.hash,
+                            });
+                        }
+                        Some(to) => {
+                            let to = ws.resolve_write(to)?;
+                            summary.push(format!("R {} -> {}", path.rel(), to.rel()));
+                            ops.push(ChangeOp::Rename {
+                                from: path,
+                                to,
+                                expect: text.hash,
+                                content: Some(content),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        for op in &ops {
+            for p in op.paths() {
+                if !seen.insert(p.clone()) {
+                    return Err(ToolError::invalid(format!(
+                        "{} appears twice in the patch; merge its changes into one section",
+                        p.rel()
+                    )));
+                }
+            }
+        }
+        cx.fs().commit(ops).await?;
+        Ok(ToolOutput::text(format!(
+            "applied the patch to {} files:\n{}",
+            summary.len(),
+            summary.join("\n")
+        )))
+    }
+}

@@ -1,0 +1,43 @@
+//! The harness file tools (`read`, `write`, `edit`, `apply_patch`) and `resolve`, which
+//! commits or drops a staged change. Every write goes through `cx.fs()`, so the run's write
+//! hooks see it, and keeps the file's mode, line endings, BOM and final newline.
+
+mod apply_patch;
+mod edit;
+mod patch;
+mod read;
+mod resolve;
+mod write;
+
+pub use apply_patch::ApplyPatchTool;
+pub use edit::EditTool;
+pub use read::ReadTool;
+pub use resolve::ResolveTool;
+pub use write::WriteTool;
+
+use tether_fs::{ContentHash, TextShape, WritePath, decode_text, read_with_hash};
+use tether_tool::ToolError;
+
+/// A text file as it is on disk now: its LF-normalized text, shape and hash for the change op.
+struct TextFile {
+    text: String,
+    shape: TextShape,
+    hash: ContentHash,
+}
+
+/// Reads a file that must exist and be UTF-8 text, for the edit-style tools.
+fn read_text(path: &WritePath) -> Result<TextFile, ToolError> {
+    let Some((bytes, hash)) = read_with_hash(path.abs())? else {
+        return Err(ToolError::invalid(format!(
+            "{} does not exist; use `write` to create a file",
+            path.rel()
+        )));
+    };
+    let (text, shape) = decode_text(path.rel(), &bytes)?;
+    Ok(TextFile { text, shape, hash })
+}
+
+/// Turns CRLF in model-given text into LF, so it matches decoded file text.
+fn lf(s: &str) -> String {
+    s.replace("\r\n", "\n")
+}

@@ -1,0 +1,740 @@
+//! Parsing and applying the "apply_patch" format that coding models are trained to emit.
+//!
+//! A patch is a `*** Begin Patch` / `*** End Patch` envelope around file operations
+//! (`*** Add File:`, `*** Delete File:`, `*** Update File:` with an optional `*** Move to:`).
+//! Updates carry hunks of context (` `), removed (`-`) and added (`+`) lines that are located
+//! by content rather than by line number, with progressively looser whitespace matching.
+//! Paths are returned exactly as written; confining them is the caller's job.
+
+const BEGIN: &str = "*** Begin Patch";
+const END: &str = "*** End Patch";
+const ADD: &str = "*** Add File:";
+const DELETE: &str = "*** Delete File:";
+const UPDATE: &str = "*** Update File:";
+const MOVE: &str = "*** Move to:";
+const END_OF_FILE: &str = "*** End of File";
+
+#[path = "patch_apply.rs"]
+mod apply;
+
+/// A parsed patch: the file operations in the order they appear, so callers can apply them in sequence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Patch {
+    /// The file operations, in patch order.
+    pub files: Vec<FilePatch>,
+}
+
+/// One file operation of a patch, telling the caller what to do with a single path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FilePatch {
+    /// Create a file with the given content.
+    Add {
+        /// Path as written in the patch.
+        path: String,
+        /// Full file content: the `+` lines joined with `\n` plus a final `\n` (empty if there were none).
+        content: String,
+    },
+    /// Remove a file.
+    Delete {
+        /// Path as written in the patch.
+        path: String,
+    },
+    /// Edit a file in place (and optionally rename it).
+    Update {
+        /// Path of the existing file, as written in the patch.
+        path: String,
+        /// New path when the patch also renames the file.
+        move_to: Option<String>,
+        /// Edits to apply in order; may be empty only when `move_to` is set.
+        hunks: Vec<Hunk>,
+    },
+}
+
+/// A contiguous edit inside an updated file, located by its content rather than by line numbers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hunk {
+    /// Text of the `@@` line, if any: a line to find first so that the hunk's lines are searched after it.
+    pub header: Option<String>,
+    /// Context, removed and added lines in patch order.
+    pub lines: Vec<HunkLine>,
+    /// Set by `*** End of File`: the hunk's old lines must end at the last line of the file.
+    pub end_of_file: bool,
+}
+
+/// One line of a hunk, without its leading marker character.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HunkLine {
+    /// Line that must be present and is kept (` ` prefix, or an entirely empty line).
+    Context(String),
+    /// Line that must be present and is removed (`-` prefix).
+    Remove(String),
+    /// Line that is inserted (`+` prefix).
+    Add(String),
+}
+
+/// Error with the 1-based line number of the patch text and what was expected there.
+#[derive(Debug, thiserror::Error)]
+#[error("patch line {line}: {message}")]
+pub struct PatchParseError {
+    /// 1-based line number in the patch text where the problem was found.
+    pub line: usize,
+    /// What was expected at that line and what was found instead.
+    pub message: String,
+}
+
+/// Why one hunk could not be applied; `hunk` is 1-based within its file.
+#[derive(Debug, thiserror::Error)]
+#[error("hunk {hunk}: {reason}")]
+pub struct HunkError {
+    /// 1-based index of the failing hunk within its file.
+    pub hunk: usize,
+    /// Human-readable explanation aimed at letting a model fix its patch.
+    pub reason: String,
+}
+
+/// Applies hunks in order to LF-normalized text (no BOM, no CR), returning the new text.
+///
+/// Whether the original ended with `\n` is preserved; each hunk is searched for after the previous one.
+pub fn apply_hunks(original: &str, hunks: &[Hunk]) -> Result<String, HunkError> {
+    apply::apply_hunks(original, hunks)
+}
+
+fn parse_err(line: usize, message: impl Into<String>) -> PatchParseError {
+    PatchParseError {
+        line,
+        message: message.into(),
+    }
+}
+
+/// Parses apply_patch text into file operations, so a tool can validate a whole patch before touching any file.
+///
+/// Blank lines around the envelope and CRLF line endings are tolerated; anything else outside it is an error.
+pub fn parse_patch(text: &str) -> Result<Patch, PatchParseError> {
+    let lines: Vec<&str> = text
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect();
+    let Some(first) = lines.iter().position(|l| !l.trim().is_empty()) else {
+        return Err(parse_err(
+            1,
+            format!("expected `{BEGIN}`, but the patch is empty"),
+        ));
+    };
+    let first_line = lines.get(first).copied().unwrap_or_default().trim();
+    if first_line != BEGIN {
+        return Err(parse_err(
+            first + 1,
+            format!("expected `{BEGIN}`, found `{first_line}`"),
+        ));
+    }
+    let last = lines
+        .iter()
+        .rposition(|l| !l.trim().is_empty())
+        .unwrap_or(first);
+    let last_line = lines.get(last).copied().unwrap_or_default().trim();
+    if last == first {
+        return Err(parse_err(
+            last + 1,
+            format!("the patch ends without `{END}`"),
+        ));
+    }
+    if last_line != END {
+        let early_end = (first + 1..last).find(|&i| lines.get(i).is_some_and(|l| l.trim() == END));
+        if let Some(end_idx) = early_end {
+            let extra = (end_idx + 1..=last)
+                .find(|&i| lines.get(i).is_some_and(|l| !l.trim().is_empty()))
+                .unwrap_or(last);
+            return Err(parse_err(
+                extra + 1,
+                format!("unexpected text after `{END}`"),
+            ));
+        }
+        return Err(parse_err(
+            last + 1,
+            format!("expected `{END}` as the last line of the patch, found `{last_line}`"),
+        ));
+    }
+    let mut parser = Parser {
+        lines: &lines,
+        pos: first + 1,
+        end: last,
+    };
+    let files = parser.parse_files()?;
+    if files.is_empty() {
+        return Err(parse_err(last + 1, "the patch contains no file operations"));
+    }
+    Ok(Patch { files })
+}
+
+/// Cursor over the lines strictly between `*** Begin Patch` and `*** End Patch`.
+struct Parser<'a> {
+    lines: &'a [&'a str],
+    pos: usize,
+    end: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn peek(&self) -> Option<&'a str> {
+        if self.pos < self.end {
+            self.lines.get(self.pos).copied()
+        } else {
+            None
+        }
+    }
+
+    fn line_no(&self) -> usize {
+        self.pos + 1
+    }
+
+    fn path(&self, rest: &str, marker: &str) -> Result<String, PatchParseError> {
+        let path = rest.trim();
+        if path.is_empty() {
+            return Err(parse_err(
+                self.line_no(),
+                format!("missing path after `{marker}`"),
+            ));
+        }
+        Ok(path.to_string())
+    }
+
+    fn parse_files(&mut self) -> Result<Vec<FilePatch>, PatchParseError> {
+        let mut files = Vec::new();
+        while let Some(line) = self.peek() {
+            let marker = line.trim();
+            if marker.is_empty() {
+                self.pos += 1;
+            } else if let Some(rest) = marker.strip_prefix(ADD) {
+                let path = self.path(rest, ADD)?;
+                self.pos += 1;
+                files.push(self.parse_add(path)?);
+            } else if let Some(rest) = marker.strip_prefix(DELETE) {
+                let path = self.path(rest, DELETE)?;
+                self.pos += 1;
+                files.push(FilePatch::Delete { path });
+            } else if let Some(rest) = marker.strip_prefix(UPDATE) {
+                let path = self.path(rest, UPDATE)?;
+                files.push(self.parse_update(path)?);
+            } else if marker == END {
+                let extra = (self.pos + 1..=self.end)
+                    .find(|&i| self.lines.get(i).is_some_and(|l| !l.trim().is_empty()))
+                    .unwrap_or(self.end);
+                return Err(parse_err(
+                    extra + 1,
+                    format!("unexpected text after `{END}`"),
+                ));
+            } else {
+                return Err(parse_err(
+                    self.line_no(),
+                    format!(
+                        "expected `{ADD}`, `{UPDATE}` or `{DELETE}`, found `{}`",
+                        line.trim_end()
+                    ),
+                ));
+            }
+        }
+        Ok(files)
+    }
+
+    fn parse_add(&mut self, path: String) -> Result<FilePatch, PatchParseError> {
+        let mut content: Vec<&str> = Vec::new();
+        // Blank lines count as empty content lines only when more `+` lines follow;
+        // trailing ones are just separators before the next operation.
+        let mut pending_blank = 0usize;
+        while let Some(line) = self.peek() {
+            if line.starts_with("***") {
+                break;
+            }
+            if let Some(rest) = line.strip_prefix('+') {
+                content.extend(std::iter::repeat_n("", pending_blank));
+                pending_blank = 0;
+                content.push(rest);
+            } else if line.trim().is_empty() {
+                pending_blank += 1;
+            } else {
+                return Err(parse_err(
+                    self.line_no(),
+                    format!(
+                        "expected a line starting with '+' in the content of added file `{path}`, found `{}`",
+                        line.trim_end()
+                    ),
+                ));
+            }
+            self.pos += 1;
+        }
+        let content = if content.is_empty() {
+            String::new()
+        } else {
+            let mut joined = content.join("\n");
+            joined.push('\n');
+            joined
+        };
+        Ok(FilePatch::Add { path, content })
+    }
+
+    fn parse_update(&mut self, path: String) -> Result<FilePatch, PatchParseError> {
+        let update_line = self.line_no();
+        self.pos += 1;
+        let mut move_to = None;
+        if let Some(rest) = self.peek().and_then(|l| l.trim().strip_prefix(MOVE)) {
+            move_to = Some(self.path(rest, MOVE)?);
+            self.pos += 1;
+        }
+        let mut hunks = Vec::new();
+        // The hunk being collected, with the patch line where it started.
+        let mut current: Option<(usize, Hunk)> = None;
+        let mut after_eof = false;
+        while let Some(line) = self.peek() {
+            let line_no = self.line_no();
+            if line.starts_with("***") {
+                let marker = line.trim();
+                if marker == END_OF_FILE {
+                    match current.take() {
+                        Some((_, mut hunk)) if !hunk.lines.is_empty() => {
+                            hunk.end_of_file = true;
+                            hunks.push(hunk);
+                            after_eof = true;
+                        }
+                        _ => {
+                            return Err(parse_err(
+                                line_no,
+                                format!("`{END_OF_FILE}` must follow the lines of a hunk"),
+                            ));
+                        }
+                    }
+                    self.pos += 1;
+                    continue;
+                }
+                if marker.starts_with(MOVE) {
+                    return Err(parse_err(
+                        line_no,
+                        format!("`{MOVE}` must directly follow its `{UPDATE}` line"),
+                    ));
+                }
+                break;
+            }
+            if let Some(rest) = line.strip_prefix("@@") {
+                finish_hunk(current.take(), &mut hunks)?;
+                current = Some((
+                    line_no,
+                    Hunk {
+                        header: parse_header(rest),
+                        lines: Vec::new(),
+                        end_of_file: false,
+                    },
+                ));
+                after_eof = false;
+            } else if current.is_none() && line.trim().is_empty() {
+                // A blank line cannot start a hunk; it only separates sections.
+            } else {
+                let hunk_line = if let Some(rest) = line.strip_prefix(' ') {
+                    HunkLine::Context(rest.to_string())
+                } else if let Some(rest) = line.strip_prefix('-') {
+                    HunkLine::Remove(rest.to_string())
+                } else if let Some(rest) = line.strip_prefix('+') {
+                    HunkLine::Add(rest.to_string())
+                } else if line.trim().is_empty() {
+                    // Models often drop the leading space of an empty context line.
+                    HunkLine::Context(line.to_string())
+                } else {
+                    return Err(parse_err(
+                        line_no,
+                        format!(
+                            "expected a hunk line starting with ' ', '-', '+' or `@@` in `{path}`, found `{}`",
+                            line.trim_end()
+                        ),
+                    ));
+                };
+                if current.is_none() && after_eof {
+                    return Err(parse_err(
+                        line_no,
+                        format!("expected `@@` or a file operation after `{END_OF_FILE}`"),
+                    ));
+                }
+                let (_, hunk) = current.get_or_insert_with(|| {
+                    (
+                        line_no,
+                        Hunk {
+                            header: None,
+                            lines: Vec::new(),
+                            end_of_file: false,
+                        },
+                    )
+                });
+                hunk.lines.push(hunk_line);
+            }
+            self.pos += 1;
+        }
+        finish_hunk(current, &mut hunks)?;
+        if hunks.is_empty() && move_to.is_none() {
+            return Err(parse_err(
+                update_line,
+                format!("`{UPDATE} {path}` has no hunks and no `{MOVE}`"),
+            ));
+        }
+        Ok(FilePatch::Update {
+            path,
+            move_to,
+            hunks,
+        })
+    }
+}
+
+fn finish_hunk(
+    current: Option<(usize, Hunk)>,
+    hunks: &mut Vec<Hunk>,
+) -> Result<(), PatchParseError> {
+    if let Some((line_no, hunk)) = current {
+        if hunk.lines.is_empty() {
+            return Err(parse_err(
+                line_no,
+                "hunk has no lines; expected lines starting with ' ', '-' or '+' after `@@`",
+            ));
+        }
+        hunks.push(hunk);
+    }
+    Ok(())
+}
+
+/// Extracts the header text after `@@`, dropping unified-diff ranges such as `-1,3 +1,4 @@`
+/// that models sometimes carry over from git diffs.
+fn parse_header(rest: &str) -> Option<String> {
+    let mut header = rest.trim();
+    let is_range = |s: &str| {
+        s.starts_with('-')
+            && s.contains('+')
+            && s.chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, ' ' | ',' | '-' | '+'))
+    };
+    if let Some(idx) = header.find("@@") {
+        let (range, after) = header.split_at(idx);
+        if is_range(range.trim()) {
+            header = after.get(2..).unwrap_or_default().trim();
+        }
+    } else if is_range(header) {
+        header = "";
+    }
+    if header.is_empty() || header == "@@" {
+        None
+    } else {
+        Some(header.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(s: &str) -> HunkLine {
+        HunkLine::Context(s.to_string())
+    }
+    fn rm(s: &str) -> HunkLine {
+        HunkLine::Remove(s.to_string())
+    }
+    fn add(s: &str) -> HunkLine {
+        HunkLine::Add(s.to_string())
+    }
+
+    #[test]
+    fn parses_all_operations() {
+        let text = "\
+*** Begin Patch
+*** Add File: path/new.txt
++line one
++line two
+*** Update File: src/lib.rs
+*** Move to: src/renamed.rs
+@@ fn main() {
+ context line
+-removed line
++added line
+ context line
+@@
+ more context
+-x
++y
+*** End of File
+*** Delete File: old.txt
+*** End Patch
+";
+        let patch = parse_patch(text).unwrap();
+        assert_eq!(
+            patch.files,
+            vec![
+                FilePatch::Add {
+                    path: "path/new.txt".into(),
+                    content: "line one\nline two\n".into(),
+                },
+                FilePatch::Update {
+                    path: "src/lib.rs".into(),
+                    move_to: Some("src/renamed.rs".into()),
+                    hunks: vec![
+                        Hunk {
+                            header: Some("fn main() {".into()),
+                            lines: vec![
+                                ctx("context line"),
+                                rm("removed line"),
+                                add("added line"),
+                                ctx("context line"),
+                            ],
+                            end_of_file: false,
+                        },
+                        Hunk {
+                            header: None,
+                            lines: vec![ctx("more context"), rm("x"), add("y")],
+                            end_of_file: true,
+                        },
+                    ],
+                },
+                FilePatch::Delete {
+                    path: "old.txt".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn tolerates_envelope_whitespace_crlf_and_headerless_first_hunk() {
+        let text = "\n  \n  *** Begin Patch  \r\n*** Update File: a.txt\r\n-old\r\n+new\r\n\t*** End Patch \n\n";
+        let patch = parse_patch(text).unwrap();
+        assert_eq!(
+            patch.files,
+            vec![FilePatch::Update {
+                path: "a.txt".into(),
+                move_to: None,
+                hunks: vec![Hunk {
+                    header: None,
+                    lines: vec![rm("old"), add("new")],
+                    end_of_file: false,
+                }],
+            }]
+        );
+    }
+
+    #[test]
+    fn empty_line_in_hunk_is_empty_context() {
+        let text = "*** Begin Patch\n*** Update File: a\n@@\n a\n\n-b\n*** End Patch";
+        let patch = parse_patch(text).unwrap();
+        let FilePatch::Update { hunks, .. } = &patch.files[0] else {
+            panic!("expected update");
+        };
+        assert_eq!(hunks[0].lines, vec![ctx("a"), ctx(""), rm("b")]);
+    }
+
+    #[test]
+    fn add_file_edge_cases() {
+        let text = "*** Begin Patch\n*** Add File: empty.txt\n*** Add File: gap.txt\n+a\n\n+b\n\n*** End Patch";
+        let patch = parse_patch(text).unwrap();
+        assert_eq!(
+            patch.files,
+            vec![
+                FilePatch::Add {
+                    path: "empty.txt".into(),
+                    content: String::new()
+                },
+                FilePatch::Add {
+                    path: "gap.txt".into(),
+                    content: "a\n\nb\n".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn unified_diff_ranges_in_header_are_ignored() {
+        assert_eq!(
+            parse_header(" -1,3 +1,4 @@ fn main() {"),
+            Some("fn main() {".into())
+        );
+        assert_eq!(parse_header(" -1,3 +1,4 @@"), None);
+        assert_eq!(parse_header(" -1 +1"), None);
+        assert_eq!(parse_header("  impl Foo  "), Some("impl Foo".into()));
+        assert_eq!(parse_header(""), None);
+    }
+
+    #[test]
+    fn missing_begin_is_an_error() {
+        let err = parse_patch("*** Update File: a\n-x\n*** End Patch\n").unwrap_err();
+        assert_eq!(err.line, 1);
+        assert!(err.message.contains("*** Begin Patch"), "{err}");
+
+        let err =
+            parse_patch("Here is the patch:\n*** Begin Patch\n*** Delete File: a\n*** End Patch")
+                .unwrap_err();
+        assert_eq!(err.line, 1);
+
+        let err = parse_patch("").unwrap_err();
+        assert_eq!(err.line, 1);
+    }
+
+    #[test]
+    fn missing_end_is_an_error() {
+        let err = parse_patch("*** Begin Patch\n*** Delete File: a\n").unwrap_err();
+        assert_eq!(err.line, 2);
+        assert!(err.message.contains("*** End Patch"), "{err}");
+
+        let err = parse_patch("*** Begin Patch\n").unwrap_err();
+        assert!(err.message.contains("*** End Patch"), "{err}");
+    }
+
+    #[test]
+    fn text_after_end_is_an_error() {
+        let err = parse_patch("*** Begin Patch\n*** Delete File: a\n*** End Patch\n\nDone!\n")
+            .unwrap_err();
+        assert_eq!(err.line, 5);
+        assert!(err.message.contains("after"), "{err}");
+
+        let err =
+            parse_patch("*** Begin Patch\n*** Delete File: a\n*** End Patch\nmore\n*** End Patch")
+                .unwrap_err();
+        assert_eq!(err.line, 4);
+    }
+
+    #[test]
+    fn garbage_line_inside_hunk_names_its_line() {
+        let text = "*** Begin Patch\n*** Update File: a.rs\n@@\n keep\n-old\nthis is not a hunk line\n+new\n*** End Patch";
+        let err = parse_patch(text).unwrap_err();
+        assert_eq!(err.line, 6);
+        assert!(err.message.contains("this is not a hunk line"), "{err}");
+        assert!(err.to_string().starts_with("patch line 6: "), "{err}");
+    }
+
+    #[test]
+    fn structural_errors() {
+        let cases: &[(&str, usize)] = &[
+            // Update with neither hunks nor move.
+            ("*** Begin Patch\n*** Update File: a\n*** End Patch", 2),
+            // `@@` with no lines.
+            (
+                "*** Begin Patch\n*** Update File: a\n@@ x\n*** End Patch",
+                3,
+            ),
+            // End of File with no hunk lines.
+            (
+                "*** Begin Patch\n*** Update File: a\n*** End of File\n*** End Patch",
+                3,
+            ),
+            // Hunk lines after End of File without a new `@@`.
+            (
+                "*** Begin Patch\n*** Update File: a\n-x\n*** End of File\n+y\n*** End Patch",
+                5,
+            ),
+            // Move not directly after Update.
+            (
+                "*** Begin Patch\n*** Update File: a\n-x\n*** Move to: b\n*** End Patch",
+                4,
+            ),
+            // Missing path.
+            ("*** Begin Patch\n*** Delete File:   \n*** End Patch", 2),
+            // Unknown operation.
+            ("*** Begin Patch\n*** Rename File: a\n*** End Patch", 2),
+            // Non-'+' line in Add File.
+            ("*** Begin Patch\n*** Add File: a\n+x\ny\n*** End Patch", 4),
+            // Content after Delete File.
+            ("*** Begin Patch\n*** Delete File: a\n-x\n*** End Patch", 3),
+            // No operations at all.
+            ("*** Begin Patch\n\n*** End Patch", 3),
+        ];
+        for (text, line) in cases {
+            let err = parse_patch(text).unwrap_err();
+            assert_eq!(err.line, *line, "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn blank_lines_between_sections_do_not_start_hunks() {
+        let text = "*** Begin Patch\n*** Update File: a\n*** Move to: b\n\n*** Update File: c\n-x\n*** End of File\n\n*** Delete File: d\n*** End Patch";
+        let patch = parse_patch(text).unwrap();
+        assert_eq!(
+            patch.files,
+            vec![
+                FilePatch::Update {
+                    path: "a".into(),
+                    move_to: Some("b".into()),
+                    hunks: vec![]
+                },
+                FilePatch::Update {
+                    path: "c".into(),
+                    move_to: None,
+                    hunks: vec![Hunk {
+                        header: None,
+                        lines: vec![rm("x")],
+                        end_of_file: true
+                    }]
+                },
+                FilePatch::Delete { path: "d".into() },
+            ]
+        );
+    }
+
+    #[test]
+    fn move_only_update_is_allowed() {
+        let patch =
+            parse_patch("*** Begin Patch\n*** Update File: a\n*** Move to: b\n*** End Patch")
+                .unwrap();
+        assert_eq!(
+            patch.files,
+            vec![FilePatch::Update {
+                path: "a".into(),
+                move_to: Some("b".into()),
+                hunks: vec![]
+            }]
+        );
+    }
+
+    #[test]
+    fn parser_never_panics_on_odd_input() {
+        let pieces = [
+            "*** Begin Patch",
+            "*** End Patch",
+            "*** Update File: a",
+            "*** Add File: b",
+            "*** Delete File: c",
+            "*** Move to: d",
+            "*** End of File",
+            "@@",
+            "@@ x",
+            " ctx",
+            "-rm",
+            "+add",
+            "",
+            "  ",
+            "junk",
+            "\r",
+            "***",
+            "é",
+            "@@ -1 +1 @@",
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..3000 {
+            let mut text = String::new();
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let n = (seed % 9) as usize;
+            let mut s = seed;
+            for _ in 0..n {
+                text.push_str(pieces[(s % pieces.len() as u64) as usize]);
+                text.push('\n');
+                s /= pieces.len() as u64;
+                if s == 0 {
+                    s = seed.rotate_left(17);
+                }
+            }
+            let _ = parse_patch(&text);
+        }
+    }
+
+    #[test]
+    fn parse_then_apply_end_to_end() {
+        let text = "*** Begin Patch\n*** Update File: f.txt\n@@ fn b\n-    old();\n+    new();\n*** End Patch\n";
+        let patch = parse_patch(text).unwrap();
+        let FilePatch::Update { hunks, .. } = &patch.files[0] else {
+            panic!("expected update");
+        };
+        let original = "fn a\n    old();\nfn b\n    old();\n";
+        assert_eq!(
+            apply_hunks(original, hunks).unwrap(),
+            "fn a\n    old();\nfn b\n    new();\n"
+        );
+    }
+}

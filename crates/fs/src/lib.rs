@@ -1,0 +1,26 @@
+//! The facts about files and the one door for writes.
+//!
+//! Paths are confined to a workspace ([`Workspace`]), file contents are identified by
+//! [`ContentHash`], text keeps its shape across rewrites ([`TextShape`]), and every write goes
+//! through an all-or-nothing, crash-recoverable transaction ([`Journal::commit`]). Proposed but
+//! not yet accepted change sets wait in a [`StagedStore`].
+
+mod confine;
+mod error;
+mod hash;
+mod journal;
+mod ops;
+mod staged;
+mod text;
+mod txn;
+
+pub use confine::{Workspace, WritePath};
+pub use error::FsError;
+pub use hash::{ContentHash, hash_bytes, read_with_hash};
+pub use journal::{Journal, RecoveryAction, RecoveryReport};
+pub use ops::{ChangeKind, ChangeOp, CommitReceipt, FileReceipt};
+pub use staged::{Resolution, StagedChange, StagedError, StagedStore};
+pub use text::{TextShape, decode_text, encode_text};
+
+/// Name of tether's state folder inside the workspace root.
+pub const STATE_DIR: &str = ".tether";

@@ -1,0 +1,169 @@
+//! Proposed change sets waiting to be accepted or discarded.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::{Mutex, MutexGuard};
+
+use crate::ChangeOp;
+
+/// A proposed change set held until accepted or discarded.
+#[derive(Debug, Clone)]
+pub struct StagedChange {
+    /// Its id, `edit_<n>`.
+    pub id: String,
+    /// The tool that proposed it.
+    pub origin: String,
+    /// One line saying what it does.
+    pub summary: String,
+    /// A diff or other preview shown to the model.
+    pub preview: String,
+    /// The changes to commit on acceptance.
+    pub ops: Vec<ChangeOp>,
+}
+
+/// How a staged change was resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution {
+    /// It was committed (or an attempt was made).
+    Accepted,
+    /// It was dropped.
+    Discarded,
+}
+
+impl fmt::Display for Resolution {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Resolution::Accepted => "accepted",
+            Resolution::Discarded => "discarded",
+        })
+    }
+}
+
+/// Why a staged change could not be taken.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StagedError {
+    /// No change was ever staged under this id.
+    #[error("unknown edit_id \"{id}\"; {}", pending_list(.pending))]
+    Unknown {
+        /// The id asked for.
+        id: String,
+        /// Ids still pending.
+        pending: Vec<String>,
+    },
+    /// The change was already accepted or discarded.
+    #[error("edit_id \"{id}\" was already {how}; {}", pending_list(.pending))]
+    AlreadyResolved {
+        /// The id asked for.
+        id: String,
+        /// How it was resolved.
+        how: Resolution,
+        /// Ids still pending.
+        pending: Vec<String>,
+    },
+}
+
+fn pending_list(pending: &[String]) -> String {
+    if pending.is_empty() {
+        "no staged edits are pending".into()
+    } else {
+        format!("pending: {}", pending.join(", "))
+    }
+}
+
+/// Holds staged changes under ids `edit_1`, `edit_2`, ... until they are resolved.
+#[derive(Debug, Default)]
+pub struct StagedStore {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    last: u64,
+    pending: BTreeMap<u64, StagedChange>,
+    resolved: HashMap<String, Resolution>,
+}
+
+impl Inner {
+    fn pending_ids(&self) -> Vec<String> {
+        self.pending.values().map(|c| c.id.clone()).collect()
+    }
+}
+
+fn number(id: &str) -> Option<u64> {
+    id.strip_prefix("edit_")?.parse().ok()
+}
+
+impl StagedStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Holds a proposed change and returns its new id.
+    pub fn stage(
+        &self,
+        origin: &str,
+        summary: String,
+        preview: String,
+        ops: Vec<ChangeOp>,
+    ) -> String {
+        let mut inner = self.lock();
+        inner.last += 1;
+        let n = inner.last;
+        let id = format!("edit_{n}");
+        inner.pending.insert(
+            n,
+            StagedChange {
+                id: id.clone(),
+                origin: origin.into(),
+                summary,
+                preview,
+                ops,
+            },
+        );
+        id
+    }
+
+    /// Removes and returns the change, remembering it was resolved `how` (so a second resolve says so).
+    pub fn take(&self, id: &str, how: Resolution) -> Result<StagedChange, StagedError> {
+        let mut inner = self.lock();
+        if let Some(change) = number(id).and_then(|n| inner.pending.remove(&n)) {
+            inner.resolved.insert(change.id.clone(), how);
+            return Ok(change);
+        }
+        let pending = inner.pending_ids();
+        match inner.resolved.get(id) {
+            Some(how) => Err(StagedError::AlreadyResolved {
+                id: id.into(),
+                how: how.clone(),
+                pending,
+            }),
+            None => Err(StagedError::Unknown {
+                id: id.into(),
+                pending,
+            }),
+        }
+    }
+
+    /// Puts a change back under its id (e.g. after an accept failed with a conflict).
+    pub fn restore(&self, change: StagedChange) {
+        let mut inner = self.lock();
+        let Some(n) = number(&change.id) else {
+            tracing::warn!(id = %change.id, "not restoring a change with a foreign id");
+            return;
+        };
+        inner.resolved.remove(&change.id);
+        inner.last = inner.last.max(n);
+        inner.pending.insert(n, change);
+    }
+
+    /// Ids of the changes still pending, in staging order.
+    pub fn pending(&self) -> Vec<String> {
+        self.lock().pending_ids()
+    }
+}

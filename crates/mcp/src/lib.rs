@@ -1,0 +1,120 @@
+//! The MCP front end: one stdio server process hosts one run, lists the tools its surface
+//! admits and calls them. Tool failures come back as results with `isError`, never as
+//! protocol errors, so the model reads the message.
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Tool as McpTool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use tether::{Block, Run, Surface, Tier, ToolError, ToolOutput, ToolSpec};
+
+/// Serves one run over MCP.
+#[derive(Clone)]
+pub struct TetherServer {
+    run: Arc<Run>,
+    surface: Surface,
+}
+
+impl TetherServer {
+    /// A server for `run`, showing the tools `surface` admits.
+    pub fn new(run: Arc<Run>, surface: Surface) -> Self {
+        TetherServer { run, surface }
+    }
+
+    /// Serves MCP on stdin/stdout until the client disconnects.
+    pub async fn serve_stdio(self) -> Result<(), String> {
+        let service = self
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| format!("MCP handshake failed: {e}"))?;
+        service
+            .waiting()
+            .await
+            .map(drop)
+            .map_err(|e| format!("MCP server task failed: {e}"))
+    }
+}
+
+/// The MCP form of a tool spec, with hints that follow the tier.
+fn mcp_tool(spec: ToolSpec) -> McpTool {
+    let schema = match spec.input_schema {
+        serde_json::Value::Object(map) => map,
+        _ => Default::default(),
+    };
+    let annotations = match spec.tier {
+        Tier::Read => ToolAnnotations::new().read_only(true).destructive(false),
+        Tier::Write => ToolAnnotations::new().read_only(false).destructive(true),
+        _ => ToolAnnotations::new().read_only(false),
+    };
+    McpTool::new(spec.name, spec.description, Arc::new(schema)).with_annotations(annotations)
+}
+
+fn content(output: &ToolOutput) -> Vec<ContentBlock> {
+    output
+        .blocks()
+        .iter()
+        .map(|b| match b {
+            Block::Text(t) => ContentBlock::text(t.clone()),
+            Block::Png(bytes) => ContentBlock::image(
+                base64::engine::general_purpose::STANDARD.encode(bytes),
+                "image/png",
+            ),
+            other => ContentBlock::text(format!("{other:?}")),
+        })
+        .collect()
+}
+
+impl ServerHandler for TetherServer {
+    fn get_info(&self) -> ServerConfig {
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("tether", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Run-bound tools for this workspace. Paths are relative to the workspace root; \
+                 lines are 1-based.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = self
+            .run
+            .tools(self.surface)
+            .into_iter()
+            .map(mcp_tool)
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request
+            .arguments
+            .map(serde_json::Value::Object)
+            .unwrap_or(serde_json::Value::Null);
+        let result = self
+            .run
+            .call(self.surface, &request.name, args, context.ct.clone())
+            .await;
+        Ok(match result {
+            Ok(output) => CallToolResult::success(content(&output)),
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(error_text(&e))]),
+        }
+        .into())
+    }
+}
+
+fn error_text(e: &ToolError) -> String {
+    format!("error: {e}")
+}

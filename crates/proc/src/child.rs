@@ -1,0 +1,119 @@
+//! Linux-only: process groups and `PR_SET_PDEATHSIG`.
+
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+/// Why a short-lived child gave no output.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProcError {
+    /// The program could not be started.
+    #[error("cannot start `{program}`: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The deadline passed; the child's process group was killed.
+    #[error("`{program}` did not finish within {} ms and was killed", deadline.as_millis())]
+    Deadline {
+        /// The program.
+        program: String,
+        /// The deadline that passed.
+        deadline: Duration,
+    },
+    /// An empty argv.
+    #[error("no program given")]
+    Empty,
+}
+
+/// Runs `argv` to completion with stdin closed, killing its whole process group if it runs
+/// past `deadline`.
+pub async fn output_with_deadline(
+    argv: &[String],
+    deadline: Duration,
+) -> Result<Output, ProcError> {
+    let (program, args) = argv.split_first().ok_or(ProcError::Empty)?;
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().map_err(|source| ProcError::Spawn {
+        program: program.clone(),
+        source,
+    })?;
+    let pid = child.id();
+    match tokio::time::timeout(deadline, child.wait_with_output()).await {
+        Ok(Ok(out)) => Ok(out),
+        Ok(Err(source)) => Err(ProcError::Spawn {
+            program: program.clone(),
+            source,
+        }),
+        Err(_) => {
+            if let Some(pid) = pid {
+                // SAFETY: signals the group this child leads; no memory is shared.
+                unsafe {
+                    libc::killpg(pid as libc::pid_t, libc::SIGKILL);
+                }
+            }
+            Err(ProcError::Deadline {
+                program: program.clone(),
+                deadline,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(s: &[&str]) -> Vec<String> {
+        s.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[tokio::test]
+    async fn captures_output() {
+        let out = output_with_deadline(&argv(&["sh", "-c", "echo hi"]), Duration::from_secs(5))
+            .await
+            .unwrap();
+        assert_eq!(out.stdout, b"hi\n");
+    }
+
+    #[tokio::test]
+    async fn kills_the_whole_group_at_the_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("grandchild-alive");
+        let script = format!("(sleep 2; touch {}) & sleep 30", marker.display());
+        let err = output_with_deadline(&argv(&["sh", "-c", &script]), Duration::from_millis(300))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ProcError::Deadline { .. }), "{err}");
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        assert!(!marker.exists(), "the grandchild outlived the deadline");
+    }
+
+    #[tokio::test]
+    async fn missing_program_is_a_clear_error() {
+        let err = output_with_deadline(&argv(&["no-such-program-xyz"]), Duration::from_secs(1))
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("cannot start `no-such-program-xyz`")
+        );
+    }
+}

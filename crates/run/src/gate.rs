@@ -1,0 +1,59 @@
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use tether_tool::{Concurrency, PermitKey};
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
+
+/// Permits for concurrency classes: one workspace writer, one caller per session key.
+/// tokio's mutex queues waiters in order, which gives first come, first served.
+#[derive(Default)]
+pub(crate) struct Gate {
+    workspace: Arc<AsyncMutex<()>>,
+    sessions: Mutex<HashMap<String, Arc<AsyncMutex<()>>>>,
+}
+
+/// A held permit; dropping it releases the gate.
+pub(crate) struct Permit {
+    pub(crate) key: Option<PermitKey>,
+    _guard: Option<OwnedMutexGuard<()>>,
+}
+
+impl Gate {
+    /// Waits for the permit `concurrency` needs, unless `held` already has it.
+    pub(crate) async fn acquire(&self, concurrency: &Concurrency, held: &[PermitKey]) -> Permit {
+        let key = match concurrency {
+            Concurrency::Workspace => PermitKey::Workspace,
+            Concurrency::Session(k) => PermitKey::Session(k.clone()),
+            _ => return Permit::none(),
+        };
+        if held.contains(&key) {
+            return Permit::none();
+        }
+        let lock = match &key {
+            PermitKey::Session(k) => self.session_lock(k),
+            _ => self.workspace.clone(),
+        };
+        let guard = lock.lock_owned().await;
+        Permit {
+            key: Some(key),
+            _guard: Some(guard),
+        }
+    }
+
+    fn session_lock(&self, key: &str) -> Arc<AsyncMutex<()>> {
+        let mut map = match self.sessions.lock() {
+            Ok(m) => m,
+            Err(p) => p.into_inner(),
+        };
+        map.entry(key.to_string()).or_default().clone()
+    }
+}
+
+impl Permit {
+    fn none() -> Self {
+        Permit {
+            key: None,
+            _guard: None,
+        }
+    }
+}

@@ -1,0 +1,169 @@
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use serde_json::Value;
+use tether_tool::{
+    BoxFuture, CallCx, CallCxParts, CallScope, Dispatcher, FsDoor, Surface, ToolError, ToolOutput,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::registry::Inner;
+
+/// Where a call comes from: the model (root) or another call (nested).
+struct Origin<'a> {
+    surface: Surface,
+    parent: Option<&'a CallScope>,
+    cancel: CancellationToken,
+}
+
+pub(crate) async fn call_root(
+    inner: &Arc<Inner>,
+    surface: Surface,
+    tool: &str,
+    args: Value,
+    cancel: CancellationToken,
+) -> Result<ToolOutput, ToolError> {
+    let origin = Origin {
+        surface,
+        parent: None,
+        cancel,
+    };
+    let mut output = run_call(inner, origin, tool, args).await?;
+    let notices = inner.resources.notices.drain();
+    if !notices.is_empty() {
+        let lines: Vec<String> = notices
+            .iter()
+            .map(|n| format!("- [{}] {}", n.source, n.text))
+            .collect();
+        output.push_text(format!("Notices:\n{}", lines.join("\n")));
+    }
+    Ok(output)
+}
+
+/// The one pipeline: surface -> schema -> re-entry -> approval -> gate -> handler ->
+/// (gate released) write-hook reports.
+async fn run_call(
+    inner: &Arc<Inner>,
+    origin: Origin<'_>,
+    name: &str,
+    args: Value,
+) -> Result<ToolOutput, ToolError> {
+    let surface = origin.surface;
+    let Some(tool) = inner.tools.get(name).cloned() else {
+        return Err(ToolError::UnknownTool {
+            name: name.to_string(),
+            available: inner
+                .tools
+                .values()
+                .map(|t| t.spec())
+                .filter(|s| surface.admits(s.tier))
+                .map(|s| s.name)
+                .collect(),
+        });
+    };
+    let spec = tool.spec();
+    if !surface.admits(spec.tier) {
+        return Err(ToolError::Refused {
+            tool: spec.name,
+            tier: spec.tier,
+            surface,
+        });
+    }
+    tool.check_args(&args)?;
+    if let Some(parent) = origin.parent
+        && parent.stack.iter().any(|t| t == name)
+    {
+        return Err(ToolError::Reentrant {
+            tool: name.to_string(),
+            stack: parent.stack.join(" > "),
+        });
+    }
+    let res = &inner.resources;
+    crate::approval::approve(
+        res.approval,
+        res.questions.as_deref(),
+        name,
+        spec.tier,
+        &args,
+    )
+    .await?;
+
+    let held = origin.parent.map(|p| p.held.clone()).unwrap_or_default();
+    let concurrency = tool.concurrency();
+    let permit = tokio::select! {
+        p = inner.gate.acquire(&concurrency, &held) => p,
+        _ = origin.cancel.cancelled() => return Err(ToolError::Cancelled),
+    };
+
+    let call_id = inner.next_call.fetch_add(1, Ordering::Relaxed);
+    let mut scope = match origin.parent {
+        Some(p) => CallScope {
+            call_id,
+            root_call_id: p.root_call_id,
+            surface,
+            stack: p.stack.clone(),
+            held,
+        },
+        None => CallScope {
+            call_id,
+            root_call_id: call_id,
+            surface,
+            stack: Vec::new(),
+            held,
+        },
+    };
+    scope.stack.push(name.to_string());
+    scope.held.extend(permit.key.clone());
+
+    let cx = CallCx::from_parts(CallCxParts {
+        scope,
+        cancel: origin.cancel.clone(),
+        fs: FsDoor::new(
+            res.workspace.clone(),
+            res.journal.clone(),
+            res.staged.clone(),
+            res.hooks.clone(),
+        ),
+        notices: res.notices.clone(),
+        dispatcher: Arc::new(Reentry {
+            inner: inner.clone(),
+        }),
+        conversation: res.conversation.clone(),
+    });
+    let result = tokio::select! {
+        r = tool.call_json(&cx, args) => r,
+        _ = origin.cancel.cancelled() => Err(ToolError::Cancelled),
+    };
+    drop(permit);
+
+    let receipts = cx.fs().take_receipts();
+    let reports = res.hooks.run_after(&receipts).await;
+    let mut output = result?;
+    for report in reports {
+        output.push_text(report);
+    }
+    Ok(output)
+}
+
+/// Re-entry into the pipeline for `cx.dispatch`, bound to the run.
+struct Reentry {
+    inner: Arc<Inner>,
+}
+
+impl Dispatcher for Reentry {
+    fn dispatch<'a>(
+        &'a self,
+        parent: &'a CallCx,
+        tool: &'a str,
+        args: Value,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let origin = Origin {
+                surface: parent.surface(),
+                parent: Some(parent.scope()),
+                cancel: parent.cancel_token().child_token(),
+            };
+            run_call(&self.inner, origin, tool, args).await
+        })
+    }
+}

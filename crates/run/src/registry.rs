@@ -1,0 +1,130 @@
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+use serde_json::Value;
+use tether_fs::{Journal, StagedStore, Workspace};
+use tether_tool::{
+    ApprovalPolicy, DynTool, NoticeQueue, QuestionPort, Surface, Tool, ToolError, ToolOutput,
+    ToolSpec, WriteHooks,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::gate::Gate;
+use crate::wrap::{PathsOf, WrappedWrite};
+
+/// The resources every run has, whatever tools it registers.
+pub struct RunResources {
+    /// The confined workspace.
+    pub workspace: Arc<Workspace>,
+    /// This run's transaction journal.
+    pub journal: Arc<Journal>,
+    /// This run's staged changes.
+    pub staged: Arc<StagedStore>,
+    /// The write hooks (diagnostics, syntax check).
+    pub hooks: WriteHooks,
+    /// The run's notice queue.
+    pub notices: NoticeQueue,
+    /// Whether write and exec calls ask first.
+    pub approval: ApprovalPolicy,
+    /// Someone to show cards to, if anyone is connected.
+    pub questions: Option<Arc<dyn QuestionPort>>,
+    /// The conversation this run serves.
+    pub conversation: Option<String>,
+}
+
+/// Collects the tools of one run; tools whose resource is absent are simply never added.
+pub struct RegistryBuilder {
+    resources: RunResources,
+    tools: BTreeMap<String, Arc<dyn DynTool>>,
+}
+
+impl RegistryBuilder {
+    /// Starts a registry over the run's resources.
+    pub fn new(resources: RunResources) -> Self {
+        RegistryBuilder {
+            resources,
+            tools: BTreeMap::new(),
+        }
+    }
+
+    /// The resources, for tools that need the workspace or staged store at construction.
+    pub fn resources(&self) -> &RunResources {
+        &self.resources
+    }
+
+    /// Adds a tool; a later tool with the same name replaces the earlier one.
+    pub fn register<T: Tool>(&mut self, tool: T) -> &mut Self {
+        self.register_dyn(Arc::new(tool))
+    }
+
+    /// Adds an already type-erased tool.
+    pub fn register_dyn(&mut self, tool: Arc<dyn DynTool>) -> &mut Self {
+        self.tools.insert(tool.spec().name, tool);
+        self
+    }
+
+    /// Registers a host's own write tool so its writes get the same before/after hooks;
+    /// `paths_of` names the files a call's JSON arguments will write.
+    pub fn wrap_write<T: Tool>(&mut self, tool: T, paths_of: PathsOf) -> &mut Self {
+        self.register_dyn(Arc::new(WrappedWrite::new(Arc::new(tool), paths_of)))
+    }
+
+    /// Freezes the registry.
+    pub fn build(self) -> Registry {
+        Registry {
+            inner: Arc::new(Inner {
+                resources: self.resources,
+                tools: self.tools,
+                gate: Gate::default(),
+                next_call: AtomicU64::new(1),
+            }),
+        }
+    }
+}
+
+pub(crate) struct Inner {
+    pub(crate) resources: RunResources,
+    pub(crate) tools: BTreeMap<String, Arc<dyn DynTool>>,
+    pub(crate) gate: Gate,
+    pub(crate) next_call: AtomicU64,
+}
+
+/// One run's tools and its call pipeline. Cheap to clone; clones share the run.
+#[derive(Clone)]
+pub struct Registry {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl Registry {
+    /// The specs of the tools `surface` may see, sorted by name.
+    pub fn tools(&self, surface: Surface) -> Vec<ToolSpec> {
+        self.inner
+            .tools
+            .values()
+            .map(|t| t.spec())
+            .filter(|spec| surface.admits(spec.tier))
+            .collect()
+    }
+
+    /// Calls a tool as the model would: a root call on `surface`, cancelled by `cancel`.
+    pub async fn call(
+        &self,
+        surface: Surface,
+        tool: &str,
+        args: Value,
+        cancel: CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
+        crate::pipeline::call_root(&self.inner, surface, tool, args, cancel).await
+    }
+
+    /// The run's notice queue, for resources that learn of something outside any call.
+    pub fn notices(&self) -> &NoticeQueue {
+        &self.inner.resources.notices
+    }
+
+    /// The confined workspace of this run.
+    pub fn workspace(&self) -> &Workspace {
+        &self.inner.resources.workspace
+    }
+}

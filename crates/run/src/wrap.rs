@@ -1,0 +1,74 @@
+use std::sync::Arc;
+
+use serde_json::Value;
+use tether_fs::{ChangeKind, FileReceipt, WritePath, read_with_hash};
+use tether_tool::{BoxFuture, CallCx, Concurrency, DynTool, ToolError, ToolOutput, ToolSpec};
+
+/// Names the files a call's JSON arguments will write, for a wrapped host tool.
+pub type PathsOf = Arc<dyn Fn(&Value) -> Vec<String> + Send + Sync>;
+
+/// A host's own write tool given the same write hooks as ours: baselines before, reports after.
+pub(crate) struct WrappedWrite {
+    tool: Arc<dyn DynTool>,
+    paths_of: PathsOf,
+}
+
+impl WrappedWrite {
+    pub(crate) fn new(tool: Arc<dyn DynTool>, paths_of: PathsOf) -> Self {
+        WrappedWrite { tool, paths_of }
+    }
+}
+
+impl DynTool for WrappedWrite {
+    fn spec(&self) -> ToolSpec {
+        self.tool.spec()
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Workspace
+    }
+
+    fn check_args(&self, args: &Value) -> Result<(), ToolError> {
+        self.tool.check_args(args)
+    }
+
+    fn call_json<'a>(
+        &'a self,
+        cx: &'a CallCx,
+        args: Value,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let mut paths: Vec<WritePath> = Vec::new();
+            for p in (self.paths_of)(&args) {
+                paths.push(cx.workspace().resolve_write(&p)?);
+            }
+            let before: Vec<_> = paths.iter().map(|p| hash_of(p.abs())).collect();
+            cx.fs().hooks().run_before(&paths).await;
+            let result = self.tool.call_json(cx, args).await;
+            let receipts = paths
+                .into_iter()
+                .zip(before)
+                .filter_map(|(path, old)| {
+                    let new = hash_of(path.abs());
+                    let kind = match (old, new) {
+                        (a, b) if a == b => return None,
+                        (None, Some(_)) => ChangeKind::Created,
+                        (Some(_), None) => ChangeKind::Deleted,
+                        _ => ChangeKind::Modified,
+                    };
+                    Some(FileReceipt {
+                        path,
+                        kind,
+                        hash_after: new,
+                    })
+                })
+                .collect();
+            cx.fs().record(receipts);
+            result
+        })
+    }
+}
+
+fn hash_of(path: &std::path::Path) -> Option<tether_fs::ContentHash> {
+    read_with_hash(path).ok().flatten().map(|(_, h)| h)
+}

@@ -1,0 +1,385 @@
+//! The call pipeline against real files: surfaces, re-entry, permits, hooks, notices,
+//! cancellation and the approval gate.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tether_fs::{ChangeOp, FileReceipt, Journal, StagedStore, Workspace, WritePath};
+use tether_run::{Registry, RegistryBuilder, RunResources};
+use tether_tool::{
+    ApprovalPolicy, BoxFuture, CallCx, Card, CardAnswer, Concurrency, NoticeQueue, QuestionPort,
+    Surface, Tier, Tool, ToolError, ToolOutput, WriteHook, WriteHooks,
+};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Deserialize, JsonSchema)]
+struct NoArgs {}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct NestArgs {
+    tool: String,
+    args: Value,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct PutArgs {
+    path: String,
+    text: String,
+}
+
+/// Writes a new file through `cx.fs()`.
+struct Put;
+impl Tool for Put {
+    type Args = PutArgs;
+    fn name(&self) -> &'static str {
+        "put"
+    }
+    fn description(&self) -> String {
+        "create a file".into()
+    }
+    fn tier(&self) -> Tier {
+        Tier::Write
+    }
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Workspace
+    }
+    async fn call(&self, cx: &CallCx, a: PutArgs) -> Result<ToolOutput, ToolError> {
+        let path = cx.workspace().resolve_write(&a.path)?;
+        cx.fs()
+            .commit(vec![ChangeOp::Create {
+                path,
+                content: a.text.into_bytes(),
+            }])
+            .await?;
+        Ok(ToolOutput::text("put"))
+    }
+}
+
+/// Calls another tool from inside its call, holding `concurrency`.
+struct Nest {
+    name: &'static str,
+    concurrency: Concurrency,
+    tier: Tier,
+}
+impl Tool for Nest {
+    type Args = NestArgs;
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn description(&self) -> String {
+        "call another tool".into()
+    }
+    fn tier(&self) -> Tier {
+        self.tier
+    }
+    fn concurrency(&self) -> Concurrency {
+        self.concurrency.clone()
+    }
+    async fn call(&self, cx: &CallCx, a: NestArgs) -> Result<ToolOutput, ToolError> {
+        cx.notify("nest", format!("nested call from {}", self.name));
+        let inner = cx.dispatch(&a.tool, a.args).await?;
+        Ok(ToolOutput::text(format!("inner said: {}", inner.to_text())))
+    }
+}
+
+/// Waits until cancelled and records that it saw the cancellation.
+struct Wait(Arc<Mutex<bool>>);
+impl Tool for Wait {
+    type Args = NoArgs;
+    fn name(&self) -> &'static str {
+        "wait"
+    }
+    fn description(&self) -> String {
+        "wait for cancellation".into()
+    }
+    fn tier(&self) -> Tier {
+        Tier::Read
+    }
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Free
+    }
+    async fn call(&self, cx: &CallCx, _: NoArgs) -> Result<ToolOutput, ToolError> {
+        cx.cancel_token().cancelled().await;
+        *self.0.lock().unwrap() = true;
+        Err(ToolError::Cancelled)
+    }
+}
+
+/// Records hook phases; its `after` makes a fresh root write, which deadlocks if the gate
+/// is still held.
+struct Recorder {
+    log: Arc<Mutex<Vec<String>>>,
+    registry: Arc<Mutex<Option<Registry>>>,
+}
+impl WriteHook for Recorder {
+    fn name(&self) -> &str {
+        "recorder"
+    }
+    fn before<'a>(&'a self, paths: &'a [WritePath]) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            for p in paths {
+                let exists = p.abs().exists();
+                self.log
+                    .lock()
+                    .unwrap()
+                    .push(format!("before {} exists={exists}", p.rel()));
+            }
+        })
+    }
+    fn after<'a>(&'a self, receipts: &'a [FileReceipt]) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let names: Vec<&str> = receipts.iter().map(|r| r.path.rel()).collect();
+            self.log
+                .lock()
+                .unwrap()
+                .push(format!("after {}", names.join(",")));
+            if names.contains(&"first.txt") {
+                let registry = self.registry.lock().unwrap().clone().unwrap();
+                let second = registry.call(
+                    Surface::Agent,
+                    "put",
+                    json!({"path": "from-hook.txt", "text": "x"}),
+                    CancellationToken::new(),
+                );
+                tokio::time::timeout(Duration::from_secs(5), second)
+                    .await
+                    .expect("the gate was still held while after() ran")
+                    .unwrap();
+            }
+            Some(format!("recorder saw {}", names.join(",")))
+        })
+    }
+}
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    registry: Registry,
+    log: Arc<Mutex<Vec<String>>>,
+    waited: Arc<Mutex<bool>>,
+}
+
+fn fixture(approval: ApprovalPolicy, questions: Option<Arc<dyn QuestionPort>>) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = Workspace::new(dir.path()).unwrap();
+    let (journal, _) = Journal::open(&ws).unwrap();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let slot = Arc::new(Mutex::new(None));
+    let hook = Recorder {
+        log: log.clone(),
+        registry: slot.clone(),
+    };
+    let waited = Arc::new(Mutex::new(false));
+    let mut b = RegistryBuilder::new(RunResources {
+        workspace: Arc::new(ws),
+        journal: Arc::new(journal),
+        staged: Arc::new(StagedStore::new()),
+        hooks: WriteHooks::new(vec![Arc::new(hook)]),
+        notices: NoticeQueue::default(),
+        approval,
+        questions,
+        conversation: Some("c1".into()),
+    });
+    b.register(Put).register(Wait(waited.clone()));
+    b.register(Nest {
+        name: "eval",
+        concurrency: Concurrency::Session("kernel".into()),
+        tier: Tier::Exec,
+    });
+    b.register(Nest {
+        name: "batch",
+        concurrency: Concurrency::Workspace,
+        tier: Tier::Write,
+    });
+    let registry = b.build();
+    *slot.lock().unwrap() = Some(registry.clone());
+    Fixture {
+        dir,
+        registry,
+        log,
+        waited,
+    }
+}
+
+async fn call(f: &Fixture, surface: Surface, tool: &str, args: Value) -> Result<String, ToolError> {
+    f.registry
+        .call(surface, tool, args, CancellationToken::new())
+        .await
+        .map(|o| o.to_text())
+}
+
+#[tokio::test]
+async fn surfaces_list_and_refuse_by_tier() {
+    let f = fixture(ApprovalPolicy::Never, None);
+    let names = |s| {
+        f.registry
+            .tools(s)
+            .into_iter()
+            .map(|t| t.name)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(Surface::Agent), ["batch", "eval", "put", "wait"]);
+    assert_eq!(names(Surface::Plan), ["wait"]);
+    assert_eq!(names(Surface::ReadOnlySubagent), ["wait"]);
+    let err = call(&f, Surface::Plan, "put", json!({"path": "a", "text": ""}))
+        .await
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("`put`") && msg.contains("write-tier") && msg.contains("`plan`"),
+        "{msg}"
+    );
+    assert!(!msg.contains("unknown"), "{msg}");
+    assert!(err.is_usage());
+    assert!(!f.dir.path().join("a").exists());
+    let err = call(&f, Surface::Agent, "nope", json!({}))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("unknown tool `nope`"));
+}
+
+#[tokio::test]
+async fn bad_arguments_quote_the_schema() {
+    let f = fixture(ApprovalPolicy::Never, None);
+    let err = call(&f, Surface::Agent, "put", json!({"path": "a"}))
+        .await
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("missing field `text`"), "{msg}");
+    assert!(msg.contains("\"text\": string (required)"), "{msg}");
+}
+
+#[tokio::test]
+async fn nested_calls_share_permits_and_refuse_recursion() {
+    let f = fixture(ApprovalPolicy::Never, None);
+    // batch holds the workspace permit; its nested put must not wait for it again.
+    let put = json!({"tool": "put", "args": {"path": "n.txt", "text": "hi"}});
+    let out = tokio::time::timeout(
+        Duration::from_secs(5),
+        call(&f, Surface::Agent, "batch", put),
+    )
+    .await
+    .expect("nested write deadlocked on the outer permit")
+    .unwrap();
+    assert!(out.starts_with("inner said: put"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(f.dir.path().join("n.txt")).unwrap(),
+        "hi"
+    );
+    // A session tool calling a workspace tool takes the workspace permit normally.
+    let put = json!({"tool": "put", "args": {"path": "m.txt", "text": "x"}});
+    call(&f, Surface::Agent, "eval", put).await.unwrap();
+    // eval -> batch -> eval is refused.
+    let inner = json!({"tool": "eval", "args": {"tool": "wait", "args": {}}});
+    let err = call(
+        &f,
+        Surface::Agent,
+        "eval",
+        json!({"tool": "batch", "args": inner}),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("eval > batch"), "{err}");
+}
+
+#[tokio::test]
+async fn nested_calls_keep_the_root_surface() {
+    let f = fixture(ApprovalPolicy::Never, None);
+    // Only read tools are visible on plan, so the exec tool is refused before it runs.
+    let err = call(
+        &f,
+        Surface::Plan,
+        "eval",
+        json!({"tool": "put", "args": {}}),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, ToolError::Refused { .. }));
+}
+
+#[tokio::test]
+async fn hooks_bracket_writes_and_notices_reach_only_the_root() {
+    let f = fixture(ApprovalPolicy::Never, None);
+    let args = json!({"tool": "put", "args": {"path": "first.txt", "text": "1"}});
+    let out = call(&f, Surface::Agent, "eval", args).await.unwrap();
+    let log = f.log.lock().unwrap().clone();
+    assert_eq!(
+        log,
+        [
+            "before first.txt exists=false",
+            "after first.txt",
+            "before from-hook.txt exists=false",
+            "after from-hook.txt",
+        ]
+    );
+    // The nested put's report is in the inner result, which eval echoed.
+    assert!(out.contains("inner said: put"), "{out}");
+    assert!(out.contains("recorder saw first.txt"), "{out}");
+    // The notice raised inside a call is attached once, to the root result, not the inner one.
+    let args = json!({"tool": "put", "args": {"path": "second.txt", "text": "2"}});
+    let out = call(&f, Surface::Agent, "eval", args).await.unwrap();
+    assert_eq!(out.matches("nested call from eval").count(), 1, "{out}");
+    assert!(out.contains("Notices:"), "{out}");
+    assert_eq!(out.matches("Notices:").count(), 1, "{out}");
+    let again = call(&f, Surface::Agent, "put", json!({"path": "z", "text": ""}))
+        .await
+        .unwrap();
+    assert!(!again.contains("Notices:"), "{again}");
+}
+
+#[tokio::test]
+async fn client_cancellation_reaches_the_tool() {
+    let f = fixture(ApprovalPolicy::Never, None);
+    let cancel = CancellationToken::new();
+    let c2 = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        c2.cancel();
+    });
+    let r = tokio::time::timeout(
+        Duration::from_secs(5),
+        f.registry.call(Surface::Agent, "wait", json!({}), cancel),
+    )
+    .await
+    .expect("cancellation did not end the call");
+    assert!(matches!(r, Err(ToolError::Cancelled)));
+    let _ = &f.waited;
+}
+
+struct Answer(CardAnswer, Arc<Mutex<Vec<String>>>);
+impl QuestionPort for Answer {
+    fn ask(&self, card: Card, _t: Duration) -> BoxFuture<'_, Result<CardAnswer, String>> {
+        self.1.lock().unwrap().push(card.question);
+        Box::pin(async move { Ok(self.0.clone()) })
+    }
+}
+
+#[tokio::test]
+async fn ask_policy_fails_closed_without_a_port_and_asks_with_one() {
+    let f = fixture(ApprovalPolicy::Ask, None);
+    let err = call(&f, Surface::Agent, "put", json!({"path": "a", "text": ""}))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("no one is connected"), "{err}");
+    assert!(!f.dir.path().join("a").exists());
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let deny = Answer(CardAnswer::Selected(vec![1]), asked.clone());
+    let f = fixture(ApprovalPolicy::Ask, Some(Arc::new(deny)));
+    let err = call(&f, Surface::Agent, "put", json!({"path": "a", "text": ""}))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("did not approve"), "{err}");
+    assert_eq!(asked.lock().unwrap().len(), 1);
+    let allow = Answer(CardAnswer::Selected(vec![0]), asked.clone());
+    let f = fixture(ApprovalPolicy::Ask, Some(Arc::new(allow)));
+    call(&f, Surface::Agent, "put", json!({"path": "a", "text": ""}))
+        .await
+        .unwrap();
+    assert!(f.dir.path().join("a").exists());
+}

@@ -1,0 +1,99 @@
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use tether_tool::Surface;
+
+use crate::{Config, ConfigSource, Run};
+
+/// Interpreters later tools need, with the flag that prints their version.
+const INTERPRETERS: &[(&str, &str)] = &[("python3", "--version"), ("node", "--version")];
+
+/// What a run on this machine would have: config files, trust, guarded settings, tools by
+/// tier, and the interpreters found or missing.
+pub async fn doctor_report(run: &Run, root: &Path) -> String {
+    let mut out = String::new();
+    let config = run.config();
+    let _ = writeln!(out, "tether {}", env!("CARGO_PKG_VERSION"));
+    let _ = writeln!(out, "workspace: {}", root.display());
+    config_section(&mut out, config);
+    for report in run.recovered() {
+        let _ = writeln!(out, "recovered on start: {report}");
+    }
+    let _ = writeln!(out, "\ntools:");
+    for spec in run.tools(Surface::Agent) {
+        let surfaces = if Surface::Plan.admits(spec.tier) {
+            "agent, plan, readonly"
+        } else {
+            "agent only"
+        };
+        let _ = writeln!(
+            out,
+            "  {:<12} {:<5} ({surfaces})",
+            spec.name,
+            spec.tier.as_str()
+        );
+    }
+    let _ = writeln!(out, "\ninterpreters:");
+    for (name, flag) in INTERPRETERS {
+        let _ = writeln!(out, "  {}", probe(name, flag).await);
+    }
+    let _ = writeln!(
+        out,
+        "\nlanguage servers, debug adapters: not in this build yet (they arrive with the lsp \
+         and debug tools)"
+    );
+    out
+}
+
+fn config_section(out: &mut String, config: &Config) {
+    let _ = writeln!(out, "user config folder: {}", config.dir().display());
+    if config.files().is_empty() {
+        let _ = writeln!(out, "config files: none (defaults apply)");
+    }
+    for file in config.files() {
+        let (kind, path) = match file {
+            ConfigSource::User(p) => ("user", p),
+            ConfigSource::Workspace(p) => ("workspace", p),
+        };
+        let _ = writeln!(out, "config file ({kind}): {}", path.display());
+    }
+    let trusted = if config.workspace_trusted() {
+        "yes".to_string()
+    } else {
+        "no (run `tether trust` in the workspace to allow the commands its tether.toml defines)"
+            .to_string()
+    };
+    let _ = writeln!(out, "workspace trusted: {trusted}");
+    for item in config.guarded() {
+        let state = if item.honoured {
+            "used"
+        } else {
+            "UNTRUSTED: reported, not used"
+        };
+        let _ = writeln!(out, "  {} = {} ({state})", item.key, item.value);
+    }
+    match config.approval() {
+        Ok(p) => {
+            let _ = writeln!(out, "approval: {p:?}");
+        }
+        Err(e) => {
+            let _ = writeln!(out, "approval: {e}");
+        }
+    }
+}
+
+async fn probe(name: &str, flag: &str) -> String {
+    let Ok(path) = which::which(name) else {
+        return format!("{name}: missing (not on PATH)");
+    };
+    let argv = vec![path.display().to_string(), flag.to_string()];
+    match tether_proc::output_with_deadline(&argv, Duration::from_secs(5)).await {
+        Ok(out) => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            let version = text.lines().next().unwrap_or("").trim();
+            format!("{name}: found at {} ({version})", path.display())
+        }
+        Err(e) => format!("{name}: found at {} but {e}", path.display()),
+    }
+}

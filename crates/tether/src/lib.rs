@@ -1,0 +1,20 @@
+//! The library a host embeds. [`RunBuilder`] loads `tether.toml`, opens the run's file
+//! resources (recovering any transaction a dead run left half-done), installs the write
+//! hooks and registers the tools whose resources this run has.
+//!
+//! MCP is one front end over this library; an agent runtime can use it directly.
+
+mod builder;
+mod config;
+mod doctor;
+mod trust;
+
+pub use builder::{BuildError, Run, RunBuilder};
+pub use config::{Config, ConfigSource, Loaded};
+pub use doctor::doctor_report;
+pub use trust::{TrustStore, Untrusted};
+
+pub use tether_tool::{
+    ApprovalPolicy, Block, Card, CardAnswer, QuestionPort, Surface, Tier, ToolError, ToolOutput,
+    ToolSpec,
+};

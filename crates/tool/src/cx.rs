@@ -1,0 +1,196 @@
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tether_fs::{ChangeOp, CommitReceipt, FileReceipt, Journal, StagedStore, Workspace};
+use tokio_util::sync::CancellationToken;
+
+use crate::{BoxFuture, NoticeQueue, Surface, ToolError, ToolOutput, WriteHooks};
+
+/// A permit a call can hold; nested calls never take one their scope already holds.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PermitKey {
+    /// The single workspace-writer permit.
+    Workspace,
+    /// The permit of one stateful session.
+    Session(String),
+}
+
+/// Where a call sits: its root call, the surface, the permits held, and the tools on the stack.
+#[derive(Debug, Clone)]
+pub struct CallScope {
+    /// This call's id.
+    pub call_id: u64,
+    /// The id of the outermost call; equal to `call_id` for a root call.
+    pub root_call_id: u64,
+    /// The surface of the root call, inherited by every nested call.
+    pub surface: Surface,
+    /// Tool names from the root call inwards, this call last.
+    pub stack: Vec<String>,
+    /// Permits held by this call and its ancestors.
+    pub held: Vec<PermitKey>,
+}
+
+impl CallScope {
+    /// Whether this is the call the model made (not one made from inside another call).
+    pub fn is_root(&self) -> bool {
+        self.call_id == self.root_call_id
+    }
+}
+
+/// Re-enters the run's call pipeline from inside a call.
+pub trait Dispatcher: Send + Sync {
+    /// Calls `tool` as part of `parent`'s call: same surface and approvals, no double permits.
+    fn dispatch<'a>(
+        &'a self,
+        parent: &'a CallCx,
+        tool: &'a str,
+        args: Value,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
+
+/// The one door for writes: every commit runs the write hooks' baselines first and leaves a
+/// receipt that the pipeline hands to the hooks' reports after the gate is released.
+pub struct FsDoor {
+    workspace: Arc<Workspace>,
+    journal: Arc<Journal>,
+    staged: Arc<StagedStore>,
+    hooks: WriteHooks,
+    receipts: Mutex<Vec<FileReceipt>>,
+}
+
+impl FsDoor {
+    /// A door for one call over the run's shared file resources.
+    pub fn new(
+        workspace: Arc<Workspace>,
+        journal: Arc<Journal>,
+        staged: Arc<StagedStore>,
+        hooks: WriteHooks,
+    ) -> Self {
+        FsDoor {
+            workspace,
+            journal,
+            staged,
+            hooks,
+            receipts: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The confined workspace.
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
+    /// The run's staged-change store.
+    pub fn staged(&self) -> &StagedStore {
+        &self.staged
+    }
+
+    /// The run's write hooks, for a wrapped host tool that writes on its own.
+    pub fn hooks(&self) -> &WriteHooks {
+        &self.hooks
+    }
+
+    /// Commits `ops` all-or-nothing, after every hook has taken its baseline.
+    pub async fn commit(&self, ops: Vec<ChangeOp>) -> Result<CommitReceipt, ToolError> {
+        let paths: Vec<_> = ops.iter().flat_map(|op| op.paths()).cloned().collect();
+        self.hooks.run_before(&paths).await;
+        let journal = self.journal.clone();
+        // The commit runs to completion even if the call is cancelled: all files or none.
+        let receipt = tokio::task::spawn_blocking(move || journal.commit(ops))
+            .await
+            .map_err(|e| ToolError::failed(format!("the write task failed: {e}")))??;
+        self.record(receipt.files.clone());
+        Ok(receipt)
+    }
+
+    /// Records writes made outside [`FsDoor::commit`] (a host's wrapped tool) for the hooks.
+    pub fn record(&self, files: Vec<FileReceipt>) {
+        match self.receipts.lock() {
+            Ok(mut r) => r.extend(files),
+            Err(p) => p.into_inner().extend(files),
+        }
+    }
+
+    /// Takes the receipts of this call's writes.
+    pub fn take_receipts(&self) -> Vec<FileReceipt> {
+        match self.receipts.lock() {
+            Ok(mut r) => std::mem::take(&mut *r),
+            Err(p) => std::mem::take(&mut *p.into_inner()),
+        }
+    }
+}
+
+/// Everything a [`CallCx`] is made of; the run's pipeline fills it in.
+pub struct CallCxParts {
+    /// Scope of the call.
+    pub scope: CallScope,
+    /// Cancelled when the client cancels (a child token for nested calls).
+    pub cancel: CancellationToken,
+    /// The write door for this call.
+    pub fs: FsDoor,
+    /// The run's notice queue.
+    pub notices: NoticeQueue,
+    /// Re-entry into the pipeline.
+    pub dispatcher: Arc<dyn Dispatcher>,
+    /// The conversation this run serves, if the host gave one.
+    pub conversation: Option<String>,
+}
+
+/// What a handler gets: the workspace, the write door, cancellation, notices and re-entry.
+pub struct CallCx {
+    parts: CallCxParts,
+}
+
+impl CallCx {
+    /// Builds a context; only the run's pipeline should need this.
+    pub fn from_parts(parts: CallCxParts) -> Self {
+        CallCx { parts }
+    }
+
+    /// The workspace root and read roots.
+    pub fn workspace(&self) -> &Workspace {
+        self.parts.fs.workspace()
+    }
+
+    /// The write door: the only way a tool changes files.
+    pub fn fs(&self) -> &FsDoor {
+        &self.parts.fs
+    }
+
+    /// The call's scope.
+    pub fn scope(&self) -> &CallScope {
+        &self.parts.scope
+    }
+
+    /// The surface the root call came from.
+    pub fn surface(&self) -> Surface {
+        self.parts.scope.surface
+    }
+
+    /// The conversation id, if any.
+    pub fn conversation(&self) -> Option<&str> {
+        self.parts.conversation.as_deref()
+    }
+
+    /// The call's cancellation token; long work should select on `cancelled()`.
+    pub fn cancel_token(&self) -> &CancellationToken {
+        &self.parts.cancel
+    }
+
+    /// Queues a notice for the next root result.
+    pub fn notify(&self, source: &str, text: impl Into<String>) {
+        self.parts.notices.push(source, text);
+    }
+
+    /// The run's notice queue.
+    pub fn notices(&self) -> &NoticeQueue {
+        &self.parts.notices
+    }
+
+    /// Calls another tool as part of this call.
+    pub async fn dispatch(&self, tool: &str, args: Value) -> Result<ToolOutput, ToolError> {
+        let dispatcher = self.parts.dispatcher.clone();
+        dispatcher.dispatch(self, tool, args).await
+    }
+}

@@ -1,0 +1,27 @@
+//! What a tool author sees: the [`Tool`] trait that ties a model-visible spec to its handler,
+//! the [`Tier`] that decides visibility, the [`Concurrency`] that decides scheduling, and the
+//! [`CallCx`] through which a handler writes files, re-enters the run and posts notices.
+//!
+//! The crate holds no domain traits: language servers, kernels and debuggers live in their own
+//! crates and reach the run only through these seams.
+
+mod approval;
+mod cx;
+mod error;
+mod hooks;
+mod notice;
+mod output;
+mod tier;
+mod tool;
+
+pub use approval::{ApprovalPolicy, Card, CardAnswer, CardOption, QuestionPort};
+pub use cx::{CallCx, CallCxParts, CallScope, Dispatcher, FsDoor, PermitKey};
+pub use error::ToolError;
+pub use hooks::{WriteHook, WriteHooks};
+pub use notice::{Notice, NoticeQueue};
+pub use output::{Block, ToolOutput, capped_list, cut_line};
+pub use tier::{Concurrency, Surface, Tier};
+pub use tool::{DynTool, Tool, ToolSpec, schema_for};
+
+/// A boxed, sendable future, the shape of every object-safe async seam in this crate.
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;

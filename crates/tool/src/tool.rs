@@ -1,0 +1,177 @@
+use std::future::Future;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::{BoxFuture, CallCx, Concurrency, Tier, ToolError, ToolOutput};
+
+/// A tool: its model-visible spec and its handler in one place, so they cannot drift apart.
+/// The input schema is generated from `Args`, which is also what the handler receives.
+pub trait Tool: Send + Sync + 'static {
+    /// The arguments, deserialized from the call's JSON; use `#[serde(deny_unknown_fields)]`.
+    type Args: DeserializeOwned + JsonSchema + Send;
+
+    /// The name the model calls it by.
+    fn name(&self) -> &'static str;
+    /// What it does, for the model.
+    fn description(&self) -> String;
+    /// The tier, which decides the surfaces that see it.
+    fn tier(&self) -> Tier;
+    /// How its calls are scheduled.
+    fn concurrency(&self) -> Concurrency;
+    /// Runs one call.
+    fn call(
+        &self,
+        cx: &CallCx,
+        args: Self::Args,
+    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
+}
+
+/// The model-visible description of a tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// Tool name.
+    pub name: String,
+    /// Description for the model.
+    pub description: String,
+    /// Its tier.
+    pub tier: Tier,
+    /// JSON schema of the arguments (an object schema).
+    pub input_schema: Value,
+}
+
+/// The object-safe form of [`Tool`] that the registry stores.
+pub trait DynTool: Send + Sync {
+    /// The spec, schema included.
+    fn spec(&self) -> ToolSpec;
+    /// The declared concurrency.
+    fn concurrency(&self) -> Concurrency;
+    /// Checks `args` against the schema without running anything.
+    fn check_args(&self, args: &Value) -> Result<(), ToolError>;
+    /// Deserializes `args` against the schema and runs the call.
+    fn call_json<'a>(
+        &'a self,
+        cx: &'a CallCx,
+        args: Value,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
+
+impl<T: Tool> DynTool for T {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name().to_string(),
+            description: self.description(),
+            tier: self.tier(),
+            input_schema: schema_for::<T::Args>(),
+        }
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Tool::concurrency(self)
+    }
+
+    fn check_args(&self, args: &Value) -> Result<(), ToolError> {
+        parse_args::<T>(self, args.clone()).map(drop)
+    }
+
+    fn call_json<'a>(
+        &'a self,
+        cx: &'a CallCx,
+        args: Value,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let parsed = parse_args::<T>(self, args)?;
+            self.call(cx, parsed).await
+        })
+    }
+}
+
+fn parse_args<T: Tool>(tool: &T, args: Value) -> Result<T::Args, ToolError> {
+    let args = if args.is_null() {
+        Value::Object(Default::default())
+    } else {
+        args
+    };
+    serde_json::from_value(args).map_err(|e| ToolError::BadArgs {
+        tool: tool.name().to_string(),
+        detail: e.to_string(),
+        expected: describe_schema(&schema_for::<T::Args>()),
+    })
+}
+
+/// The JSON schema of an argument type, inlined, as an MCP `inputSchema` object.
+pub fn schema_for<A: JsonSchema>() -> Value {
+    let mut settings = schemars::generate::SchemaSettings::draft2020_12();
+    settings.inline_subschemas = true;
+    let schema = settings.into_generator().into_root_schema_for::<A>();
+    let mut value = schema.to_value();
+    if let Value::Object(map) = &mut value {
+        map.remove("$schema");
+        map.remove("title");
+    }
+    value
+}
+
+/// Quotes a schema's fields for an error: `{"path": string (required), "limit": integer}`.
+fn describe_schema(schema: &Value) -> String {
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(props) = schema["properties"].as_object() else {
+        return "no arguments".to_string();
+    };
+    let fields: Vec<String> = props
+        .iter()
+        .map(|(name, p)| {
+            let ty = match &p["type"] {
+                Value::String(s) => s.clone(),
+                Value::Array(a) => a
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .filter(|t| *t != "null")
+                    .collect::<Vec<_>>()
+                    .join("|"),
+                _ if p.get("enum").is_some() => "enum".to_string(),
+                _ => "value".to_string(),
+            };
+            let req = if required.contains(&name.as_str()) {
+                " (required)"
+            } else {
+                ""
+            };
+            format!("\"{name}\": {ty}{req}")
+        })
+        .collect();
+    format!("{{{}}}", fields.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[allow(dead_code)]
+    #[derive(serde::Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct Demo {
+        /// A path.
+        path: String,
+        /// How many.
+        limit: Option<u32>,
+    }
+
+    #[test]
+    fn schema_is_an_inline_object() {
+        let s = schema_for::<Demo>();
+        assert_eq!(s["type"], "object");
+        assert_eq!(s["required"], serde_json::json!(["path"]));
+        assert!(s.get("$schema").is_none());
+    }
+
+    #[test]
+    fn schema_description_quotes_fields() {
+        let d = describe_schema(&schema_for::<Demo>());
+        assert_eq!(d, "{\"limit\": integer, \"path\": string (required)}");
+    }
+}
