@@ -1,0 +1,42 @@
+"""Shared helpers: start `tether serve` and talk to it with the official MCP Python SDK."""
+
+import contextlib
+import os
+import pathlib
+import tempfile
+
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TETHER = os.environ.get("TETHER_BIN", str(ROOT / "target" / "debug" / "tether"))
+
+
+@contextlib.asynccontextmanager
+async def session(root, surface="agent"):
+    """An initialized MCP client session over a fresh `tether serve` process."""
+    cfg = pathlib.Path(root).parent / (pathlib.Path(root).name + "-cfg")
+    params = StdioServerParameters(
+        command=TETHER,
+        args=["serve", "--root", str(root), "--surface", surface],
+        env={"TETHER_CONFIG_DIR": str(cfg), "PATH": os.environ.get("PATH", "")},
+    )
+    async with stdio_client(params) as streams:
+        async with ClientSession(*streams) as s:
+            info = await s.initialize()
+            s.server_name = info.server_info.name
+            yield s
+
+
+def text(result):
+    """All text content of a tool result, joined."""
+    return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+@pytest.fixture
+def workspace():
+    with tempfile.TemporaryDirectory() as outer:
+        root = pathlib.Path(outer) / "ws"
+        root.mkdir()
+        yield root
