@@ -23,10 +23,22 @@ async fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let plan: Vec<String> = run.tools(Surface::Plan).into_iter().map(|t| t.name).collect();
+    let plan: Vec<String> = run
+        .tools(Surface::Plan)
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
     println!("plan mode sees: {}", plan.join(", "));
     let cancel = CancellationToken::new();
-    match run.call(Surface::Plan, "read", json!({"path": file, "limit": 5}), cancel).await {
+    match run
+        .call(
+            Surface::Plan,
+            "read",
+            json!({"path": file, "limit": 5}),
+            cancel,
+        )
+        .await
+    {
         Ok(out) => {
             println!("{}", out.to_text());
             ExitCode::SUCCESS

@@ -75,7 +75,11 @@ fn config_section(out: &mut String, config: &Config) {
     }
     match config.approval() {
         Ok(p) => {
-            let _ = writeln!(out, "approval: {p:?}");
+            let name = match p {
+                tether_tool::ApprovalPolicy::Ask => "ask",
+                _ => "never",
+            };
+            let _ = writeln!(out, "approval: {name}");
         }
         Err(e) => {
             let _ = writeln!(out, "approval: {e}");

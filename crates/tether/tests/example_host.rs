@@ -13,16 +13,19 @@ fn example_host_lists_plan_tools_and_reads() {
         .status()
         .unwrap();
     assert!(status.success());
-    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| {
-        format!("{}/../../target", env!("CARGO_MANIFEST_DIR"))
-    });
+    let target = std::env::var("CARGO_TARGET_DIR")
+        .unwrap_or_else(|_| format!("{}/../../target", env!("CARGO_MANIFEST_DIR")));
     let out = Command::new(format!("{target}/debug/examples/host"))
         .args([dir.path().to_str().unwrap(), "hello.txt"])
         .env("TETHER_CONFIG_DIR", dir.path().join("cfg"))
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(text.contains("plan mode sees: read\n"), "{text}");
     assert!(text.contains("     2\ttwo"), "{text}");
 }

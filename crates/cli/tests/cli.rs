@@ -1,0 +1,193 @@
+//! The `tether` binary as a script sees it: exit codes, `call --stdin` in one run, `tools
+//! --json`, and the trust rule for commands and read roots a workspace file defines.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+struct Env {
+    _outer: tempfile::TempDir,
+    ws: std::path::PathBuf,
+    cfg: std::path::PathBuf,
+}
+
+fn env() -> Env {
+    let outer = tempfile::tempdir().unwrap();
+    let ws = outer.path().join("ws");
+    let cfg = outer.path().join("cfg");
+    std::fs::create_dir(&ws).unwrap();
+    Env {
+        ws,
+        cfg,
+        _outer: outer,
+    }
+}
+
+fn tether(env: &Env, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(args)
+        .current_dir(&env.ws)
+        .env("TETHER_CONFIG_DIR", &env.cfg)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        input.write_all(text.as_bytes()).unwrap();
+    }
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn exit_codes_separate_success_tool_errors_and_usage_errors() {
+    let e = env();
+    let ok = tether(
+        &e,
+        &["call", "write", r#"{"path": "a.txt", "content": "hi\n"}"#],
+        None,
+    );
+    assert_eq!(ok.status.code(), Some(0), "{}", err(&ok));
+    assert_eq!(out(&ok).trim(), "created a.txt (1 lines)");
+
+    let tool_err = tether(&e, &["call", "read", r#"{"path": "missing.txt"}"#], None);
+    assert_eq!(tool_err.status.code(), Some(1));
+    assert!(out(&tool_err).starts_with("error: "), "{}", out(&tool_err));
+
+    let bad_json = tether(&e, &["call", "read", "{path:"], None);
+    assert_eq!(bad_json.status.code(), Some(2));
+    assert!(
+        err(&bad_json).contains("not valid JSON"),
+        "{}",
+        err(&bad_json)
+    );
+    assert!(err(&bad_json).contains("\"path\""), "{}", err(&bad_json));
+
+    let bad_args = tether(&e, &["call", "read", r#"{"file": "a.txt"}"#], None);
+    assert_eq!(bad_args.status.code(), Some(2));
+    assert!(
+        err(&bad_args).contains("\"path\": string (required)"),
+        "{}",
+        err(&bad_args)
+    );
+
+    let unknown = tether(&e, &["call", "nope", "{}"], None);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(err(&unknown).contains("unknown tool `nope`"));
+
+    let refused = tether(
+        &e,
+        &[
+            "call",
+            "--surface",
+            "plan",
+            "write",
+            r#"{"path": "b", "content": ""}"#,
+        ],
+        None,
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(err(&refused).contains("write-tier"), "{}", err(&refused));
+    assert!(!e.ws.join("b").exists());
+}
+
+#[test]
+fn call_stdin_runs_every_line_in_one_run() {
+    let e = env();
+    let script = [
+        r#"{"tool": "write", "args": {"path": "s.txt", "content": "one\n"}}"#,
+        r#"{"tool": "edit", "args": {"path": "s.txt", "old_string": "one", "new_string": "two"}}"#,
+        r#"{"tool": "read", "args": {"path": "s.txt"}}"#,
+        "",
+    ]
+    .join("\n");
+    let o = tether(&e, &["call", "--stdin"], Some(&script));
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let lines: Vec<Value> = out(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert!(lines.iter().all(|l| l["ok"] == true));
+    assert!(lines[2]["text"].as_str().unwrap().contains("     1\ttwo"));
+
+    let o = tether(
+        &e,
+        &["call", "--stdin"],
+        Some("{\"tool\": \"read\", \"args\": {\"path\": \"nope\"}}\nnot json\n"),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let lines: Vec<Value> = out(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["ok"], false);
+    assert_eq!(lines[1]["usage_error"], true);
+}
+
+#[test]
+fn tools_json_spells_tiers() {
+    let e = env();
+    let o = tether(&e, &["tools", "--json"], None);
+    let list: Vec<Value> = serde_json::from_str(&out(&o)).unwrap();
+    let tier = |n: &str| list.iter().find(|t| t["name"] == n).unwrap()["tier"].clone();
+    assert_eq!(tier("read"), "read");
+    assert_eq!(tier("apply_patch"), "write");
+    assert!(list.iter().all(|t| t["input_schema"]["type"] == "object"));
+    let o = tether(&e, &["tools", "--json", "--surface", "readonly"], None);
+    let list: Vec<Value> = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(list.len(), 1);
+}
+
+fn write(p: &Path, text: &str) {
+    std::fs::write(p, text).unwrap();
+}
+
+#[test]
+fn workspace_commands_and_read_roots_wait_for_trust() {
+    let e = env();
+    let lib = e.ws.parent().unwrap().join("lib");
+    std::fs::create_dir(&lib).unwrap();
+    write(&lib.join("x.rs"), "fn x() {}\n");
+    let toml = format!(
+        "[lsp.servers.rust]\ncommand = [\"./evil.sh\"]\n[files]\nread_roots = [\"{}\"]\n",
+        lib.display()
+    );
+    write(&e.ws.join("tether.toml"), &toml);
+    let lib_file = lib.join("x.rs").display().to_string();
+    let read = format!(r#"{{"path": "{lib_file}"}}"#);
+
+    let doctor = out(&tether(&e, &["doctor"], None));
+    assert!(doctor.contains("workspace trusted: no"), "{doctor}");
+    assert!(
+        doctor.contains("lsp.servers.rust.command = [\"./evil.sh\"] (UNTRUSTED"),
+        "{doctor}"
+    );
+    assert_eq!(
+        tether(&e, &["call", "read", &read], None).status.code(),
+        Some(1)
+    );
+
+    let trusted = tether(&e, &["trust"], None);
+    assert!(out(&trusted).contains("now trusted"), "{}", out(&trusted));
+    let doctor = out(&tether(&e, &["doctor"], None));
+    assert!(doctor.contains("workspace trusted: yes"), "{doctor}");
+    assert!(doctor.contains("(used)"), "{doctor}");
+    let o = tether(&e, &["call", "read", &read], None);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    assert!(out(&tether(&e, &["trust"], None)).contains("already trusted"));
+}

@@ -1,0 +1,239 @@
+//! The harness file tools through a real run: text shape, mode, symlinks, UTF-8 refusal,
+//! read roots, and resolve's errors.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use serde_json::{Value, json};
+use tether::{Run, RunBuilder, Surface, ToolError};
+use tokio_util::sync::CancellationToken;
+
+fn open(root: &Path) -> Run {
+    RunBuilder::new(root)
+        .user_config_dir(root.join(".cfg-unused"))
+        .build()
+        .unwrap()
+}
+
+async fn call(run: &Run, tool: &str, args: Value) -> Result<String, ToolError> {
+    run.call(Surface::Agent, tool, args, CancellationToken::new())
+        .await
+        .map(|o| o.to_text())
+}
+
+#[tokio::test]
+async fn edits_keep_crlf_bom_final_newline_and_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    std::fs::write(p("crlf.txt"), "one\r\ntwo\r\n").unwrap();
+    std::fs::write(p("bom.txt"), "\u{feff}alpha\nbeta\n").unwrap();
+    std::fs::write(p("nofinal.txt"), "x\ny").unwrap();
+    std::fs::write(p("run.sh"), "#!/bin/sh\necho hi\n").unwrap();
+    std::fs::set_permissions(p("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let run = open(dir.path());
+
+    call(
+        &run,
+        "edit",
+        json!({"path": "crlf.txt", "old_string": "two", "new_string": "2\nthree"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read(p("crlf.txt")).unwrap(),
+        b"one\r\n2\r\nthree\r\n"
+    );
+    call(
+        &run,
+        "write",
+        json!({"path": "crlf.txt", "content": "a\nb\n"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(std::fs::read(p("crlf.txt")).unwrap(), b"a\r\nb\r\n");
+
+    call(
+        &run,
+        "edit",
+        json!({"path": "bom.txt", "old_string": "beta", "new_string": "BETA"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(p("bom.txt")).unwrap(),
+        "\u{feff}alpha\nBETA\n"
+    );
+
+    call(
+        &run,
+        "edit",
+        json!({"path": "nofinal.txt", "old_string": "y", "new_string": "z"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(std::fs::read_to_string(p("nofinal.txt")).unwrap(), "x\nz");
+    let patch = "*** Begin Patch\n*** Update File: nofinal.txt\n@@\n x\n-z\n+w\n*** End Patch\n";
+    call(&run, "apply_patch", json!({"patch": patch}))
+        .await
+        .unwrap();
+    assert_eq!(std::fs::read_to_string(p("nofinal.txt")).unwrap(), "x\nw");
+
+    call(
+        &run,
+        "edit",
+        json!({"path": "run.sh", "old_string": "hi", "new_string": "ho"}),
+    )
+    .await
+    .unwrap();
+    let mode = std::fs::metadata(p("run.sh")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o755);
+}
+
+#[tokio::test]
+async fn edits_refuse_non_utf8_and_keep_the_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = b"caf\xe9 latin-1\n".to_vec();
+    std::fs::write(dir.path().join("latin1.txt"), &bytes).unwrap();
+    let run = open(dir.path());
+    let err = call(
+        &run,
+        "edit",
+        json!({"path": "latin1.txt", "old_string": "latin", "new_string": "x"}),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("UTF-8"), "{err}");
+    let patch = "*** Begin Patch\n*** Update File: latin1.txt\n@@\n-caf\n+x\n*** End Patch\n";
+    let err = call(&run, "apply_patch", json!({"patch": patch}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("UTF-8") && err.contains("nothing was written"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(dir.path().join("latin1.txt")).unwrap(), bytes);
+}
+
+#[tokio::test]
+async fn symlinks_inside_the_root_are_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("target.txt"), "old\n").unwrap();
+    std::os::unix::fs::symlink("target.txt", dir.path().join("alias.txt")).unwrap();
+    let run = open(dir.path());
+    call(
+        &run,
+        "edit",
+        json!({"path": "alias.txt", "old_string": "old", "new_string": "new"}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        std::fs::symlink_metadata(dir.path().join("alias.txt"))
+            .unwrap()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("target.txt")).unwrap(),
+        "new\n"
+    );
+}
+
+#[tokio::test]
+async fn edit_errors_count_matches() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), "a b a\n").unwrap();
+    let run = open(dir.path());
+    let e = call(
+        &run,
+        "edit",
+        json!({"path": "f.txt", "old_string": "a", "new_string": "c"}),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("occurs 2 times"), "{e}");
+    let e = call(
+        &run,
+        "edit",
+        json!({"path": "f.txt", "old_string": "q", "new_string": "c"}),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("0 matches"), "{e}");
+    let out = call(
+        &run,
+        "edit",
+        json!({"path": "f.txt", "old_string": "a", "new_string": "c", "replace_all": true}),
+    )
+    .await
+    .unwrap();
+    assert!(out.contains("2 replacements"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("f.txt")).unwrap(),
+        "c b c\n"
+    );
+}
+
+#[tokio::test]
+async fn read_is_confined_to_the_workspace_and_read_roots() {
+    let outer = tempfile::tempdir().unwrap();
+    let ws = outer.path().join("ws");
+    let lib = outer.path().join("lib");
+    let cfg = outer.path().join("cfg");
+    for d in [&ws, &lib, &cfg] {
+        std::fs::create_dir(d).unwrap();
+    }
+    std::fs::write(lib.join("lib.rs"), "pub fn f() {}\n").unwrap();
+    let lib_file = lib.join("lib.rs").display().to_string();
+    let run = RunBuilder::new(&ws).user_config_dir(&cfg).build().unwrap();
+    let err = call(&run, "read", json!({"path": lib_file}))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("not readable"), "{err}");
+    let err = call(&run, "read", json!({"path": "../lib/lib.rs"}))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("not readable"), "{err}");
+
+    let toml = format!("[files]\nread_roots = [\"{}\"]\n", lib.display());
+    std::fs::write(cfg.join("tether.toml"), toml).unwrap();
+    let run = RunBuilder::new(&ws).user_config_dir(&cfg).build().unwrap();
+    let out = call(&run, "read", json!({"path": lib_file})).await.unwrap();
+    assert!(out.contains("     1\tpub fn f() {}"), "{out}");
+    let canonical = lib.canonicalize().unwrap().join("lib.rs");
+    assert!(out.starts_with(&canonical.display().to_string()), "{out}");
+}
+
+#[tokio::test]
+async fn resolve_explains_unknown_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = open(dir.path());
+    let err = call(
+        &run,
+        "resolve",
+        json!({"edit_id": "edit_9", "action": "accept"}),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("edit_9") && err.contains("no staged edits are pending"),
+        "{err}"
+    );
+    let err = call(
+        &run,
+        "resolve",
+        json!({"edit_id": "edit_1", "action": "keep"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.is_usage() && err.to_string().contains("accept"),
+        "{err}"
+    );
+}
