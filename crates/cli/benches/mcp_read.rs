@@ -79,7 +79,6 @@ fn main() {
         send(read_call(1000 + id), true);
         mcp.push(start.elapsed());
     }
-    drop(send);
     drop(stdin);
     child.wait().unwrap();
 
