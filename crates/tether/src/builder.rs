@@ -116,16 +116,21 @@ impl RunBuilder {
         let approval = config.approval().map_err(BuildError::Config)?;
         let (journal, recovered) =
             Journal::open(&workspace).map_err(|e| BuildError::Journal(e.to_string()))?;
+        let cache_mb = structural_cache_mb(&config)?;
         let notices = NoticeQueue::default();
         for report in &recovered {
             tracing::warn!("{report}");
             notices.push("fs", report.to_string());
         }
+        let mut hooks = self.hooks;
+        if syntax_check_on(&config)? {
+            hooks.push(Arc::new(tether_structural::SyntaxCheck::new()));
+        }
         let mut registry = RegistryBuilder::new(RunResources {
             workspace: Arc::new(workspace),
             journal: Arc::new(journal),
             staged: Arc::new(StagedStore::new()),
-            hooks: WriteHooks::new(self.hooks),
+            hooks: WriteHooks::new(hooks),
             notices,
             approval,
             questions: self.questions,
@@ -141,6 +146,11 @@ impl RunBuilder {
         // `resolve` belongs to the staged store, which every run has; the staging tools
         // (ast_edit, lsp_rename) register with their own resources.
         registry.register(tether_files::ResolveTool);
+        // The grammars are bundled, so structural search is always available.
+        let cache = Arc::new(tether_structural::TreeCache::new(cache_mb << 20));
+        registry
+            .register(tether_structural::AstGrepTool::new(cache.clone()))
+            .register(tether_structural::AstEditTool::new(cache));
         for add in self.host_tools {
             add(&mut registry);
         }
@@ -149,6 +159,34 @@ impl RunBuilder {
             config,
             recovered,
         })
+    }
+}
+
+/// `[structural] cache_mb`: the tree cache's memory budget (default 512 MiB).
+fn structural_cache_mb(config: &Config) -> Result<usize, BuildError> {
+    match config.get("structural.cache_mb") {
+        None => Ok(512),
+        Some(v) => v
+            .as_integer()
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|n| *n > 0)
+            .ok_or_else(|| {
+                BuildError::Config(format!(
+                    "tether.toml: `structural.cache_mb = {v}` must be a positive number of MiB"
+                ))
+            }),
+    }
+}
+
+/// `[structural] syntax_check`: whether writes report new tree-sitter syntax errors (default on).
+fn syntax_check_on(config: &Config) -> Result<bool, BuildError> {
+    match config.get("structural.syntax_check") {
+        None => Ok(true),
+        Some(v) => v.as_bool().ok_or_else(|| {
+            BuildError::Config(format!(
+                "tether.toml: `structural.syntax_check = {v}` must be true or false"
+            ))
+        }),
     }
 }
 

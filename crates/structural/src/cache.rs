@@ -1,0 +1,172 @@
+//! Parsed trees kept for the run, validated by a hash of the file's bytes on every use (files
+//! change behind our back), bounded in memory and evicted least-recently-used first.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use tether_fs::ContentHash;
+
+use crate::lang::{Lang, Tree};
+
+/// Estimated bytes of one tree-sitter node, used to bound the cache without allocator hooks.
+const BYTES_PER_NODE: usize = 40;
+
+struct Entry {
+    hash: ContentHash,
+    lang: &'static str,
+    tree: Arc<Tree>,
+    cost: usize,
+    tick: u64,
+}
+
+#[derive(Default)]
+struct Inner {
+    map: HashMap<PathBuf, Entry>,
+    by_age: BTreeMap<u64, PathBuf>,
+    used: usize,
+    tick: u64,
+}
+
+/// The run's tree cache. Cheap to share behind an `Arc`.
+pub struct TreeCache {
+    inner: Mutex<Inner>,
+    budget: usize,
+}
+
+/// How a lookup went, for the search summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lookup {
+    /// The cached tree matched the file's current hash.
+    Hit,
+    /// Parsed now (absent, stale, or evicted).
+    Parsed,
+}
+
+impl TreeCache {
+    /// A cache holding at most about `budget_bytes` of trees and sources.
+    pub fn new(budget_bytes: usize) -> Self {
+        TreeCache {
+            inner: Mutex::new(Inner::default()),
+            budget: budget_bytes,
+        }
+    }
+
+    /// The tree for `path` as it is now: the cached one if its hash still matches, else a
+    /// fresh parse (cached if it fits the budget).
+    pub(crate) fn tree(
+        &self,
+        path: &Path,
+        text: &str,
+        hash: ContentHash,
+        lang: Lang,
+    ) -> (Arc<Tree>, Lookup) {
+        {
+            let mut inner = self.lock();
+            inner.tick += 1;
+            let tick = inner.tick;
+            let Inner { map, by_age, .. } = &mut *inner;
+            if let Some(entry) = map.get_mut(path)
+                && entry.hash == hash
+                && entry.lang == lang.id()
+            {
+                by_age.remove(&entry.tick);
+                by_age.insert(tick, path.to_path_buf());
+                entry.tick = tick;
+                return (entry.tree.clone(), Lookup::Hit);
+            }
+        }
+        let tree = Arc::new(lang.parse(text));
+        let nodes = tree.root().get_inner_node().descendant_count();
+        let cost = text.len() + nodes * BYTES_PER_NODE;
+        self.insert(path, hash, lang, tree.clone(), cost);
+        (tree, Lookup::Parsed)
+    }
+
+    fn insert(&self, path: &Path, hash: ContentHash, lang: Lang, tree: Arc<Tree>, cost: usize) {
+        let mut inner = self.lock();
+        if let Some(old) = inner.map.remove(path) {
+            inner.by_age.remove(&old.tick);
+            inner.used -= old.cost;
+        }
+        if cost > self.budget {
+            return;
+        }
+        while inner.used + cost > self.budget {
+            let Some((_, oldest)) = inner.by_age.pop_first() else {
+                break;
+            };
+            if let Some(old) = inner.map.remove(&oldest) {
+                inner.used -= old.cost;
+            }
+        }
+        inner.tick += 1;
+        let tick = inner.tick;
+        inner.by_age.insert(tick, path.to_path_buf());
+        inner.used += cost;
+        inner.map.insert(
+            path.to_path_buf(),
+            Entry {
+                hash,
+                lang: lang.id(),
+                tree,
+                cost,
+                tick,
+            },
+        );
+    }
+
+    /// Entries held and their estimated bytes.
+    pub fn usage(&self) -> (usize, usize) {
+        let inner = self.lock();
+        (inner.map.len(), inner.used)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        match self.inner.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tether_fs::hash_bytes;
+
+    #[test]
+    fn stale_entries_are_never_served() {
+        let cache = TreeCache::new(1 << 20);
+        let lang = Lang::by_id("python").unwrap();
+        let p = Path::new("/x/a.py");
+        let (_, l) = cache.tree(p, "a = 1\n", hash_bytes(b"a = 1\n"), lang);
+        assert_eq!(l, Lookup::Parsed);
+        let (_, l) = cache.tree(p, "a = 1\n", hash_bytes(b"a = 1\n"), lang);
+        assert_eq!(l, Lookup::Hit);
+        let (t, l) = cache.tree(p, "b = 2\n", hash_bytes(b"b = 2\n"), lang);
+        assert_eq!(l, Lookup::Parsed);
+        assert_eq!(t.root().text(), "b = 2\n");
+        assert_eq!(cache.usage().0, 1);
+    }
+
+    #[test]
+    fn the_budget_evicts_least_recently_used() {
+        let lang = Lang::by_id("python").unwrap();
+        let text = "x = [1, 2, 3]\n";
+        let h = hash_bytes(text.as_bytes());
+        let one = {
+            let c = TreeCache::new(1 << 20);
+            c.tree(Path::new("/probe"), text, h, lang);
+            c.usage().1
+        };
+        let cache = TreeCache::new(one * 2 + one / 2);
+        cache.tree(Path::new("/a"), text, h, lang);
+        cache.tree(Path::new("/b"), text, h, lang);
+        cache.tree(Path::new("/a"), text, h, lang); // a is now the most recent
+        cache.tree(Path::new("/c"), text, h, lang); // evicts b
+        assert_eq!(cache.usage().0, 2);
+        assert_eq!(cache.tree(Path::new("/a"), text, h, lang).1, Lookup::Hit);
+        assert_eq!(cache.tree(Path::new("/b"), text, h, lang).1, Lookup::Parsed);
+    }
+}

@@ -1,0 +1,23 @@
+//! Structural search and staged rewrite over bundled tree-sitter grammars (`ast_grep`,
+//! `ast_edit`), the run's tree cache, and a syntax-error write hook that needs no server.
+//!
+//! Patterns are parsed by the same grammar as the files, inside a ladder of scaffolds
+//! (statement, expression, class member, declaration); a pattern no rung parses cleanly is an
+//! error, never an empty result. Searches skip files lacking the pattern's fixed text before
+//! parsing, and validate cached trees by content hash, so a warm search costs little more
+//! than reading the files.
+
+mod cache;
+mod lang;
+mod pattern;
+mod render;
+mod search;
+mod stage;
+mod syntax;
+mod tools;
+
+pub use cache::TreeCache;
+pub use lang::Lang;
+pub use pattern::{Compiled, Unparseable, compile};
+pub use syntax::SyntaxCheck;
+pub use tools::{AstEditTool, AstGrepTool};

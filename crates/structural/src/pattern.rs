@@ -1,0 +1,208 @@
+//! Compiling a pattern fragment: the context ladder, the no-ERROR/MISSING rule, the fixed
+//! text used to skip files cheaply, and the "unparseable" error.
+
+use ast_grep_core::matcher::PatternNode;
+use ast_grep_core::{Language as _, Node, Pattern};
+
+use crate::lang::{HOLE, Lang, Tree};
+
+/// A pattern ready to match: the ast-grep pattern, the rung that accepted it, and the texts
+/// every match must contain.
+pub struct Compiled {
+    pub(crate) pattern: Pattern,
+    pub(crate) lang: Lang,
+    /// Which rung of the ladder parsed it.
+    pub rung: &'static str,
+    /// Texts of the pattern's named leaves; a file lacking any of them cannot match.
+    pub(crate) literals: Vec<String>,
+}
+
+/// Why no rung accepted a pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unparseable {
+    /// The full message: says "unparseable", names the language, shows where parsing failed.
+    pub message: String,
+}
+
+/// Compiles `fragment` by trying each rung of the language's ladder in order and keeping the
+/// first whose whole tree has no ERROR or MISSING node and in which one node spans the fragment.
+pub fn compile(fragment: &str, lang: Lang) -> Result<Compiled, Unparseable> {
+    let fragment = fragment.trim();
+    if fragment.is_empty() {
+        return Err(Unparseable {
+            message: format!("unparseable {} pattern: the pattern is empty", lang.id()),
+        });
+    }
+    let processed = lang.sg().pre_process_pattern(fragment).into_owned();
+    let mut first_failure: Option<String> = None;
+    for rung in lang.rungs() {
+        let suffixes: &[&str] = if rung.semicolon { &["", ";"] } else { &[""] };
+        for suffix in suffixes {
+            match try_rung(&processed, fragment, rung.template, suffix, lang) {
+                Ok(pattern) => {
+                    let mut literals = Vec::new();
+                    collect_literals(&pattern.node, lang, &mut literals);
+                    literals.sort();
+                    literals.dedup();
+                    return Ok(Compiled {
+                        pattern,
+                        lang,
+                        rung: rung.name,
+                        literals,
+                    });
+                }
+                Err(why) => {
+                    if first_failure.is_none() {
+                        first_failure = Some(why);
+                    }
+                }
+            }
+        }
+    }
+    let tried: Vec<&str> = lang.rungs().iter().map(|r| r.name).collect();
+    Err(Unparseable {
+        message: format!(
+            "unparseable {} pattern: no context ({}) parses it as one node without errors. {}",
+            lang.id(),
+            tried.join(", "),
+            first_failure.unwrap_or_default()
+        ),
+    })
+}
+
+/// Parses the fragment inside one scaffold; Err says where it failed, in fragment coordinates.
+fn try_rung(
+    fragment: &str,
+    original: &str,
+    template: &str,
+    suffix: &str,
+    lang: Lang,
+) -> Result<Pattern, String> {
+    let hole = template.find(HOLE).unwrap_or(0);
+    let indent = &template[template[..hole].rfind('\n').map_or(0, |i| i + 1)..hole];
+    let embedded = fragment.replace('\n', &format!("\n{indent}"));
+    let source = format!(
+        "{}{embedded}{suffix}{}",
+        &template[..hole],
+        &template[hole + HOLE.len()..]
+    );
+    let tree: Tree = lang.parse(&source);
+    let root = tree.root();
+    let span = hole..hole + embedded.len();
+    if let Some(bad) = root.dfs().find(|n| n.is_error() || n.is_missing()) {
+        return Err(describe_failure(&bad, original, &embedded, span.start));
+    }
+    let with_suffix = span.start..span.end + suffix.len();
+    let node = outermost_spanning(&root, &span)
+        .or_else(|| {
+            (!suffix.is_empty())
+                .then(|| outermost_spanning(&root, &with_suffix))
+                .flatten()
+        })
+        .ok_or_else(|| {
+            "The fragment parses, but as several nodes rather than one; give a single \
+             statement, expression or declaration."
+                .to_string()
+        })?;
+    let node = descend_single_children(node);
+    Ok(Pattern::from(node))
+}
+
+/// The outermost node (not the scaffold's root) whose byte range is exactly `span`.
+fn outermost_spanning<'r>(
+    root: &Node<'r, ast_grep_core::tree_sitter::StrDoc<ast_grep_language::SupportLang>>,
+    span: &std::ops::Range<usize>,
+) -> Option<Node<'r, ast_grep_core::tree_sitter::StrDoc<ast_grep_language::SupportLang>>> {
+    let mut node = root.clone();
+    loop {
+        let children: Vec<_> = node.children().collect();
+        let mut next = None;
+        for child in children {
+            let r = child.range();
+            if r == *span {
+                return Some(child);
+            }
+            if r.start <= span.start && span.end <= r.end && r.len() > span.len() {
+                next = Some(child);
+                break;
+            }
+        }
+        node = next?;
+    }
+}
+
+/// Goes down while a node has exactly one child covering the same bytes, as `expr` inside an
+/// expression statement, so the pattern matches the expression wherever it occurs.
+fn descend_single_children<'r>(
+    mut node: Node<'r, ast_grep_core::tree_sitter::StrDoc<ast_grep_language::SupportLang>>,
+) -> Node<'r, ast_grep_core::tree_sitter::StrDoc<ast_grep_language::SupportLang>> {
+    loop {
+        let children: Vec<_> = node.children().collect();
+        let [only] = children.as_slice() else {
+            return node;
+        };
+        if only.range() != node.range() {
+            return node;
+        }
+        let only = only.clone();
+        node = only;
+    }
+}
+
+fn describe_failure(
+    bad: &Node<'_, ast_grep_core::tree_sitter::StrDoc<ast_grep_language::SupportLang>>,
+    original: &str,
+    embedded: &str,
+    start: usize,
+) -> String {
+    let what = if bad.is_missing() {
+        format!("a missing `{}`", bad.kind())
+    } else {
+        "a syntax error".to_string()
+    };
+    let offset = bad.range().start;
+    if offset < start || offset > start + embedded.len() {
+        return format!("In the first context tried, the scaffold around it broke: {what}.");
+    }
+    // Map back to the fragment: the embedded copy only adds indentation after newlines, and
+    // the expando character replaces `$` one char for one, so columns count chars.
+    let Some(in_embedded) = embedded.get(..offset - start) else {
+        return format!("In the first context tried, parsing failed with {what}.");
+    };
+    let line = in_embedded.matches('\n').count();
+    let col = in_embedded
+        .rsplit('\n')
+        .next()
+        .map_or(0, |l| l.chars().count());
+    let frag_line = original.lines().nth(line).unwrap_or("");
+    let embedded_line_chars = embedded.lines().nth(line).map_or(0, |l| l.chars().count());
+    let indent_added = embedded_line_chars.saturating_sub(frag_line.chars().count());
+    let col = col.saturating_sub(indent_added);
+    format!(
+        "In the first context tried, parsing failed with {what} at line {}, column {}:\n  {frag_line}\n  {}^",
+        line + 1,
+        col + 1,
+        " ".repeat(col)
+    )
+}
+
+fn collect_literals(node: &PatternNode, lang: Lang, out: &mut Vec<String>) {
+    match node {
+        PatternNode::Terminal { text, is_named, .. } => {
+            let expando = lang.sg().expando_char();
+            if *is_named
+                && !text.trim().is_empty()
+                && !text.contains(expando)
+                && !text.contains('$')
+            {
+                out.push(text.clone());
+            }
+        }
+        PatternNode::Internal { children, .. } => {
+            for c in children {
+                collect_literals(c, lang, out);
+            }
+        }
+        PatternNode::MetaVar { .. } => {}
+    }
+}

@@ -1,0 +1,232 @@
+//! Finding a compiled pattern in files: the walk (.gitignore, binary and size limits), the
+//! fixed-text prefilter, the cached parse, and the parallel fan-out over all cores.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use ast_grep_core::replacer::TemplateFix;
+use tether_fs::{ContentHash, hash_bytes};
+
+use crate::cache::{Lookup, TreeCache};
+use crate::lang::{Lang, Tree};
+use crate::pattern::Compiled;
+
+/// Files larger than this are skipped as generated or data.
+pub const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
+const SNIFF_BYTES: usize = 8192;
+
+/// One match: where it is, its text, its captures, and (for ast_edit) its replacement.
+#[derive(Debug, Clone)]
+pub struct Match {
+    /// Byte range in the file.
+    pub range: std::ops::Range<usize>,
+    /// 1-based line of the match start.
+    pub line: usize,
+    /// The matched text.
+    pub text: String,
+    /// Metavariable captures, sorted by name (`$$$` ones joined with ", ").
+    pub captures: Vec<(String, String)>,
+    /// The rewritten text, when a rewrite template was given.
+    pub replacement: Option<String>,
+}
+
+/// The matches in one file, with the bytes' hash they were found in.
+pub struct FileMatches {
+    /// Path relative to the workspace root, `/`-separated.
+    pub rel: String,
+    /// Hash of the bytes searched.
+    pub hash: ContentHash,
+    /// The parsed file (its source is what was searched).
+    pub tree: Arc<Tree>,
+    /// Matches in source order.
+    pub matches: Vec<Match>,
+}
+
+/// What was looked at, so that an empty result is a trustworthy negative.
+#[derive(Debug, Clone, Default)]
+pub struct SearchStats {
+    /// Files of the language that were searched (read; parsed unless the prefilter ruled them out).
+    pub searched: usize,
+    /// Of those, files ruled out by the pattern's fixed text without parsing.
+    pub prefiltered: usize,
+    /// Files parsed now (not served from the cache).
+    pub parsed: usize,
+    /// Files served from the cache.
+    pub cached: usize,
+    /// Files whose tree has syntax errors (searched anyway).
+    pub syntax_errors: usize,
+    /// Files that could not be searched: unreadable or not UTF-8.
+    pub failed: usize,
+    /// Skipped: over the size limit.
+    pub too_large: usize,
+    /// Skipped: binary content.
+    pub binary: usize,
+}
+
+impl SearchStats {
+    fn add(&mut self, o: &SearchStats) {
+        self.searched += o.searched;
+        self.prefiltered += o.prefiltered;
+        self.parsed += o.parsed;
+        self.cached += o.cached;
+        self.syntax_errors += o.syntax_errors;
+        self.failed += o.failed;
+        self.too_large += o.too_large;
+        self.binary += o.binary;
+    }
+}
+
+/// Lists the files of `lang` under `target` (or `target` itself), honouring .gitignore even
+/// outside a git repository; sorted for deterministic output.
+pub fn files_for(target: &Path, lang: Lang) -> Vec<PathBuf> {
+    if target.is_file() {
+        return vec![target.to_path_buf()];
+    }
+    let mut files: Vec<PathBuf> = ignore::WalkBuilder::new(target)
+        .require_git(false)
+        .build()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .map(ignore::DirEntry::into_path)
+        .filter(|p| Lang::from_path(p).is_some_and(|l| l.id() == lang.id()))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Searches `files` on all cores. `display` turns an absolute path into the shown one.
+pub fn search(
+    files: &[PathBuf],
+    compiled: &Compiled,
+    rewrite: Option<&TemplateFix>,
+    cache: &TreeCache,
+    display: &(dyn Fn(&Path) -> String + Sync),
+    cancel: &AtomicBool,
+) -> (Vec<FileMatches>, SearchStats) {
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(files.len().max(1));
+    let results: Vec<(Vec<FileMatches>, SearchStats)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut found = Vec::new();
+                    let mut stats = SearchStats::default();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= files.len() || cancel.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let path = &files[i];
+                        if let Some(f) = search_file(path, compiled, rewrite, cache, &mut stats) {
+                            found.push(FileMatches {
+                                rel: display(path),
+                                ..f
+                            });
+                        }
+                    }
+                    (found, stats)
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    let mut all = Vec::new();
+    let mut stats = SearchStats::default();
+    for (found, s) in results {
+        all.extend(found);
+        stats.add(&s);
+    }
+    all.sort_by(|a, b| a.rel.cmp(&b.rel));
+    (all, stats)
+}
+
+fn search_file(
+    path: &Path,
+    compiled: &Compiled,
+    rewrite: Option<&TemplateFix>,
+    cache: &TreeCache,
+    stats: &mut SearchStats,
+) -> Option<FileMatches> {
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    if size > MAX_FILE_BYTES {
+        stats.too_large += 1;
+        return None;
+    }
+    let Ok(bytes) = std::fs::read(path) else {
+        stats.failed += 1;
+        return None;
+    };
+    if bytes[..bytes.len().min(SNIFF_BYTES)].contains(&0) {
+        stats.binary += 1;
+        return None;
+    }
+    stats.searched += 1;
+    if !compiled
+        .literals
+        .iter()
+        .all(|lit| memchr::memmem::find(&bytes, lit.as_bytes()).is_some())
+    {
+        stats.prefiltered += 1;
+        return None;
+    }
+    let hash = hash_bytes(&bytes);
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        stats.failed += 1;
+        return None;
+    };
+    let (tree, lookup) = cache.tree(path, text, hash, compiled.lang);
+    match lookup {
+        Lookup::Hit => stats.cached += 1,
+        Lookup::Parsed => stats.parsed += 1,
+    }
+    let root = tree.root();
+    if root.get_inner_node().has_error() {
+        stats.syntax_errors += 1;
+    }
+    let mut vars: Vec<&str> = compiled.pattern.defined_vars().into_iter().collect();
+    vars.sort_unstable();
+    let matches: Vec<Match> = root
+        .find_all(&compiled.pattern)
+        .map(|nm| {
+            let env = nm.get_env();
+            let captures = vars
+                .iter()
+                .map(|v| {
+                    if let Some(node) = env.get_match(v) {
+                        return (format!("${v}"), node.text().into_owned());
+                    }
+                    let many: Vec<String> = env
+                        .get_multiple_matches(v)
+                        .iter()
+                        .filter(|n| n.is_named())
+                        .map(|n| n.text().into_owned())
+                        .collect();
+                    (format!("$${v}"), many.join(", "))
+                })
+                .collect();
+            let replacement = rewrite.map(|fix| {
+                let edit = nm.replace_by(fix);
+                String::from_utf8_lossy(&edit.inserted_text).into_owned()
+            });
+            Match {
+                range: nm.range(),
+                line: nm.start_pos().line() + 1,
+                text: nm.text().into_owned(),
+                captures,
+                replacement,
+            }
+        })
+        .collect();
+    if matches.is_empty() {
+        return None;
+    }
+    Some(FileMatches {
+        rel: String::new(),
+        hash,
+        tree,
+        matches,
+    })
+}

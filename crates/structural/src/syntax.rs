@@ -1,0 +1,124 @@
+//! A write hook that reports syntax errors a write introduced, from tree-sitter alone: it
+//! compares the ERROR and MISSING nodes of each file before and after the write.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use tether_fs::{FileReceipt, WritePath};
+use tether_tool::{BoxFuture, WriteHook, cut_line};
+
+use crate::lang::Lang;
+
+/// One syntax problem: a signature that survives line shifts, and where it is now.
+#[derive(Debug, Clone)]
+struct Problem {
+    signature: String,
+    line: usize,
+    shown: String,
+}
+
+/// The syntax-error write hook; its baselines live between `before` and `after`.
+#[derive(Default)]
+pub struct SyntaxCheck {
+    baselines: Mutex<HashMap<PathBuf, Vec<Problem>>>,
+}
+
+impl SyntaxCheck {
+    /// A hook with no baselines yet.
+    pub fn new() -> Self {
+        SyntaxCheck::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Vec<Problem>>> {
+        match self.baselines.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+}
+
+/// The outermost ERROR and MISSING nodes of a file, or None if it is not a bundled language
+/// or not readable text.
+fn problems(path: &Path) -> Option<Vec<Problem>> {
+    let lang = Lang::from_path(path)?;
+    let text = std::fs::read_to_string(path).ok()?;
+    let tree = lang.parse(&text);
+    let root = tree.root();
+    if !root.get_inner_node().has_error() {
+        return Some(Vec::new());
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.is_missing() {
+            out.push(Problem {
+                signature: format!("missing {}", node.kind()),
+                line: node.start_pos().line() + 1,
+                shown: format!("missing `{}`", node.kind()),
+            });
+        } else if node.is_error() {
+            let text = node.text();
+            let first = text.lines().next().unwrap_or("").trim().to_string();
+            out.push(Problem {
+                signature: format!("error {first}"),
+                line: node.start_pos().line() + 1,
+                shown: format!("syntax error at `{}`", cut_line(&first, 80)),
+            });
+        } else if node.get_inner_node().has_error() {
+            let mut children: Vec<_> = node.children().collect();
+            children.reverse();
+            stack.extend(children);
+        }
+    }
+    Some(out)
+}
+
+impl WriteHook for SyntaxCheck {
+    fn name(&self) -> &str {
+        "syntax"
+    }
+
+    fn before<'a>(&'a self, paths: &'a [WritePath]) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            for path in paths {
+                if Lang::from_path(path.abs()).is_none() {
+                    continue;
+                }
+                let found = problems(path.abs()).unwrap_or_default();
+                self.lock().insert(path.abs().to_path_buf(), found);
+            }
+        })
+    }
+
+    fn after<'a>(&'a self, receipts: &'a [FileReceipt]) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let mut report = Vec::new();
+            for receipt in receipts {
+                let abs = receipt.path.abs();
+                let baseline = self.lock().remove(abs).unwrap_or_default();
+                if receipt.hash_after.is_none() {
+                    continue;
+                }
+                let Some(now) = problems(abs) else { continue };
+                let mut old: Vec<&str> = baseline.iter().map(|p| p.signature.as_str()).collect();
+                for p in now {
+                    if let Some(i) = old.iter().position(|s| *s == p.signature) {
+                        old.swap_remove(i);
+                    } else {
+                        report.push(format!("{}:{} {}", receipt.path.rel(), p.line, p.shown));
+                    }
+                }
+            }
+            if report.is_empty() {
+                return None;
+            }
+            Some(format!(
+                "syntax check: this write introduced {} syntax error{} (tree-sitter):\n{}",
+                report.len(),
+                if report.len() == 1 { "" } else { "s" },
+                report.join("\n")
+            ))
+        })
+    }
+}

@@ -1,0 +1,453 @@
+//! ast_grep, ast_edit and resolve through a real run, in Dart, Python, Rust, TypeScript and C
+//! (and a few more), plus the tree-sitter syntax-error write hook.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use tether::{Run, RunBuilder, Surface};
+use tokio_util::sync::CancellationToken;
+
+fn open(root: &Path) -> Run {
+    RunBuilder::new(root)
+        .user_config_dir(root.join(".cfg-unused"))
+        .build()
+        .unwrap()
+}
+
+async fn call(run: &Run, tool: &str, args: Value) -> Result<String, String> {
+    run.call(Surface::Agent, tool, args, CancellationToken::new())
+        .await
+        .map(|o| o.to_text())
+        .map_err(|e| e.to_string())
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+async fn grep(run: &Run, pattern: &str, path: &str) -> String {
+    call(run, "ast_grep", json!({"pattern": pattern, "path": path}))
+        .await
+        .unwrap()
+}
+
+/// (language, file, source, pattern with a repeated metavariable, expected match line,
+/// the line where the repeated capture differs).
+const REPEATED: &[(&str, &str, &str, &str, &str)] = &[
+    (
+        "dart",
+        "a.dart",
+        "void f() {\n  if (c != null) c.dispose();\n  if (c != null) d.dispose();\n}\n",
+        "if ($X != null) $X.dispose()",
+        "a.dart:2 ",
+    ),
+    (
+        "python",
+        "a.py",
+        "x = a + a\ny = a + b\n",
+        "$A + $A",
+        "a.py:1 ",
+    ),
+    (
+        "rust",
+        "a.rs",
+        "fn f() {\n    let x = g(a, a);\n    let y = g(a, b);\n}\n",
+        "g($X, $X)",
+        "a.rs:2 ",
+    ),
+    (
+        "typescript",
+        "a.ts",
+        "const x = a === a;\nconst y = a === b;\n",
+        "$X === $X",
+        "a.ts:1 ",
+    ),
+    (
+        "c",
+        "a.c",
+        "int f(int a, int b) {\n  int x = max(a, a);\n  int y = max(a, b);\n  return x + y;\n}\n",
+        "max($X, $X)",
+        "a.c:2 ",
+    ),
+];
+
+#[tokio::test]
+async fn repeated_metavariables_must_capture_the_same_text() {
+    for (lang, file, src, pattern, hit) in REPEATED {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), file, src);
+        let run = open(dir.path());
+        let out = grep(&run, pattern, file).await;
+        assert!(out.starts_with("1 match in 1 file\n"), "{lang}: {out}");
+        assert!(out.contains(hit), "{lang}: {out}");
+    }
+}
+
+#[tokio::test]
+async fn no_match_inside_strings_or_comments_but_spacing_does_not_matter() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "a.py",
+            "s = 'foo(1)'  # foo(2)\nfoo(  3 )\nfoo(\n  4)\n",
+            "foo($A)",
+        ),
+        (
+            "a.rs",
+            "// foo(1)\nfn f() { let s = \"foo(2)\"; foo( 3 ); foo(\n 4); }\n",
+            "foo($A)",
+        ),
+        (
+            "a.ts",
+            "// foo(1)\nconst s = 'foo(2)'; /* foo(5) */ foo( 3 );\nfoo(\n 4);\n",
+            "foo($A)",
+        ),
+        (
+            "a.c",
+            "/* foo(1) */ void f(void) { char *s = \"foo(2)\"; foo( 3 ); foo(\n 4); }\n",
+            "foo($A)",
+        ),
+        (
+            "a.dart",
+            "void f() { var s = 'foo(1)'; /* foo(2) */ foo( 3 ); foo(\n 4); }\n",
+            "foo($A)",
+        ),
+    ];
+    for (file, src, pattern) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), file, src);
+        let run = open(dir.path());
+        let out = grep(&run, pattern, file).await;
+        assert!(out.starts_with("2 matches in 1 file\n"), "{file}: {out}");
+        assert!(
+            out.contains("$A = 3") && out.contains("$A = 4"),
+            "{file}: {out}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn dart_call_pattern_matches_calls_not_signatures() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "lib/w.dart",
+        "class W {\n  void dispose(int x) {}\n  void run() {\n    dispose(ctrl);\n  }\n}\n",
+    );
+    let run = open(dir.path());
+    let out = grep(&run, "dispose($X)", "lib/w.dart").await;
+    assert!(
+        out.starts_with("1 match in 1 file\nlib/w.dart:4 dispose(ctrl)"),
+        "{out}"
+    );
+    assert!(!out.contains("w.dart:2"), "{out}");
+}
+
+#[tokio::test]
+async fn unparseable_patterns_are_errors_that_say_where() {
+    let cases = [
+        ("dart", "void dispose("),
+        ("python", "def f(:"),
+        ("rust", "fn f( {"),
+        ("typescript", "const = ;"),
+        ("c", "int f(;"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let run = open(dir.path());
+    for (lang, pattern) in cases {
+        let err = call(
+            &run,
+            "ast_grep",
+            json!({"pattern": pattern, "language": lang}),
+        )
+        .await
+        .unwrap_err();
+        assert!(err.contains("unparseable"), "{lang}: {err}");
+        assert!(
+            err.contains(&format!("unparseable {lang} pattern")),
+            "{lang}: {err}"
+        );
+        assert!(err.contains("line 1, column"), "{lang}: {err}");
+    }
+}
+
+#[tokio::test]
+async fn language_is_required_for_a_directory_and_ids_are_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = open(dir.path());
+    let err = call(&run, "ast_grep", json!({"pattern": "f($A)"}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("`language` is required") && err.contains("dart"),
+        "{err}"
+    );
+    let err = call(
+        &run,
+        "ast_grep",
+        json!({"pattern": "f($A)", "language": "cobol"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("unknown language `cobol`") && err.contains("python"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn the_cap_says_how_many_exist_and_where() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..3 {
+        let body: String = (0..10).map(|j| format!("log({j})\n")).collect();
+        write(dir.path(), &format!("m{i}.py"), &body);
+    }
+    let run = open(dir.path());
+    let out = call(
+        &run,
+        "ast_grep",
+        json!({"pattern": "log($A)", "language": "python", "max_results": 4}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        out.starts_with("30 matches in 3 files\nm0.py:1 log(0)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("showing the first 4 of 30 matches (in 3 files)"),
+        "{out}"
+    );
+    assert_eq!(out.matches("m0.py:").count(), 4, "{out}");
+    assert!(out.contains("searched 3 python files"), "{out}");
+}
+
+#[tokio::test]
+async fn gitignore_is_respected_outside_a_git_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), ".gitignore", "build/\n");
+    write(dir.path(), "src/a.rs", "fn f() { g(1); }\n");
+    write(dir.path(), "build/gen.rs", "fn f() { g(2); }\n");
+    let run = open(dir.path());
+    let out = call(
+        &run,
+        "ast_grep",
+        json!({"pattern": "g($A)", "language": "rust"}),
+    )
+    .await
+    .unwrap();
+    assert!(out.starts_with("1 match in 1 file\nsrc/a.rs:1"), "{out}");
+    assert!(out.contains("searched 1 rust files"), "{out}");
+}
+
+#[tokio::test]
+async fn the_cache_never_serves_a_stale_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.py", "old(1)\n");
+    let run = open(dir.path());
+    assert!(grep(&run, "old($A)", "a.py").await.starts_with("1 match"));
+    let warm = grep(&run, "old($A)", "a.py").await;
+    assert!(warm.contains("1 from cache"), "{warm}");
+    // Changed behind the run's back, same length, same mtime second.
+    write(dir.path(), "a.py", "new(1)\n");
+    let out = grep(&run, "new($A)", "a.py").await;
+    assert!(out.starts_with("1 match"), "{out}");
+    assert!(grep(&run, "old($A)", "a.py").await.starts_with("0 matches"));
+}
+
+const TS_SRC: &str = "function f() {\n  dispose(a);\n  if (x) {\n    dispose(b.c);\n  }\n}\n";
+
+#[tokio::test]
+async fn stage_then_accept_writes_every_file() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "src/one.ts", TS_SRC);
+    write(dir.path(), "src/two.ts", "dispose(z);\n");
+    let run = open(dir.path());
+    let out = call(
+        &run,
+        "ast_edit",
+        json!({"pattern": "dispose($X)", "rewrite": "$X.dispose()", "language": "typescript"}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        out.starts_with("(proposed) 3 replacements in 2 files"),
+        "{out}"
+    );
+    assert!(out.contains("edit_id \"edit_1\""), "{out}");
+    assert!(out.contains("-  dispose(a);\n+  a.dispose();"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("src/one.ts")).unwrap(),
+        TS_SRC
+    );
+    let done = call(
+        &run,
+        "resolve",
+        json!({"edit_id": "edit_1", "action": "accept"}),
+    )
+    .await
+    .unwrap();
+    assert!(done.contains("wrote 2 files"), "{done}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("src/one.ts")).unwrap(),
+        "function f() {\n  a.dispose();\n  if (x) {\n    b.c.dispose();\n  }\n}\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("src/two.ts")).unwrap(),
+        "z.dispose();\n"
+    );
+    let again = call(
+        &run,
+        "resolve",
+        json!({"edit_id": "edit_1", "action": "accept"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(again.contains("already accepted"), "{again}");
+}
+
+#[tokio::test]
+async fn a_file_changed_after_staging_rejects_the_whole_change() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.py", "old(1)\n");
+    write(dir.path(), "b.py", "old(2)\n");
+    let run = open(dir.path());
+    let out = call(
+        &run,
+        "ast_edit",
+        json!({"pattern": "old($A)", "rewrite": "new($A)", "language": "python"}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        out.starts_with("(proposed) 2 replacements in 2 files"),
+        "{out}"
+    );
+    write(dir.path(), "b.py", "old(2)\nother()\n");
+    let err = call(
+        &run,
+        "resolve",
+        json!({"edit_id": "edit_1", "action": "accept"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.contains("rejected") && err.contains("b.py"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.py")).unwrap(),
+        "old(1)\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("b.py")).unwrap(),
+        "old(2)\nother()\n"
+    );
+    let gone = call(
+        &run,
+        "resolve",
+        json!({"edit_id": "edit_1", "action": "discard"}),
+    )
+    .await
+    .unwrap();
+    assert!(gone.contains("discarded edit_1"), "{gone}");
+}
+
+#[tokio::test]
+async fn stage_then_discard_writes_nothing_and_unknown_ids_list_pending() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.c", "void f(void) { free(p); }\n");
+    let run = open(dir.path());
+    let args = json!({"pattern": "free($P)", "rewrite": "release($P)", "path": "a.c"});
+    call(&run, "ast_edit", args.clone()).await.unwrap();
+    call(&run, "ast_edit", args).await.unwrap();
+    let err = call(
+        &run,
+        "resolve",
+        json!({"edit_id": "edit_7", "action": "accept"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.contains("edit_1, edit_2"), "{err}");
+    let out = call(
+        &run,
+        "resolve",
+        json!({"edit_id": "edit_1", "action": "discard"}),
+    )
+    .await
+    .unwrap();
+    assert!(out.contains("nothing was written"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.c")).unwrap(),
+        "void f(void) { free(p); }\n"
+    );
+}
+
+#[tokio::test]
+async fn multi_line_rewrites_follow_the_site_and_nested_matches_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.rs",
+        "fn f() {\n    if ok {\n        wrap(wrap(x));\n    }\n}\n",
+    );
+    let run = open(dir.path());
+    let out = call(
+        &run,
+        "ast_edit",
+        json!({"pattern": "wrap($A)", "rewrite": "{\n    let v = $A;\n    v\n}", "path": "a.rs"}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        out.contains("1 inner match inside a replaced match was left"),
+        "{out}"
+    );
+    call(
+        &run,
+        "resolve",
+        json!({"edit_id": "edit_1", "action": "accept"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.rs")).unwrap(),
+        "fn f() {\n    if ok {\n        {\n            let v = wrap(x);\n            v\n        };\n    }\n}\n"
+    );
+}
+
+#[tokio::test]
+async fn writes_report_new_syntax_errors_only() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "old.py", "def broken(:\n    pass\n\nx = 1\n");
+    let run = open(dir.path());
+    let out = call(
+        &run,
+        "write",
+        json!({"path": "new.py", "content": "def f(:\n    return 1\n"}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        out.contains("syntax check: this write introduced 1 syntax error"),
+        "{out}"
+    );
+    assert!(out.contains("new.py:1 "), "{out}");
+    // An old error moved down by an edit is not new.
+    let out = call(
+        &run,
+        "edit",
+        json!({"path": "old.py", "old_string": "x = 1", "new_string": "x = 2"}),
+    )
+    .await
+    .unwrap();
+    assert!(!out.contains("syntax check"), "{out}");
+    let out = call(
+        &run,
+        "edit",
+        json!({"path": "new.py", "old_string": "def f(:", "new_string": "def f():"}),
+    )
+    .await
+    .unwrap();
+    assert!(!out.contains("syntax check"), "{out}");
+}
