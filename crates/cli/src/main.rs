@@ -73,6 +73,14 @@ enum Command {
     },
 }
 
+/// Prints a line to stdout; a closed pipe (`tether … | head`) is not an error worth a panic.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 /// A failure and the exit code it maps to.
 struct Exit(u8, String);
 
@@ -115,7 +123,10 @@ fn root_of(root: Option<PathBuf>) -> Result<PathBuf, Exit> {
 }
 
 fn open(root: Option<PathBuf>, conversation: Option<String>) -> Result<Run, Exit> {
-    let mut builder = RunBuilder::new(root_of(root)?);
+    build(RunBuilder::new(root_of(root)?), conversation)
+}
+
+fn build(mut builder: RunBuilder, conversation: Option<String>) -> Result<Run, Exit> {
     if let Some(c) = conversation {
         builder = builder.conversation(c);
     }
@@ -146,19 +157,19 @@ async fn run(command: Command) -> Result<(), Exit> {
                     "missing TOOL: use `tether call TOOL '{...}'` or `tether call --stdin`",
                 )),
                 (false, Some(tool)) => {
-                    let tether = open(run.root, None)?;
+                    let tether = build(RunBuilder::new(root_of(run.root)?).single_call(), None)?;
                     let args = parse_args(&tether, &tool, args.as_deref().unwrap_or("{}"))?;
                     match tether
                         .call(surface, &tool, args, CancellationToken::new())
                         .await
                     {
                         Ok(out) => {
-                            println!("{}", out.to_text());
+                            say!("{}", out.to_text());
                             Ok(())
                         }
                         Err(e) if e.is_usage() => Err(usage(e.to_string())),
                         Err(e) => {
-                            println!("error: {e}");
+                            say!("error: {e}");
                             Err(Exit(1, String::new()))
                         }
                     }
@@ -176,11 +187,11 @@ async fn run(command: Command) -> Result<(), Exit> {
                                "description": s.description, "input_schema": s.input_schema})
                     })
                     .collect();
-                println!("{}", Value::Array(list));
+                say!("{}", Value::Array(list));
             } else {
                 for s in specs {
                     let first = s.description.split(". ").next().unwrap_or("");
-                    println!("{:<12} {:<5} {first}", s.name, s.tier.as_str());
+                    say!("{:<12} {:<5} {first}", s.name, s.tier.as_str());
                 }
             }
             Ok(())
@@ -188,7 +199,7 @@ async fn run(command: Command) -> Result<(), Exit> {
         Command::Doctor { root } => {
             let root = root_of(root)?;
             let tether = open(Some(root.clone()), None)?;
-            print!("{}", tether::doctor_report(&tether, &root).await);
+            say!("{}", tether::doctor_report(&tether, &root).await);
             Ok(())
         }
         Command::Trust { root } => {
@@ -204,7 +215,7 @@ async fn run(command: Command) -> Result<(), Exit> {
             } else {
                 "already trusted"
             };
-            println!(
+            say!(
                 "{} is {how} (recorded in {})",
                 root.display(),
                 store.path().display()
@@ -277,7 +288,7 @@ async fn call_lines(run: &Run, surface: Surface) -> Result<(), Exit> {
                 json!({"tool": tool, "ok": false, "usage_error": e.is_usage(), "text": format!("error: {e}")})
             }
         };
-        println!("{record}");
+        say!("{record}");
     }
     match worst {
         0 => Ok(()),

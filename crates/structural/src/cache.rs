@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use tether_fs::ContentHash;
 
+use crate::index::KindIndex;
 use crate::lang::{Lang, Tree};
 
 /// Estimated bytes of one tree-sitter node, used to bound the cache without allocator hooks.
@@ -16,6 +17,7 @@ struct Entry {
     hash: ContentHash,
     lang: &'static str,
     tree: Arc<Tree>,
+    index: Arc<KindIndex>,
     cost: usize,
     tick: u64,
 }
@@ -32,6 +34,13 @@ struct Inner {
 pub struct TreeCache {
     inner: Mutex<Inner>,
     budget: usize,
+}
+
+/// A tree as the search sees it: the parse, and its kind index when it is cached.
+pub(crate) struct Cached {
+    pub(crate) tree: Arc<Tree>,
+    pub(crate) index: Option<Arc<KindIndex>>,
+    pub(crate) lookup: Lookup,
 }
 
 /// How a lookup went, for the search summary.
@@ -54,13 +63,7 @@ impl TreeCache {
 
     /// The tree for `path` as it is now: the cached one if its hash still matches, else a
     /// fresh parse (cached if it fits the budget).
-    pub(crate) fn tree(
-        &self,
-        path: &Path,
-        text: &str,
-        hash: ContentHash,
-        lang: Lang,
-    ) -> (Arc<Tree>, Lookup) {
+    pub(crate) fn tree(&self, path: &Path, text: &str, hash: ContentHash, lang: Lang) -> Cached {
         {
             let mut inner = self.lock();
             inner.tick += 1;
@@ -73,17 +76,49 @@ impl TreeCache {
                 by_age.remove(&entry.tick);
                 by_age.insert(tick, path.to_path_buf());
                 entry.tick = tick;
-                return (entry.tree.clone(), Lookup::Hit);
+                return Cached {
+                    tree: entry.tree.clone(),
+                    index: Some(entry.index.clone()),
+                    lookup: Lookup::Hit,
+                };
             }
         }
         let tree = Arc::new(lang.parse(text));
         let nodes = tree.root().get_inner_node().descendant_count();
         let cost = text.len() + nodes * BYTES_PER_NODE;
-        self.insert(path, hash, lang, tree.clone(), cost);
-        (tree, Lookup::Parsed)
+        let mut inner = self.lock();
+        if let Some(old) = inner.map.remove(path) {
+            inner.by_age.remove(&old.tick);
+            inner.used -= old.cost;
+        }
+        if cost > self.budget {
+            // Not kept (a one-call run, or a tree larger than the budget): no index either.
+            return Cached {
+                tree,
+                index: None,
+                lookup: Lookup::Parsed,
+            };
+        }
+        drop(inner);
+        let index = Arc::new(KindIndex::build(&tree));
+        let cost = cost + index.bytes();
+        self.insert(path, hash, lang, tree.clone(), index.clone(), cost);
+        Cached {
+            tree,
+            index: Some(index),
+            lookup: Lookup::Parsed,
+        }
     }
 
-    fn insert(&self, path: &Path, hash: ContentHash, lang: Lang, tree: Arc<Tree>, cost: usize) {
+    fn insert(
+        &self,
+        path: &Path,
+        hash: ContentHash,
+        lang: Lang,
+        tree: Arc<Tree>,
+        index: Arc<KindIndex>,
+        cost: usize,
+    ) {
         let mut inner = self.lock();
         if let Some(old) = inner.map.remove(path) {
             inner.by_age.remove(&old.tick);
@@ -110,6 +145,7 @@ impl TreeCache {
                 hash,
                 lang: lang.id(),
                 tree,
+                index,
                 cost,
                 tick,
             },
@@ -140,13 +176,13 @@ mod tests {
         let cache = TreeCache::new(1 << 20);
         let lang = Lang::by_id("python").unwrap();
         let p = Path::new("/x/a.py");
-        let (_, l) = cache.tree(p, "a = 1\n", hash_bytes(b"a = 1\n"), lang);
-        assert_eq!(l, Lookup::Parsed);
-        let (_, l) = cache.tree(p, "a = 1\n", hash_bytes(b"a = 1\n"), lang);
-        assert_eq!(l, Lookup::Hit);
-        let (t, l) = cache.tree(p, "b = 2\n", hash_bytes(b"b = 2\n"), lang);
-        assert_eq!(l, Lookup::Parsed);
-        assert_eq!(t.root().text(), "b = 2\n");
+        let c = cache.tree(p, "a = 1\n", hash_bytes(b"a = 1\n"), lang);
+        assert_eq!(c.lookup, Lookup::Parsed);
+        let c = cache.tree(p, "a = 1\n", hash_bytes(b"a = 1\n"), lang);
+        assert_eq!(c.lookup, Lookup::Hit);
+        let c = cache.tree(p, "b = 2\n", hash_bytes(b"b = 2\n"), lang);
+        assert_eq!(c.lookup, Lookup::Parsed);
+        assert_eq!(c.tree.root().text(), "b = 2\n");
         assert_eq!(cache.usage().0, 1);
     }
 
@@ -166,7 +202,13 @@ mod tests {
         cache.tree(Path::new("/a"), text, h, lang); // a is now the most recent
         cache.tree(Path::new("/c"), text, h, lang); // evicts b
         assert_eq!(cache.usage().0, 2);
-        assert_eq!(cache.tree(Path::new("/a"), text, h, lang).1, Lookup::Hit);
-        assert_eq!(cache.tree(Path::new("/b"), text, h, lang).1, Lookup::Parsed);
+        assert_eq!(
+            cache.tree(Path::new("/a"), text, h, lang).lookup,
+            Lookup::Hit
+        );
+        assert_eq!(
+            cache.tree(Path::new("/b"), text, h, lang).lookup,
+            Lookup::Parsed
+        );
     }
 }

@@ -8,6 +8,7 @@
 //! than reading the files.
 
 mod cache;
+mod index;
 mod lang;
 mod pattern;
 mod render;

@@ -186,15 +186,40 @@ fn describe_failure(
     )
 }
 
+/// Languages whose keywords are case-sensitive string tokens in their grammar, so an unnamed
+/// keyword leaf of a pattern (`raise`, `return`) must occur verbatim in any match.
+const VERBATIM_KEYWORDS: &[&str] = &[
+    "bash",
+    "c",
+    "cpp",
+    "csharp",
+    "dart",
+    "elixir",
+    "go",
+    "java",
+    "javascript",
+    "kotlin",
+    "lua",
+    "python",
+    "ruby",
+    "rust",
+    "scala",
+    "swift",
+    "tsx",
+    "typescript",
+];
+
 fn collect_literals(node: &PatternNode, lang: Lang, out: &mut Vec<String>) {
     match node {
         PatternNode::Terminal { text, is_named, .. } => {
             let expando = lang.sg().expando_char();
-            if *is_named
-                && !text.trim().is_empty()
-                && !text.contains(expando)
-                && !text.contains('$')
-            {
+            let usable = !text.trim().is_empty() && !text.contains(expando) && !text.contains('$');
+            // Named leaves match by exact text. Unnamed ones match by kind, which for a keyword
+            // of these grammars is its verbatim spelling; punctuation filters nothing.
+            let keyword = text.len() >= 2
+                && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && VERBATIM_KEYWORDS.contains(&lang.id());
+            if usable && (*is_named || keyword) {
                 out.push(text.clone());
             }
         }
@@ -204,5 +229,20 @@ fn collect_literals(node: &PatternNode, lang: Lang, out: &mut Vec<String>) {
             }
         }
         PatternNode::MetaVar { .. } => {}
+    }
+}
+
+impl Compiled {
+    /// The same pattern with the fixed-text prefilter switched off, so tests can check that the
+    /// prefilter never drops a match.
+    #[doc(hidden)]
+    pub fn without_prefilter(mut self) -> Self {
+        self.literals.clear();
+        self
+    }
+
+    /// The texts every match must contain (the prefilter).
+    pub fn literals(&self) -> &[String] {
+        &self.literals
     }
 }

@@ -2,14 +2,15 @@
 //! fixed-text prefilter, the cached parse, and the parallel fan-out over all cores.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use ast_grep_core::Matcher as _;
+use ast_grep_core::matcher::MatcherExt as _;
 use ast_grep_core::replacer::TemplateFix;
 use tether_fs::{ContentHash, hash_bytes};
 
 use crate::cache::{Lookup, TreeCache};
-use crate::lang::{Lang, Tree};
+use crate::lang::Lang;
 use crate::pattern::Compiled;
 
 /// Files larger than this are skipped as generated or data.
@@ -37,8 +38,8 @@ pub struct FileMatches {
     pub rel: String,
     /// Hash of the bytes searched.
     pub hash: ContentHash,
-    /// The parsed file (its source is what was searched).
-    pub tree: Arc<Tree>,
+    /// The text that was searched, kept only when rewriting (the staged change is built on it).
+    pub source: Option<String>,
     /// Matches in source order.
     pub matches: Vec<Match>,
 }
@@ -177,8 +178,9 @@ fn search_file(
         stats.failed += 1;
         return None;
     };
-    let (tree, lookup) = cache.tree(path, text, hash, compiled.lang);
-    match lookup {
+    let cached = cache.tree(path, text, hash, compiled.lang);
+    let tree = &cached.tree;
+    match cached.lookup {
         Lookup::Hit => stats.cached += 1,
         Lookup::Parsed => stats.parsed += 1,
     }
@@ -188,8 +190,22 @@ fn search_file(
     }
     let mut vars: Vec<&str> = compiled.pattern.defined_vars().into_iter().collect();
     vars.sort_unstable();
-    let matches: Vec<Match> = root
-        .find_all(&compiled.pattern)
+    let indexed = match (&cached.index, compiled.pattern.potential_kinds()) {
+        (Some(index), Some(kinds)) => match kinds.iter().collect::<Vec<_>>().as_slice() {
+            [kind] => index.nodes(tree, *kind as u16),
+            _ => None,
+        },
+        _ => None,
+    };
+    let found: Vec<_> = match indexed {
+        Some(nodes) => nodes
+            .into_iter()
+            .filter_map(|n| compiled.pattern.match_node(n))
+            .collect(),
+        None => root.find_all(&compiled.pattern).collect(),
+    };
+    let matches: Vec<Match> = found
+        .into_iter()
         .map(|nm| {
             let env = nm.get_env();
             let captures = vars
@@ -226,7 +242,7 @@ fn search_file(
     Some(FileMatches {
         rel: String::new(),
         hash,
-        tree,
+        source: rewrite.map(|_| text.to_string()),
         matches,
     })
 }

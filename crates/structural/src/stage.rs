@@ -23,7 +23,7 @@ struct Rewritten {
 /// Applies the outermost matches of a file, left to right; a match that starts inside an
 /// already-replaced one is left for a second pass, so the result is deterministic.
 fn rewrite_file(file: &FileMatches) -> Rewritten {
-    let old = file.tree.source().to_string();
+    let old = file.source.clone().unwrap_or_default();
     let crlf = old.matches("\r\n").count() * 2 > old.matches('\n').count();
     let mut new = String::with_capacity(old.len());
     let mut cursor = 0;

@@ -37,6 +37,7 @@ pub struct RunBuilder {
     questions: Option<Arc<dyn QuestionPort>>,
     hooks: Vec<Arc<dyn WriteHook>>,
     file_tools: bool,
+    single_call: bool,
     host_tools: Vec<HostTool>,
 }
 
@@ -50,6 +51,7 @@ impl RunBuilder {
             questions: None,
             hooks: Vec::new(),
             file_tools: true,
+            single_call: false,
             host_tools: Vec::new(),
         }
     }
@@ -85,6 +87,13 @@ impl RunBuilder {
         self
     }
 
+    /// Declares that this run serves exactly one call (`tether call`), so nothing is kept for
+    /// later calls: parsed trees are dropped as soon as they are searched.
+    pub fn single_call(mut self) -> Self {
+        self.single_call = true;
+        self
+    }
+
     /// Registers a host tool as it is.
     pub fn tool<T: Tool>(mut self, tool: T) -> Self {
         self.host_tools.push(Box::new(move |r| {
@@ -116,7 +125,10 @@ impl RunBuilder {
         let approval = config.approval().map_err(BuildError::Config)?;
         let (journal, recovered) =
             Journal::open(&workspace).map_err(|e| BuildError::Journal(e.to_string()))?;
-        let cache_mb = structural_cache_mb(&config)?;
+        let cache_mb = match self.single_call {
+            true => 0,
+            false => structural_cache_mb(&config)?,
+        };
         let notices = NoticeQueue::default();
         for report in &recovered {
             tracing::warn!("{report}");
