@@ -92,13 +92,13 @@ fn try_rung(
     if let Some(bad) = root.dfs().find(|n| n.is_error() || n.is_missing()) {
         return Err(describe_failure(&bad, original, &embedded, span.start));
     }
+    // The fragment itself, then with the `;` this rung added, then without a `;` the user
+    // wrote where the grammar keeps it as a separate token (a TypeScript class field).
     let with_suffix = span.start..span.end + suffix.len();
-    let node = outermost_spanning(&root, &span)
-        .or_else(|| {
-            (!suffix.is_empty())
-                .then(|| outermost_spanning(&root, &with_suffix))
-                .flatten()
-        })
+    let without_semicolon = span.start..span.end - usize::from(embedded.ends_with(';'));
+    let node = [span.clone(), with_suffix, without_semicolon]
+        .iter()
+        .find_map(|s| outermost_spanning(&root, s))
         .ok_or_else(|| {
             "The fragment parses, but as several nodes rather than one; give a single \
              statement, expression or declaration."
@@ -244,5 +244,64 @@ impl Compiled {
     /// The texts every match must contain (the prefilter).
     pub fn literals(&self) -> &[String] {
         &self.literals
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lang(id: &str) -> Lang {
+        Lang::by_id(id).unwrap()
+    }
+
+    #[test]
+    fn the_ladder_picks_the_first_clean_rung() {
+        assert_eq!(
+            compile("dispose($X)", lang("dart")).unwrap().rung,
+            "statement"
+        );
+        assert_eq!(
+            compile("return $X", lang("python")).unwrap().rung,
+            "statement"
+        );
+        let method = "def $F(self):\n    return $X";
+        assert_eq!(compile(method, lang("python")).unwrap().rung, "statement");
+        assert_eq!(
+            compile("pub fn $F() {}", lang("rust")).unwrap().rung,
+            "statement"
+        );
+        let field = compile("private $X: number = 0;", lang("typescript")).unwrap();
+        assert_eq!(field.rung, "class member");
+        assert_eq!(
+            compile("package $P", lang("go")).unwrap().rung,
+            "declaration"
+        );
+    }
+
+    #[test]
+    fn several_nodes_or_errors_anywhere_are_refused() {
+        let e = compile("f(); g();", lang("typescript")).err().unwrap();
+        assert!(e.message.contains("several nodes"), "{}", e.message);
+        // The top node parses, but an inner MISSING token must still reject it.
+        let e = compile("foo(a, ", lang("python")).err().unwrap();
+        assert!(
+            e.message.starts_with("unparseable python pattern"),
+            "{}",
+            e.message
+        );
+        let e = compile("   ", lang("rust")).err().unwrap();
+        assert!(e.message.contains("empty"), "{}", e.message);
+    }
+
+    #[test]
+    fn literals_are_the_fixed_text_of_the_pattern() {
+        let c = compile("raise $E($$$ARGS)", lang("python")).unwrap();
+        assert_eq!(c.literals(), ["raise"]);
+        let c = compile("self.$A = $A", lang("python")).unwrap();
+        assert_eq!(c.literals(), ["self"]);
+        // PHP keywords are case-insensitive, so they never become literals there.
+        let c = compile("echo $X;", lang("php")).unwrap();
+        assert!(c.literals().is_empty(), "{:?}", c.literals());
     }
 }

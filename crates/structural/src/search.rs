@@ -246,3 +246,84 @@ fn search_file(
         matches,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pattern::compile;
+
+    fn listing(found: &[FileMatches]) -> Vec<String> {
+        found
+            .iter()
+            .flat_map(|f| {
+                f.matches
+                    .iter()
+                    .map(|m| format!("{}:{} {} {:?}", f.rel, m.line, m.text, m.captures))
+            })
+            .collect()
+    }
+
+    /// The prefilter and the kind index are shortcuts: on real code they must find exactly
+    /// what a plain walk of every tree finds.
+    fn assert_shortcuts_agree(dir: &Path, lang: &str, patterns: &[&str]) {
+        let lang = Lang::by_id(lang).unwrap();
+        let files = files_for(dir, lang);
+        assert!(files.len() > 5, "too small a corpus in {}", dir.display());
+        let display = |p: &Path| p.display().to_string();
+        let stop = AtomicBool::new(false);
+        let warm = TreeCache::new(1 << 30);
+        for p in patterns {
+            let plain = compile(p, lang).unwrap().without_prefilter();
+            let (reference, _) = search(&files, &plain, None, &TreeCache::new(0), &display, &stop);
+            let fast = compile(p, lang).unwrap();
+            let (cold, _) = search(&files, &fast, None, &warm, &display, &stop);
+            let (hot, stats) = search(&files, &fast, None, &warm, &display, &stop);
+            assert!(!reference.is_empty(), "{p}: the corpus should have matches");
+            assert_eq!(listing(&cold), listing(&reference), "{p} cold");
+            assert_eq!(listing(&hot), listing(&reference), "{p} warm");
+            assert_eq!(
+                stats.parsed, 0,
+                "{p}: the second search should be served from cache"
+            );
+        }
+    }
+
+    #[test]
+    fn shortcuts_agree_with_a_full_walk_on_this_repository() {
+        let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        assert_shortcuts_agree(
+            &crates,
+            "rust",
+            &[
+                "$X.unwrap_or($Y)",
+                "format!($$$A)",
+                "if let Some($X) = $Y { $$$B }",
+                "Some($X)",
+                "pub fn $F($$$A) -> $R { $$$B }",
+            ],
+        );
+    }
+
+    #[test]
+    fn shortcuts_agree_with_a_full_walk_on_the_python_stdlib() {
+        let out = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import json, os; print(os.path.dirname(os.path.dirname(json.__file__)))",
+            ])
+            .output()
+            .unwrap();
+        let stdlib = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+        assert_shortcuts_agree(
+            &stdlib.join("email"),
+            "python",
+            &[
+                "raise $E($$$A)",
+                "isinstance($A, $B)",
+                "self.$A = $A",
+                "return None",
+                "if $C: $$$B",
+            ],
+        );
+    }
+}
