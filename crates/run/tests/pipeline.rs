@@ -383,3 +383,82 @@ async fn ask_policy_fails_closed_without_a_port_and_asks_with_one() {
         .unwrap();
     assert!(f.dir.path().join("a").exists());
 }
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct HostWriteArgs {
+    file: String,
+}
+
+/// A host's own write tool: it writes with std::fs, not through `cx.fs()`.
+struct HostWrite;
+impl Tool for HostWrite {
+    type Args = HostWriteArgs;
+    fn name(&self) -> &'static str {
+        "host_write"
+    }
+    fn description(&self) -> String {
+        "the host's own writer".into()
+    }
+    fn tier(&self) -> Tier {
+        Tier::Write
+    }
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Workspace
+    }
+    async fn call(&self, cx: &CallCx, a: HostWriteArgs) -> Result<ToolOutput, ToolError> {
+        std::fs::write(cx.workspace().root().join(&a.file), "host\n").unwrap();
+        Ok(ToolOutput::text("host wrote"))
+    }
+}
+
+#[tokio::test]
+async fn wrapped_host_writes_get_the_same_hooks() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = Workspace::new(dir.path()).unwrap();
+    let (journal, _) = Journal::open(&ws).unwrap();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let hook = Recorder {
+        log: log.clone(),
+        registry: Arc::new(Mutex::new(None)),
+    };
+    let mut b = RegistryBuilder::new(RunResources {
+        workspace: Arc::new(ws),
+        journal: Arc::new(journal),
+        staged: Arc::new(StagedStore::new()),
+        hooks: WriteHooks::new(vec![Arc::new(hook)]),
+        notices: NoticeQueue::default(),
+        approval: ApprovalPolicy::Never,
+        questions: None,
+        conversation: None,
+    });
+    let paths_of: tether_run::PathsOf =
+        Arc::new(|args: &Value| vec![args["file"].as_str().unwrap_or("").to_string()]);
+    b.wrap_write(HostWrite, paths_of);
+    let registry = b.build();
+    let out = registry
+        .call(
+            Surface::Agent,
+            "host_write",
+            json!({"file": "h.txt"}),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap()
+        .to_text();
+    assert_eq!(out, "host wrote\n\nrecorder saw h.txt");
+    assert_eq!(
+        log.lock().unwrap().clone(),
+        ["before h.txt exists=false", "after h.txt"]
+    );
+    let err = registry
+        .call(
+            Surface::Agent,
+            "host_write",
+            json!({"file": "../x"}),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("outside the workspace"), "{err}");
+}

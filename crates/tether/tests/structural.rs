@@ -451,3 +451,70 @@ async fn writes_report_new_syntax_errors_only() {
     .unwrap();
     assert!(!out.contains("syntax check"), "{out}");
 }
+
+#[tokio::test]
+async fn binary_and_huge_files_are_skipped_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ok.py", "f(1)\n");
+    std::fs::write(dir.path().join("blob.py"), b"f(2)\n\0\0\0binary").unwrap();
+    let huge: String = "f(3)\n".repeat(500_000); // 2.5 MB
+    write(dir.path(), "huge.py", &huge);
+    let run = open(dir.path());
+    let out = call(
+        &run,
+        "ast_grep",
+        json!({"pattern": "f($A)", "language": "python"}),
+    )
+    .await
+    .unwrap();
+    assert!(out.starts_with("1 match in 1 file\nok.py:1"), "{out}");
+    assert!(out.contains("skipped 1 over 2 MiB and 1 binary"), "{out}");
+}
+
+#[tokio::test]
+async fn rewrites_keep_crlf_line_endings() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "w.py", "if x:\r\n    old(a)\r\n");
+    let run = open(dir.path());
+    call(
+        &run,
+        "ast_edit",
+        json!({"pattern": "old($A)", "rewrite": "new($A)\nnew($A)", "path": "w.py"}),
+    )
+    .await
+    .unwrap();
+    call(
+        &run,
+        "resolve",
+        json!({"edit_id": "edit_1", "action": "accept"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("w.py")).unwrap(),
+        "if x:\r\n    new(a)\r\n    new(a)\r\n"
+    );
+}
+
+#[tokio::test]
+async fn long_previews_say_what_they_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let body: String = (0..300).map(|i| format!("old({i})\n\n\n\n")).collect();
+    write(dir.path(), "many.py", &body);
+    let run = open(dir.path());
+    let out = call(
+        &run,
+        "ast_edit",
+        json!({"pattern": "old($A)", "rewrite": "new($A)", "path": "many.py"}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        out.starts_with("(proposed) 300 replacements in 1 file"),
+        "{out}"
+    );
+    assert!(
+        out.contains("… preview cut:") && out.contains("the staged change holds every file"),
+        "{out}"
+    );
+}
