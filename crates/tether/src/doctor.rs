@@ -34,6 +34,11 @@ pub async fn doctor_report(run: &Run, root: &Path) -> String {
             spec.tier.as_str()
         );
     }
+    let _ = writeln!(
+        out,
+        "\ngrammars (bundled, for ast_grep, ast_edit and the syntax check): {}",
+        tether_structural::Lang::ids().join(", ")
+    );
     let _ = writeln!(out, "\ninterpreters:");
     for (name, flag) in INTERPRETERS {
         let _ = writeln!(out, "  {}", probe(name, flag).await);
