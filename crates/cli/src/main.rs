@@ -165,6 +165,15 @@ async fn run(command: Command) -> Result<(), Exit> {
                     {
                         Ok(out) => {
                             say!("{}", out.to_text());
+                            let pending = tether.registry().pending_staged();
+                            if !pending.is_empty() {
+                                eprintln!(
+                                    "tether: note: this one-call run ends now, so staged edit {} \
+                                     is dropped; stage and resolve in one run with `tether call \
+                                     --stdin` or `tether serve`",
+                                    pending.join(", ")
+                                );
+                            }
                             Ok(())
                         }
                         Err(e) if e.is_usage() => Err(usage(e.to_string())),

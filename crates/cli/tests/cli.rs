@@ -140,6 +140,42 @@ fn call_stdin_runs_every_line_in_one_run() {
 }
 
 #[test]
+fn stdin_stages_and_resolves_in_one_run_and_one_call_warns() {
+    let e = env();
+    write(&e.ws.join("a.py"), "old(1)\n");
+    let script = [
+        r#"{"tool": "ast_edit", "args": {"pattern": "old($A)", "rewrite": "new($A)", "path": "a.py"}}"#,
+        r#"{"tool": "resolve", "args": {"edit_id": "edit_1", "action": "accept"}}"#,
+        "",
+    ]
+    .join("\n");
+    let o = tether(&e, &["call", "--stdin"], Some(&script));
+    assert_eq!(o.status.code(), Some(0), "{}{}", out(&o), err(&o));
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("a.py")).unwrap(),
+        "new(1)\n"
+    );
+
+    let one = r#"{"pattern": "new($A)", "rewrite": "old($A)", "path": "a.py"}"#;
+    let o = tether(&e, &["call", "ast_edit", one], None);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        out(&o).starts_with("(proposed) 1 replacement in 1 file"),
+        "{}",
+        out(&o)
+    );
+    assert!(
+        err(&o).contains("staged edit edit_1 is dropped"),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("a.py")).unwrap(),
+        "new(1)\n"
+    );
+}
+
+#[test]
 fn tools_json_spells_tiers() {
     let e = env();
     let o = tether(&e, &["tools", "--json"], None);

@@ -123,6 +123,11 @@ impl Registry {
         &self.inner.resources.notices
     }
 
+    /// Ids of staged changes not yet accepted or discarded.
+    pub fn pending_staged(&self) -> Vec<String> {
+        self.inner.resources.staged.pending()
+    }
+
     /// The confined workspace of this run.
     pub fn workspace(&self) -> &Workspace {
         &self.inner.resources.workspace

@@ -91,7 +91,34 @@ macro_rules! lang {
     ($id:literal, $sg:ident, [$($r:expr),* $(,)?]) => {
         Lang { id: $id, sg: SupportLang::$sg, rungs: &[$($r),*] }
     };
+    ($id:literal, $sg:ident, $rungs:expr) => {
+        Lang { id: $id, sg: SupportLang::$sg, rungs: $rungs }
+    };
 }
+
+/// JavaScript, TypeScript and TSX share one ladder.
+const JS_RUNGS: &[Rung] = &[
+    rung("statement", "function __tether() {\n@@HOLE@@\n}", true),
+    rung("expression", "__tether(@@HOLE@@);", false),
+    rung("class member", "class __Tether {\n@@HOLE@@\n}", true),
+    rung("declaration", "@@HOLE@@", true),
+];
+
+/// Java and C# share one ladder.
+const JAVA_LIKE_RUNGS: &[Rung] = &[
+    rung(
+        "statement",
+        "class __Tether { void __tether() {\n@@HOLE@@\n} }",
+        true,
+    ),
+    rung(
+        "expression",
+        "class __Tether { void __tether() { __tether(@@HOLE@@); } }",
+        false,
+    ),
+    rung("class member", "class __Tether {\n@@HOLE@@\n}", true),
+    rung("declaration", "@@HOLE@@", true),
+];
 
 const C_LIKE_MEMBER: &str = "struct __Tether {\n@@HOLE@@\n};";
 
@@ -125,24 +152,7 @@ static LANGS: &[Lang] = &[
             rung("declaration", "@@HOLE@@", true),
         ]
     ),
-    lang!(
-        "csharp",
-        CSharp,
-        [
-            rung(
-                "statement",
-                "class __Tether { void __tether() {\n@@HOLE@@\n} }",
-                true
-            ),
-            rung(
-                "expression",
-                "class __Tether { void __tether() { __tether(@@HOLE@@); } }",
-                false
-            ),
-            rung("class member", "class __Tether {\n@@HOLE@@\n}", true),
-            rung("declaration", "@@HOLE@@", true),
-        ]
-    ),
+    lang!("csharp", CSharp, JAVA_LIKE_RUNGS),
     lang!(
         "css",
         Css,
@@ -206,34 +216,8 @@ static LANGS: &[Lang] = &[
         ]
     ),
     lang!("html", Html, [rung("declaration", "@@HOLE@@", false)]),
-    lang!(
-        "java",
-        Java,
-        [
-            rung(
-                "statement",
-                "class __Tether { void __tether() {\n@@HOLE@@\n} }",
-                true
-            ),
-            rung(
-                "expression",
-                "class __Tether { void __tether() { __tether(@@HOLE@@); } }",
-                false
-            ),
-            rung("class member", "class __Tether {\n@@HOLE@@\n}", true),
-            rung("declaration", "@@HOLE@@", true),
-        ]
-    ),
-    lang!(
-        "javascript",
-        JavaScript,
-        [
-            rung("statement", "function __tether() {\n@@HOLE@@\n}", true),
-            rung("expression", "__tether(@@HOLE@@);", false),
-            rung("class member", "class __Tether {\n@@HOLE@@\n}", true),
-            rung("declaration", "@@HOLE@@", true),
-        ]
-    ),
+    lang!("java", Java, JAVA_LIKE_RUNGS),
+    lang!("javascript", JavaScript, JS_RUNGS),
     lang!("json", Json, [rung("declaration", "@@HOLE@@", false)]),
     lang!(
         "kotlin",
@@ -322,26 +306,8 @@ static LANGS: &[Lang] = &[
             rung("declaration", "@@HOLE@@", false),
         ]
     ),
-    lang!(
-        "tsx",
-        Tsx,
-        [
-            rung("statement", "function __tether() {\n@@HOLE@@\n}", true),
-            rung("expression", "__tether(@@HOLE@@);", false),
-            rung("class member", "class __Tether {\n@@HOLE@@\n}", true),
-            rung("declaration", "@@HOLE@@", true),
-        ]
-    ),
-    lang!(
-        "typescript",
-        TypeScript,
-        [
-            rung("statement", "function __tether() {\n@@HOLE@@\n}", true),
-            rung("expression", "__tether(@@HOLE@@);", false),
-            rung("class member", "class __Tether {\n@@HOLE@@\n}", true),
-            rung("declaration", "@@HOLE@@", true),
-        ]
-    ),
+    lang!("tsx", Tsx, JS_RUNGS),
+    lang!("typescript", TypeScript, JS_RUNGS),
     lang!("yaml", Yaml, [rung("declaration", "@@HOLE@@", false)]),
 ];
 

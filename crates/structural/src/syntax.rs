@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use tether_fs::{FileReceipt, WritePath};
+use tether_fs::{ChangeKind, FileReceipt, WritePath};
 use tether_tool::{BoxFuture, WriteHook, cut_line};
 
 use crate::lang::Lang;
@@ -96,7 +96,11 @@ impl WriteHook for SyntaxCheck {
             let mut report = Vec::new();
             for receipt in receipts {
                 let abs = receipt.path.abs();
-                let baseline = self.lock().remove(abs).unwrap_or_default();
+                let mut baseline = self.lock().remove(abs).unwrap_or_default();
+                // A moved file keeps the problems it had under its old name.
+                if let ChangeKind::Renamed { from } = &receipt.kind {
+                    baseline.extend(self.lock().remove(from.abs()).unwrap_or_default());
+                }
                 if receipt.hash_after.is_none() {
                     continue;
                 }

@@ -3,25 +3,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
 
-use serde_json::{Value, json};
-use tether::{Run, RunBuilder, Surface, ToolError};
-use tokio_util::sync::CancellationToken;
-
-fn open(root: &Path) -> Run {
-    RunBuilder::new(root)
-        .user_config_dir(root.join(".cfg-unused"))
-        .build()
-        .unwrap()
-}
-
-async fn call(run: &Run, tool: &str, args: Value) -> Result<String, ToolError> {
-    run.call(Surface::Agent, tool, args, CancellationToken::new())
-        .await
-        .map(|o| o.to_text())
-}
+use common::{call, open};
+use serde_json::json;
+use tether::RunBuilder;
 
 #[tokio::test]
 async fn edits_keep_crlf_bom_final_newline_and_mode() {

@@ -3,31 +3,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
+mod common;
 
-use serde_json::{Value, json};
-use tether::{Run, RunBuilder, Surface};
-use tokio_util::sync::CancellationToken;
-
-fn open(root: &Path) -> Run {
-    RunBuilder::new(root)
-        .user_config_dir(root.join(".cfg-unused"))
-        .build()
-        .unwrap()
-}
-
-async fn call(run: &Run, tool: &str, args: Value) -> Result<String, String> {
-    run.call(Surface::Agent, tool, args, CancellationToken::new())
-        .await
-        .map(|o| o.to_text())
-        .map_err(|e| e.to_string())
-}
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
+use common::{call, open, write};
+use serde_json::json;
+use tether::Run;
 
 async fn grep(run: &Run, pattern: &str, path: &str) -> String {
     call(run, "ast_grep", json!({"pattern": pattern, "path": path}))
@@ -164,7 +144,8 @@ async fn unparseable_patterns_are_errors_that_say_where() {
             json!({"pattern": pattern, "language": lang}),
         )
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("unparseable"), "{lang}: {err}");
         assert!(
             err.contains(&format!("unparseable {lang} pattern")),
@@ -180,7 +161,8 @@ async fn language_is_required_for_a_directory_and_ids_are_listed() {
     let run = open(dir.path());
     let err = call(&run, "ast_grep", json!({"pattern": "f($A)"}))
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("`language` is required") && err.contains("dart"),
         "{err}"
@@ -191,7 +173,8 @@ async fn language_is_required_for_a_directory_and_ids_are_listed() {
         json!({"pattern": "f($A)", "language": "cobol"}),
     )
     .await
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(
         err.contains("unknown language `cobol`") && err.contains("python"),
         "{err}"
@@ -305,7 +288,8 @@ async fn stage_then_accept_writes_every_file() {
         json!({"edit_id": "edit_1", "action": "accept"}),
     )
     .await
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(again.contains("already accepted"), "{again}");
 }
 
@@ -333,7 +317,8 @@ async fn a_file_changed_after_staging_rejects_the_whole_change() {
         json!({"edit_id": "edit_1", "action": "accept"}),
     )
     .await
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("rejected") && err.contains("b.py"), "{err}");
     assert_eq!(
         std::fs::read_to_string(dir.path().join("a.py")).unwrap(),
@@ -367,7 +352,8 @@ async fn stage_then_discard_writes_nothing_and_unknown_ids_list_pending() {
         json!({"edit_id": "edit_7", "action": "accept"}),
     )
     .await
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("edit_1, edit_2"), "{err}");
     let out = call(
         &run,
