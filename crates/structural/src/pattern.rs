@@ -89,7 +89,12 @@ fn try_rung(
     let tree: Tree = lang.parse(&source);
     let root = tree.root();
     let span = hole..hole + embedded.len();
-    if let Some(bad) = root.dfs().find(|n| n.is_error() || n.is_missing()) {
+    // A MISSING token says most precisely what is wrong; otherwise the first ERROR node.
+    let bad = root
+        .dfs()
+        .find(|n| n.is_missing())
+        .or_else(|| root.dfs().find(|n| n.is_error()));
+    if let Some(bad) = bad {
         return Err(describe_failure(&bad, original, &embedded, span.start));
     }
     // The fragment itself, then with the `;` this rung added, then without a `;` the user
@@ -158,16 +163,25 @@ fn describe_failure(
     let what = if bad.is_missing() {
         format!("a missing `{}`", bad.kind())
     } else {
-        "a syntax error".to_string()
+        "unexpected syntax".to_string()
     };
-    let offset = bad.range().start;
-    if offset < start || offset > start + embedded.len() {
+    let end_of_fragment = start + embedded.len();
+    // An ERROR that runs to the end of the fragment means it stopped too early: point there.
+    let (offset, what) = if !bad.is_missing() && bad.range().end >= end_of_fragment {
+        (
+            end_of_fragment,
+            "the pattern ends before its construct is complete".to_string(),
+        )
+    } else {
+        (bad.range().start, what)
+    };
+    if offset < start || offset > end_of_fragment {
         return format!("In the first context tried, the scaffold around it broke: {what}.");
     }
     // Map back to the fragment: the embedded copy only adds indentation after newlines, and
     // the expando character replaces `$` one char for one, so columns count chars.
     let Some(in_embedded) = embedded.get(..offset - start) else {
-        return format!("In the first context tried, parsing failed with {what}.");
+        return format!("In the first context tried, parsing failed ({what}).");
     };
     let line = in_embedded.matches('\n').count();
     let col = in_embedded
@@ -179,7 +193,7 @@ fn describe_failure(
     let indent_added = embedded_line_chars.saturating_sub(frag_line.chars().count());
     let col = col.saturating_sub(indent_added);
     format!(
-        "In the first context tried, parsing failed with {what} at line {}, column {}:\n  {frag_line}\n  {}^",
+        "In the first context tried, parsing failed at line {}, column {} ({what}):\n  {frag_line}\n  {}^",
         line + 1,
         col + 1,
         " ".repeat(col)

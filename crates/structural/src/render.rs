@@ -9,8 +9,9 @@ const LINE_CHARS: usize = 300;
 
 /// The summary of what was searched, so "0 matches" can be trusted.
 pub(crate) fn searched_line(stats: &SearchStats, lang: &str, target: &str) -> String {
+    let files = if stats.searched == 1 { "file" } else { "files" };
     let mut s = format!(
-        "searched {} {lang} files under {target} ({} ruled out by the pattern's fixed text, {} parsed, {} from cache)",
+        "searched {} {lang} {files} under {target} ({} ruled out by the pattern's fixed text, {} parsed, {} from cache)",
         stats.searched, stats.prefiltered, stats.parsed, stats.cached
     );
     s.push_str(&format!(

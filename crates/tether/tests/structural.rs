@@ -223,7 +223,7 @@ async fn gitignore_is_respected_outside_a_git_repository() {
     .await
     .unwrap();
     assert!(out.starts_with("1 match in 1 file\nsrc/a.rs:1"), "{out}");
-    assert!(out.contains("searched 1 rust files"), "{out}");
+    assert!(out.contains("searched 1 rust file "), "{out}");
 }
 
 #[tokio::test]
