@@ -114,7 +114,15 @@ fn not_found_hint(text: &str, old: &str) -> String {
             )
         })
         .unwrap_or_default();
-    format!("old_string was not found (0 matches){near}; read the file and copy the text exactly")
+    let mixed = if text.contains("\r\n") {
+        "; the file mixes CRLF and LF line endings, so lines ending in \\r\\n must be given \
+         with the \\r"
+    } else {
+        ""
+    };
+    format!(
+        "old_string was not found (0 matches){near}{mixed}; read the file and copy the text exactly"
+    )
 }
 
 #[cfg(test)]

@@ -104,7 +104,7 @@ fn render(
             "offset {first} is past the end: {shown} has {total} lines"
         )));
     }
-    let last = (first - 1 + limit).min(total);
+    let last = (first - 1).saturating_add(limit).min(total);
     let mut out = format!("{shown} (lines {first}-{last} of {total})\n");
     if lossy {
         out.push_str("note: the file is not valid UTF-8; bad bytes are shown as \u{fffd}\n");
@@ -153,6 +153,12 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("has 1 lines"), "{e}");
+    }
+
+    #[test]
+    fn huge_limits_do_not_overflow() {
+        let out = render("f", "a\nb\n", false, Some(2), Some(usize::MAX)).unwrap();
+        assert!(out.starts_with("f (lines 2-2 of 2)"), "{out}");
     }
 
     #[test]

@@ -159,6 +159,10 @@ fn resolve_physical(path: &Path) -> std::io::Result<PathBuf> {
     while let Some(part) = queue.pop_front() {
         if part == ".." {
             resolved.pop();
+            // Back out of a missing tail into folders that exist: resolve symlinks again.
+            if missing && std::fs::symlink_metadata(&resolved).is_ok() {
+                missing = false;
+            }
             continue;
         }
         let next = resolved.join(&part);

@@ -86,6 +86,19 @@ pub enum FsError {
         /// The path as given.
         path: String,
     },
+    /// Recovery found a file that is neither its original nor the interrupted write's bytes:
+    /// someone changed it since, so it is left alone.
+    #[error(
+        "{path} changed after the interrupted write, so it was left as it is; its original is \
+         kept at {}",
+        .backup.display()
+    )]
+    Diverged {
+        /// The file.
+        path: String,
+        /// Where its original bytes are kept.
+        backup: PathBuf,
+    },
     /// The transaction journal could not be written, read or recovered.
     #[error("journal {}: {detail}", .path.display())]
     Journal {

@@ -50,6 +50,12 @@ pub enum RecoveryAction {
     RolledBack,
     /// Every file was written; only cleanup remained.
     Completed,
+    /// Some file could not be put back (it changed after the crash, or the disk refused);
+    /// the journal and backups stay for a human, and every later run reports it again.
+    Incomplete {
+        /// What stopped it.
+        detail: String,
+    },
 }
 
 impl fmt::Display for RecoveryReport {
@@ -57,7 +63,7 @@ impl fmt::Display for RecoveryReport {
         let n = self.files.len();
         let s = if n == 1 { "" } else { "s" };
         let list = self.files.join(", ");
-        match self.action {
+        match &self.action {
             RecoveryAction::RolledBack => write!(
                 f,
                 "recovered an interrupted transaction of run {}: rolled back {n} file{s} ({list})",
@@ -66,6 +72,13 @@ impl fmt::Display for RecoveryReport {
             RecoveryAction::Completed => write!(
                 f,
                 "recovered an interrupted transaction of run {}: it had written all {n} file{s} ({list}), finished cleanup",
+                self.run_id
+            ),
+            RecoveryAction::Incomplete { detail } => write!(
+                f,
+                "could not fully roll back an interrupted transaction of run {} ({list}): {detail}. \
+                 Nothing was overwritten; the journal and the original copies stay under .tether/ \
+                 for you to inspect",
                 self.run_id
             ),
         }
@@ -102,6 +115,10 @@ pub(crate) struct Entry {
     pub backup: Option<PathBuf>,
     /// Hash of the new content (puts only), so recovery only removes files it created.
     pub new_hash: Option<String>,
+    /// Hash of the original (when the target existed), so a rollback never overwrites bytes
+    /// that are neither the original nor ours: someone changed the file after the crash.
+    #[serde(default)]
+    pub old_hash: Option<String>,
 }
 
 impl Journal {
@@ -214,12 +231,16 @@ impl Journal {
                 finish(&j.entries);
                 RecoveryAction::Completed
             }
-            TxnState::Applying => {
-                rollback(&j.entries, &j.created_dirs)?;
-                RecoveryAction::RolledBack
-            }
+            TxnState::Applying => match rollback(&j.entries, &j.created_dirs) {
+                Ok(()) => RecoveryAction::RolledBack,
+                Err(e) => RecoveryAction::Incomplete {
+                    detail: e.to_string(),
+                },
+            },
         };
-        fs::remove_file(path).map_err(|e| FsError::io("remove", path.display(), e))?;
+        if !matches!(action, RecoveryAction::Incomplete { .. }) {
+            fs::remove_file(path).map_err(|e| FsError::io("remove", path.display(), e))?;
+        }
         let mut files: Vec<String> = Vec::new();
         for e in &j.entries {
             let shown = self.ws.display(&e.target);
@@ -306,7 +327,20 @@ fn rollback_entry(e: &Entry) -> Result<(), FsError> {
         remove_quietly(temp);
     }
     match &e.backup {
-        Some(backup) => restore_backup(backup, &e.target),
+        Some(backup) => {
+            let now = read_with_hash(&e.target)?.map(|(_, h)| h.to_string());
+            let ours = match &now {
+                None => true,
+                Some(h) => Some(h) == e.new_hash.as_ref() || Some(h) == e.old_hash.as_ref(),
+            };
+            if !ours {
+                return Err(FsError::Diverged {
+                    path: e.target.display().to_string(),
+                    backup: backup.clone(),
+                });
+            }
+            restore_backup(backup, &e.target)
+        }
         None => {
             let created = match (read_with_hash(&e.target)?, &e.new_hash) {
                 (Some((_, h)), Some(want)) => h.to_string() == *want,

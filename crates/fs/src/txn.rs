@@ -21,6 +21,8 @@ struct Step {
     mode: Option<u32>,
     /// The target exists now, so it gets a backup.
     existed: bool,
+    /// The target's hash when planned (it existed).
+    old_hash: Option<ContentHash>,
 }
 
 impl Journal {
@@ -43,6 +45,16 @@ impl Journal {
         let mut next = self.next_txn.lock().unwrap_or_else(|e| e.into_inner());
         let txn_id = *next;
         *next += 1;
+        let kept = self.journal_path(&self.run_id);
+        if kept.exists() {
+            return Err(FsError::Journal {
+                path: kept,
+                detail: "an earlier write of this run could not be rolled back, so no more \
+                         writes are made in this run; restart it and the next run will recover \
+                         or report that transaction"
+                    .into(),
+            });
+        }
         let (steps, files) = plan(ops)?;
         if steps.is_empty() {
             return Ok(CommitReceipt { txn_id, files });
@@ -99,6 +111,7 @@ impl Journal {
                     .existed
                     .then(|| self.state_dir.join(format!("backup-{tag}-{i}"))),
                 new_hash: s.content.as_ref().map(|c| hash_bytes(c).to_string()),
+                old_hash: s.old_hash.map(|h| h.to_string()),
             });
         }
         JournalFile {
@@ -179,17 +192,17 @@ fn plan(ops: Vec<ChangeOp>) -> Result<(Vec<Step>, Vec<FileReceipt>), FsError> {
             } => {
                 let (_, mode) = expect_hash(&path, expect)?;
                 files.push(receipt(&path, ChangeKind::Modified, Some(&content)));
-                steps.push(put(&path, content, Some(mode), true));
+                steps.push(put(&path, content, Some(mode), Some(expect)));
             }
             ChangeOp::Create { path, content } => {
                 expect_absent(&path)?;
                 files.push(receipt(&path, ChangeKind::Created, Some(&content)));
-                steps.push(put(&path, content, None, false));
+                steps.push(put(&path, content, None, None));
             }
             ChangeOp::Delete { path, expect } => {
                 expect_hash(&path, expect)?;
                 files.push(receipt(&path, ChangeKind::Deleted, None));
-                steps.push(remove(&path));
+                steps.push(remove(&path, expect));
             }
             ChangeOp::Rename {
                 from,
@@ -202,31 +215,34 @@ fn plan(ops: Vec<ChangeOp>) -> Result<(Vec<Step>, Vec<FileReceipt>), FsError> {
                 let content = content.unwrap_or(old);
                 let kind = ChangeKind::Renamed { from: from.clone() };
                 files.push(receipt(&to, kind, Some(&content)));
-                steps.push(put(&to, content, Some(mode), false));
-                steps.push(remove(&from));
+                steps.push(put(&to, content, Some(mode), None));
+                steps.push(remove(&from, expect));
             }
         }
     }
     Ok((steps, files))
 }
 
-fn put(path: &WritePath, content: Vec<u8>, mode: Option<u32>, existed: bool) -> Step {
+/// A step that puts `content` at `path`; `old` is the hash of what is there now, if anything.
+fn put(path: &WritePath, content: Vec<u8>, mode: Option<u32>, old: Option<ContentHash>) -> Step {
     Step {
         rel: path.rel().into(),
         target: path.abs().to_path_buf(),
         content: Some(content),
         mode,
-        existed,
+        existed: old.is_some(),
+        old_hash: old,
     }
 }
 
-fn remove(path: &WritePath) -> Step {
+fn remove(path: &WritePath, old: ContentHash) -> Step {
     Step {
         rel: path.rel().into(),
         target: path.abs().to_path_buf(),
         content: None,
         mode: None,
         existed: true,
+        old_hash: Some(old),
     }
 }
 

@@ -135,3 +135,24 @@ fn root_must_be_a_dir() {
     assert!(Workspace::new(&r.path().join("a/real.txt")).is_err());
     assert!(Workspace::new(&r.path().join("missing")).is_err());
 }
+
+#[test]
+fn backing_out_of_a_missing_folder_still_checks_symlinks() {
+    let outer = tempfile::tempdir().unwrap();
+    let root = outer.path().join("root");
+    let outside = outer.path().join("outside");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), "s").unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("link")).unwrap();
+    let ws = Workspace::new(&root).unwrap();
+    for path in ["nope/../link/pwn.txt", "a/b/../../link/pwn.txt"] {
+        let err = ws.resolve_write(path).unwrap_err();
+        assert!(matches!(err, FsError::OutsideRoot { .. }), "{path}: {err}");
+    }
+    let err = ws.resolve_read("nope/../link/secret.txt").unwrap_err();
+    assert!(matches!(err, FsError::NotReadable { .. }), "{err}");
+    // Backing out of a missing folder into a real one inside the root is fine.
+    let ok = ws.resolve_write("nope/../fine.txt").unwrap();
+    assert_eq!(ok.rel(), "fine.txt");
+}

@@ -54,25 +54,15 @@ fn act_as_child(root: &Path) {
     panic!("the parent should have killed this process");
 }
 
-#[test]
-fn crash_mid_commit_is_rolled_back_by_next_run() {
-    if let Some(root) = std::env::var_os(CHILD_ENV) {
-        act_as_child(Path::new(&root));
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    seed(dir.path());
+/// Runs `test` as a child that hangs mid-commit, waits for it to be half-way, and kills it.
+fn crash_child_mid_commit(dir: &Path, test: &str) {
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "crash_mid_commit_is_rolled_back_by_next_run",
-            "--nocapture",
-        ])
-        .env(CHILD_ENV, dir.path())
+        .args(["--exact", test, "--nocapture"])
+        .env(CHILD_ENV, dir)
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    let marker = dir.path().join("marker");
+    let marker = dir.join("marker");
     let deadline = Instant::now() + Duration::from_secs(20);
     while !marker.exists() {
         if Instant::now() > deadline || child.try_wait().unwrap().is_some() {
@@ -83,13 +73,24 @@ fn crash_mid_commit_is_rolled_back_by_next_run() {
     }
     // Two renames have happened: the files really are half-written.
     assert_eq!(
-        fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        fs::read_to_string(dir.join("a.txt")).unwrap(),
         "alpha CHANGED"
     );
-    assert!(dir.path().join("created.txt").exists());
+    assert!(dir.join("created.txt").exists());
     child.kill().unwrap();
     child.wait().unwrap();
     fs::remove_file(&marker).unwrap();
+}
+
+#[test]
+fn crash_mid_commit_is_rolled_back_by_next_run() {
+    if let Some(root) = std::env::var_os(CHILD_ENV) {
+        act_as_child(Path::new(&root));
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    seed(dir.path());
+    crash_child_mid_commit(dir.path(), "crash_mid_commit_is_rolled_back_by_next_run");
 
     let ws = Workspace::new(dir.path()).unwrap();
     let (_j, reports) = Journal::open(&ws).unwrap();
@@ -140,7 +141,9 @@ fn live_runs_journal_is_left_alone() {
         .join(format!(".tether/journal-{}.json", first.run_id()));
     let body = serde_json::json!({
         "version": 1, "run_id": first.run_id(), "txn_id": 1, "state": "applying",
-        "entries": [{"target": dir.path().join("a.txt"), "temp": null, "backup": backup, "new_hash": null}],
+        "entries": [{"target": dir.path().join("a.txt"), "temp": null, "backup": backup,
+            "new_hash": hash_bytes(b"alpha CHANGED").to_string(),
+            "old_hash": hash_bytes(b"alpha").to_string()}],
         "created_dirs": [],
     });
     fs::write(&journal, body.to_string()).unwrap();
@@ -212,4 +215,42 @@ fn several_live_journals_coexist() {
     assert!(lock.exists());
     drop(a);
     assert!(!lock.exists());
+}
+
+#[test]
+fn edits_made_after_a_crash_are_never_overwritten() {
+    if let Some(root) = std::env::var_os(CHILD_ENV) {
+        act_as_child(Path::new(&root));
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    seed(dir.path());
+    crash_child_mid_commit(dir.path(), "edits_made_after_a_crash_are_never_overwritten");
+    // The user saves a.txt in an editor before any run recovers.
+    fs::write(dir.path().join("a.txt"), "user edit").unwrap();
+
+    let ws = Workspace::new(dir.path()).unwrap();
+    for _ in 0..2 {
+        let (_j, reports) = Journal::open(&ws).unwrap();
+        assert_eq!(reports.len(), 1, "{reports:?}");
+        assert!(
+            matches!(reports[0].action, RecoveryAction::Incomplete { .. }),
+            "{:?}",
+            reports[0]
+        );
+        let msg = reports[0].to_string();
+        assert!(
+            msg.contains("a.txt") && msg.contains("changed after"),
+            "{msg}"
+        );
+        assert_eq!(
+            fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+            "user edit"
+        );
+        assert_eq!(
+            fs::read_to_string(dir.path().join("b.txt")).unwrap(),
+            "beta"
+        );
+        assert!(!dir.path().join("created.txt").exists());
+    }
 }

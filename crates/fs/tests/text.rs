@@ -47,16 +47,26 @@ fn bom_and_no_final_newline() {
 }
 
 #[test]
-fn mixed_follows_majority() {
-    let (t, s) = decode_text("f", b"a\r\nb\r\nc\nd").unwrap();
-    assert!(s.crlf);
-    assert_eq!(t, "a\nb\nc\nd");
-    assert_eq!(encode_text(&t, s), b"a\r\nb\r\nc\r\nd");
-    let (t, s) = decode_text("f", b"a\r\nb\nc\n").unwrap();
-    assert!(!s.crlf);
-    assert_eq!(encode_text(&t, s), b"a\nb\nc\n");
-    // A tie is not a majority.
-    assert!(!decode_text("f", b"a\r\nb\n").unwrap().1.crlf);
+fn mixed_line_endings_round_trip_byte_for_byte() {
+    for bytes in [
+        &b"a\r\nb\r\nc\nd"[..],
+        b"a\r\nb\nc\n",
+        b"a\nb\nc\r\n",
+        b"x\r\r\ny\r\n",
+        b"a\r",
+        b"a\r\n\r",
+    ] {
+        let (t, s) = decode_text("f", bytes).unwrap();
+        assert_eq!(
+            encode_text(&t, s),
+            bytes,
+            "{:?}",
+            String::from_utf8_lossy(bytes)
+        );
+    }
+    // Only a file whose every break is CRLF counts as CRLF.
+    assert!(!decode_text("f", b"a\r\nb\r\nc\n").unwrap().1.crlf);
+    assert!(decode_text("f", b"a\r\nb\r\n").unwrap().1.crlf);
 }
 
 #[test]

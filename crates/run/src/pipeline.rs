@@ -79,14 +79,17 @@ async fn run_call(
         });
     }
     let res = &inner.resources;
-    crate::approval::approve(
+    let approval = crate::approval::approve(
         res.approval,
         res.questions.as_deref(),
         name,
         spec.tier,
         &args,
-    )
-    .await?;
+    );
+    tokio::select! {
+        r = approval => r?,
+        _ = origin.cancel.cancelled() => return Err(ToolError::Cancelled),
+    }
 
     let held = origin.parent.map(|p| p.held.clone()).unwrap_or_default();
     let concurrency = tool.concurrency();
@@ -134,10 +137,24 @@ async fn run_call(
         r = tool.call_json(&cx, args) => r,
         _ = origin.cancel.cancelled() => Err(ToolError::Cancelled),
     };
+    // A commit already under way finishes even when the call is cancelled; wait for it, so
+    // its files are reported rather than silently changed.
+    cx.fs().settle().await;
     drop(permit);
 
     let receipts = cx.fs().take_receipts();
     let reports = res.hooks.run_after(&receipts).await;
+    if matches!(result, Err(ToolError::Cancelled)) && !receipts.is_empty() {
+        let files: Vec<&str> = receipts.iter().map(|r| r.path.rel()).collect();
+        let mut text = format!(
+            "`{name}` was cancelled after it had already written {}",
+            files.join(", ")
+        );
+        for report in &reports {
+            text.push_str(&format!("\n{report}"));
+        }
+        res.notices.push("run", text);
+    }
     let mut output = result?;
     for report in reports {
         output.push_text(report);

@@ -462,3 +462,77 @@ async fn wrapped_host_writes_get_the_same_hooks() {
         .unwrap_err();
     assert!(err.to_string().contains("outside the workspace"), "{err}");
 }
+
+/// Writes a file, then waits to be cancelled.
+struct PutThenWait;
+impl Tool for PutThenWait {
+    type Args = PutArgs;
+    fn name(&self) -> &'static str {
+        "put_then_wait"
+    }
+    fn description(&self) -> String {
+        "write, then hang".into()
+    }
+    fn tier(&self) -> Tier {
+        Tier::Write
+    }
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Workspace
+    }
+    async fn call(&self, cx: &CallCx, a: PutArgs) -> Result<ToolOutput, ToolError> {
+        Put.call(cx, a).await?;
+        cx.cancel_token().cancelled().await;
+        Err(ToolError::Cancelled)
+    }
+}
+
+#[tokio::test]
+async fn a_call_cancelled_after_writing_says_so_on_the_next_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = Workspace::new(dir.path()).unwrap();
+    let (journal, _) = Journal::open(&ws).unwrap();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let hook = Recorder {
+        log: log.clone(),
+        registry: Arc::new(Mutex::new(None)),
+    };
+    let mut b = RegistryBuilder::new(RunResources {
+        workspace: Arc::new(ws),
+        journal: Arc::new(journal),
+        staged: Arc::new(StagedStore::new()),
+        hooks: WriteHooks::new(vec![Arc::new(hook)]),
+        notices: NoticeQueue::default(),
+        approval: ApprovalPolicy::Never,
+        questions: None,
+        conversation: None,
+    });
+    b.register(PutThenWait).register(Put);
+    let registry = b.build();
+    let cancel = CancellationToken::new();
+    let c2 = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        c2.cancel();
+    });
+    let args = json!({"path": "w.txt", "text": "x"});
+    let r = registry
+        .call(Surface::Agent, "put_then_wait", args, cancel)
+        .await;
+    assert!(matches!(r, Err(ToolError::Cancelled)));
+    assert!(dir.path().join("w.txt").exists());
+    assert_eq!(log.lock().unwrap().last().unwrap(), "after w.txt");
+    let next = registry
+        .call(
+            Surface::Agent,
+            "put",
+            json!({"path": "v.txt", "text": "y"}),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap()
+        .to_text();
+    assert!(
+        next.contains("`put_then_wait` was cancelled after it had already written w.txt"),
+        "{next}"
+    );
+}

@@ -89,6 +89,23 @@ fn try_rung(
     let tree: Tree = lang.parse(&source);
     let root = tree.root();
     let span = hole..hole + embedded.len();
+    // Indentation added inside a multi-line token (a triple-quoted string) would change what
+    // the pattern means; such a rung is not used.
+    if !indent.is_empty() {
+        let inserted: Vec<usize> = embedded
+            .match_indices('\n')
+            .map(|(i, _)| span.start + i + 1)
+            .collect();
+        let splits_a_token = root.dfs().any(|n| {
+            let r = n.range();
+            n.is_leaf() && inserted.iter().any(|&at| r.start < at && at < r.end)
+        });
+        if splits_a_token {
+            return Err(
+                "Its indentation inside this context would change a multi-line token.".to_string(),
+            );
+        }
+    }
     // A MISSING token says most precisely what is wrong; otherwise the first ERROR node.
     let bad = root
         .dfs()
@@ -281,6 +298,9 @@ mod tests {
         );
         let method = "def $F(self):\n    return $X";
         assert_eq!(compile(method, lang("python")).unwrap().rung, "statement");
+        // Indenting would change the string's text, so the unindented rung is used.
+        let doc = "x = \"\"\"a\nb\"\"\"";
+        assert_eq!(compile(doc, lang("python")).unwrap().rung, "declaration");
         assert_eq!(
             compile("pub fn $F() {}", lang("rust")).unwrap().rung,
             "statement"

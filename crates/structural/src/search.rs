@@ -13,6 +13,10 @@ use crate::cache::{Lookup, TreeCache};
 use crate::lang::Lang;
 use crate::pattern::Compiled;
 
+/// Folders never searched: version control internals and tether's own state. Other hidden
+/// folders (`.github`, `.config`) are searched unless .gitignore says otherwise.
+const SKIPPED_DIRS: &[&str] = &[".git", ".hg", ".svn", ".tether"];
+
 /// Files larger than this are skipped as generated or data.
 pub const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
 const SNIFF_BYTES: usize = 8192;
@@ -86,6 +90,8 @@ pub fn files_for(target: &Path, lang: Lang) -> Vec<PathBuf> {
     }
     let mut files: Vec<PathBuf> = ignore::WalkBuilder::new(target)
         .require_git(false)
+        .hidden(false)
+        .filter_entry(|e| !SKIPPED_DIRS.iter().any(|d| e.file_name() == *d))
         .build()
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))

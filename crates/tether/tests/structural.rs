@@ -504,3 +504,36 @@ async fn long_previews_say_what_they_cut() {
         "{out}"
     );
 }
+
+#[tokio::test]
+async fn multi_line_strings_in_patterns_keep_their_text() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "d.py",
+        "x = \"\"\"a\nb\"\"\"\ny = \"\"\"a\n    b\"\"\"\n",
+    );
+    let run = open(dir.path());
+    let out = grep(&run, "x = \"\"\"a\nb\"\"\"", "d.py").await;
+    assert!(out.starts_with("1 match in 1 file\nd.py:1 "), "{out}");
+}
+
+#[tokio::test]
+async fn hidden_folders_are_searched_but_not_vcs_or_state() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), ".github/scripts/ci.py", "call(1)\n");
+    write(dir.path(), ".git/hooks/x.py", "call(2)\n");
+    write(dir.path(), ".tether/y.py", "call(3)\n");
+    let run = open(dir.path());
+    let out = call(
+        &run,
+        "ast_grep",
+        json!({"pattern": "call($A)", "language": "python"}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        out.starts_with("1 match in 1 file\n.github/scripts/ci.py:1"),
+        "{out}"
+    );
+}

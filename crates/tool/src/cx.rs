@@ -56,7 +56,9 @@ pub struct FsDoor {
     journal: Arc<Journal>,
     staged: Arc<StagedStore>,
     hooks: WriteHooks,
-    receipts: Mutex<Vec<FileReceipt>>,
+    receipts: Arc<Mutex<Vec<FileReceipt>>>,
+    /// Held (shared) by every commit in flight, so [`FsDoor::settle`] can wait for them.
+    in_flight: Arc<tokio::sync::RwLock<()>>,
 }
 
 impl FsDoor {
@@ -72,7 +74,8 @@ impl FsDoor {
             journal,
             staged,
             hooks,
-            receipts: Mutex::new(Vec::new()),
+            receipts: Arc::default(),
+            in_flight: Arc::default(),
         }
     }
 
@@ -96,29 +99,40 @@ impl FsDoor {
         let paths: Vec<_> = ops.iter().flat_map(|op| op.paths()).cloned().collect();
         self.hooks.run_before(&paths).await;
         let journal = self.journal.clone();
-        // The commit runs to completion even if the call is cancelled: all files or none.
-        let receipt = tokio::task::spawn_blocking(move || journal.commit(ops))
-            .await
-            .map_err(|e| ToolError::failed(format!("the write task failed: {e}")))??;
-        self.record(receipt.files.clone());
+        let receipts = self.receipts.clone();
+        let guard = self.in_flight.clone().read_owned().await;
+        // The commit runs to completion even if the call is cancelled (all files or none), and
+        // records its receipt itself, so a cancelled call's writes still reach the hooks.
+        let receipt = tokio::task::spawn_blocking(move || {
+            let receipt = journal.commit(ops)?;
+            lock(&receipts).extend(receipt.files.iter().cloned());
+            drop(guard);
+            Ok::<_, tether_fs::FsError>(receipt)
+        })
+        .await
+        .map_err(|e| ToolError::failed(format!("the write task failed: {e}")))??;
         Ok(receipt)
+    }
+
+    /// Waits (at most 30 s) until no commit of this call is still running.
+    pub async fn settle(&self) {
+        let wait = self.in_flight.write();
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(30), wait).await;
     }
 
     /// Records writes made outside [`FsDoor::commit`] (a host's wrapped tool) for the hooks.
     pub fn record(&self, files: Vec<FileReceipt>) {
-        match self.receipts.lock() {
-            Ok(mut r) => r.extend(files),
-            Err(p) => p.into_inner().extend(files),
-        }
+        lock(&self.receipts).extend(files);
     }
 
     /// Takes the receipts of this call's writes.
     pub fn take_receipts(&self) -> Vec<FileReceipt> {
-        match self.receipts.lock() {
-            Ok(mut r) => std::mem::take(&mut *r),
-            Err(p) => std::mem::take(&mut *p.into_inner()),
-        }
+        std::mem::take(&mut *lock(&self.receipts))
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Everything a [`CallCx`] is made of; the run's pipeline fills it in.
