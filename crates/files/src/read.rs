@@ -6,6 +6,8 @@ use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, cut_li
 const DEFAULT_LIMIT: usize = 2000;
 /// Characters of one line shown before it is cut with a mark.
 const MAX_LINE_CHARS: usize = 2000;
+/// Characters of output after which `read` stops adding lines and says where to continue.
+const MAX_OUTPUT_CHARS: usize = 100_000;
 /// Bytes looked at to tell a binary file from text.
 const SNIFF_BYTES: usize = 8192;
 
@@ -105,23 +107,38 @@ fn render(
         )));
     }
     let last = (first - 1).saturating_add(limit).min(total);
-    let mut out = format!("{shown} (lines {first}-{last} of {total})\n");
-    if lossy {
-        out.push_str("note: the file is not valid UTF-8; bad bytes are shown as \u{fffd}\n");
-    }
+    let mut body = String::new();
+    let mut shown_to = first - 1;
+    let mut cut_for_size = false;
     for (i, line) in lines[first - 1..last].iter().enumerate() {
+        if body.len() > MAX_OUTPUT_CHARS {
+            cut_for_size = true;
+            break;
+        }
         let line = line.strip_suffix('\r').unwrap_or(line);
-        out.push_str(&format!(
+        body.push_str(&format!(
             "{:>6}\t{}\n",
             first + i,
             cut_line(line, MAX_LINE_CHARS)
         ));
+        shown_to = first + i;
     }
-    if last < total {
+    let mut out = format!("{shown} (lines {first}-{shown_to} of {total})\n");
+    if lossy {
+        out.push_str("note: the file is not valid UTF-8; bad bytes are shown as \u{fffd}\n");
+    }
+    out.push_str(&body);
+    if cut_for_size {
+        out.push_str(&format!(
+            "… output cut at {MAX_OUTPUT_CHARS} characters after line {shown_to}; call read with \
+             offset={} to continue\n",
+            shown_to + 1
+        ));
+    } else if shown_to < total {
         out.push_str(&format!(
             "… {} more lines; call read with offset={} to continue\n",
-            total - last,
-            last + 1
+            total - shown_to,
+            shown_to + 1
         ));
     }
     Ok(out)
@@ -153,6 +170,18 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("has 1 lines"), "{e}");
+    }
+
+    #[test]
+    fn long_output_is_cut_with_a_place_to_continue() {
+        let text: String = (0..200)
+            .map(|_| format!("{}\n", "x".repeat(1500)))
+            .collect();
+        let out = render("f", &text, false, None, None).unwrap();
+        assert!(out.len() < MAX_OUTPUT_CHARS + 4000, "{}", out.len());
+        assert!(out.starts_with("f (lines 1-67 of 200)\n"), "{}", &out[..40]);
+        assert!(out.contains("output cut at 100000 characters after line 67"));
+        assert!(out.contains("offset=68"));
     }
 
     #[test]

@@ -9,6 +9,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::registry::Inner;
 
+/// How long a call waits for its write or session permit before it gives up.
+const PERMIT_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// Where a call comes from: the model (root) or another call (nested).
 struct Origin<'a> {
     surface: Surface,
@@ -94,7 +97,17 @@ async fn run_call(
     let held = origin.parent.map(|p| p.held.clone()).unwrap_or_default();
     let concurrency = tool.concurrency();
     let permit = tokio::select! {
-        p = inner.gate.acquire(&concurrency, &held) => p,
+        p = tokio::time::timeout(PERMIT_WAIT, inner.gate.acquire(&concurrency, &held)) => {
+            p.map_err(|_| ToolError::failed(format!(
+                "`{name}` waited {} s for {} and gave up; another call still holds it, so retry \
+                 once it has finished",
+                PERMIT_WAIT.as_secs(),
+                match &concurrency {
+                    tether_tool::Concurrency::Session(k) => format!("session `{k}`"),
+                    _ => "the workspace write permit".to_string(),
+                }
+            )))?
+        }
         _ = origin.cancel.cancelled() => return Err(ToolError::Cancelled),
     };
 
