@@ -104,7 +104,10 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match runtime.block_on(run(cli.command)) {
+    let outcome = runtime.block_on(run(cli.command));
+    // Work still running (a search the client abandoned) gets a moment to stop, not forever.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(Exit(code, msg)) => {
             if !msg.is_empty() {
@@ -207,18 +210,28 @@ async fn run(command: Command) -> Result<(), Exit> {
         }
         Command::Doctor { root } => {
             let root = root_of(root)?;
-            let tether = open(Some(root.clone()), None)?;
-            say!("{}", tether::doctor_report(&tether, &root).await);
-            Ok(())
+            match open(Some(root.clone()), None) {
+                Ok(tether) => {
+                    say!("{}", tether::doctor_report(&tether, &root).await);
+                    Ok(())
+                }
+                Err(Exit(code, why)) => {
+                    // The one time doctor matters most: say what is wrong, then stop.
+                    say!(
+                        "tether {}\nworkspace: {}\nthe run cannot start: {why}",
+                        env!("CARGO_PKG_VERSION"),
+                        root.display()
+                    );
+                    Err(Exit(code, String::new()))
+                }
+            }
         }
         Command::Trust { root } => {
             let root = root_of(root)?
                 .canonicalize()
                 .map_err(|e| Exit(1, format!("cannot trust that root: {e}")))?;
             let store = TrustStore::new(&tether::Config::user_dir());
-            let added = store
-                .trust(&root)
-                .map_err(|e| Exit(1, format!("cannot write {}: {e}", store.path().display())))?;
+            let added = store.trust(&root).map_err(|e| Exit(1, e))?;
             let how = if added {
                 "now trusted"
             } else {

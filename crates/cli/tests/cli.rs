@@ -229,3 +229,31 @@ fn workspace_commands_and_read_roots_wait_for_trust() {
     assert_eq!(o.status.code(), Some(0), "{}", out(&o));
     assert!(out(&tether(&e, &["trust"], None)).contains("already trusted"));
 }
+
+#[test]
+fn a_damaged_trust_list_is_never_overwritten_and_doctor_explains_bad_config() {
+    let e = env();
+    std::fs::create_dir_all(&e.cfg).unwrap();
+    write(&e.cfg.join("trusted.toml"), "roots = [");
+    let o = tether(&e, &["trust"], None);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err(&o).contains("does not parse") && err(&o).contains("fix or delete it"),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(e.cfg.join("trusted.toml")).unwrap(),
+        "roots = ["
+    );
+
+    write(&e.ws.join("tether.toml"), "approval = \"Ask\"\n");
+    let o = tether(&e, &["doctor"], None);
+    assert_eq!(o.status.code(), Some(1));
+    let text = out(&o);
+    assert!(text.contains("the run cannot start"), "{text}");
+    assert!(
+        text.contains(&e.ws.join("tether.toml").display().to_string()),
+        "{text}"
+    );
+}

@@ -86,6 +86,13 @@ impl Tool for ApplyPatchTool {
                     hunks,
                 } => {
                     let path = ws.resolve_write(path)?;
+                    if read_with_hash(path.abs())?.is_none() {
+                        return Err(ToolError::invalid(format!(
+                            "{}: `Update File` but the file does not exist; use `*** Add File:` \
+                             to create it{nothing}",
+                            path.rel()
+                        )));
+                    }
                     let text = read_text(&path)
                         .map_err(|e| ToolError::invalid(format!("{e}{nothing}")))?;
                     let new_text = apply_hunks(&text.text, hunks)
@@ -102,6 +109,21 @@ impl Tool for ApplyPatchTool {
                         }
                         Some(to) => {
                             let to = ws.resolve_write(to)?;
+                            if to == path {
+                                return Err(ToolError::invalid(format!(
+                                    "{}: `Move to` names the file itself; drop the `Move to` \
+                                     line{nothing}",
+                                    path.rel()
+                                )));
+                            }
+                            if read_with_hash(to.abs())?.is_some() {
+                                return Err(ToolError::invalid(format!(
+                                    "{}: `Move to: {}` but that file exists; delete it in the \
+                                     patch first or pick another name{nothing}",
+                                    path.rel(),
+                                    to.rel()
+                                )));
+                            }
                             summary.push(format!("R {} -> {}", path.rel(), to.rel()));
                             ops.push(ChangeOp::Rename {
                                 from: path,

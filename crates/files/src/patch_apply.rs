@@ -95,6 +95,49 @@ pub(super) fn apply_hunks(original: &str, hunks: &[Hunk]) -> Result<String, Hunk
     Ok(out)
 }
 
+/// Finds the line a `@@ header` names, at or after `cursor`: a line that is the header (trimmed)
+/// wins; then one holding it as whole words (`class Foo` is not `class FooBar`); a line that
+/// merely contains it is used only when it is the only one, since a wrong guess edits the
+/// wrong block.
+fn find_header(lines: &[String], cursor: usize, h: &str) -> Result<Option<usize>, String> {
+    let after = || (cursor..lines.len()).filter_map(|i| lines.get(i).map(|l| (i, l)));
+    if let Some((i, _)) = after().find(|(_, l)| l.trim() == h) {
+        return Ok(Some(i));
+    }
+    if let Some((i, _)) = after().find(|(_, l)| contains_as_words(l, h)) {
+        return Ok(Some(i));
+    }
+    let loose: Vec<usize> = after()
+        .filter(|(_, l)| l.contains(h))
+        .map(|(i, _)| i)
+        .collect();
+    match loose.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some(*one)),
+        many => Err(format!(
+            "context header `{h}` is ambiguous: it is part of {} lines ({}); give the whole line",
+            many.len(),
+            many.iter()
+                .take(5)
+                .map(|i| format!("line {}", i + 1))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// Whether `line` holds `h` with no identifier character glued to either end.
+fn contains_as_words(line: &str, h: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    line.match_indices(h).any(|(at, _)| {
+        let before = line[..at].chars().next_back();
+        let after = line[at + h.len()..].chars().next();
+        let glued_before = before.is_some_and(ident) && h.starts_with(ident);
+        let glued_after = after.is_some_and(ident) && h.ends_with(ident);
+        !glued_before && !glued_after
+    })
+}
+
 /// Applies one hunk at or after `cursor`; returns the new cursor and the change in line count.
 fn apply_one(
     lines: &mut Vec<String>,
@@ -108,21 +151,17 @@ fn apply_one(
         .map(str::trim)
         .filter(|h| !h.is_empty());
     let header_idx = match header {
-        Some(h) => {
-            let found =
-                (cursor..lines.len()).find(|&i| lines.get(i).is_some_and(|l| l.contains(h)));
-            match found {
-                Some(i) => Some(i),
-                None => {
-                    let place = if cursor == 0 {
-                        String::new()
-                    } else {
-                        format!(" after line {}", map.original(cursor - 1))
-                    };
-                    return Err(format!("context header `{h}` not found{place}"));
-                }
+        Some(h) => match find_header(lines, cursor, h)? {
+            Some(i) => Some(i),
+            None => {
+                let place = if cursor == 0 {
+                    String::new()
+                } else {
+                    format!(" after line {}", map.original(cursor - 1))
+                };
+                return Err(format!("context header `{h}` not found{place}"));
             }
-        }
+        },
         None => None,
     };
 
@@ -615,5 +654,46 @@ mod tests {
                 .collect();
             let _ = apply_hunks(&original, &hunks);
         }
+    }
+
+    #[test]
+    fn short_headers_pick_the_whole_word_not_a_longer_name() {
+        let text = "class FooBar:\n    def run(self):\n        return 1\nclass Foo:\n    def run(self):\n        return 1\n";
+        let hunk = Hunk {
+            header: Some("class Foo".into()),
+            lines: vec![
+                HunkLine::Context("    def run(self):".into()),
+                HunkLine::Remove("        return 1".into()),
+                HunkLine::Add("        return 2".into()),
+            ],
+            end_of_file: false,
+        };
+        let out = apply_hunks(text, &[hunk]).unwrap();
+        assert!(
+            out.starts_with("class FooBar:\n    def run(self):\n        return 1\n"),
+            "{out}"
+        );
+        assert!(
+            out.ends_with("class Foo:\n    def run(self):\n        return 2\n"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_header_only_contained_in_several_lines_is_ambiguous() {
+        let text = "def run_a():\n    x = 1\ndef run_b():\n    x = 1\n";
+        let hunk = Hunk {
+            header: Some("run".into()),
+            lines: vec![
+                HunkLine::Remove("    x = 1".into()),
+                HunkLine::Add("    x = 2".into()),
+            ],
+            end_of_file: false,
+        };
+        let err = apply_hunks(text, &[hunk]).unwrap_err().to_string();
+        assert!(
+            err.contains("ambiguous") && err.contains("line 1, line 3"),
+            "{err}"
+        );
     }
 }

@@ -13,31 +13,41 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use tether::{Block, Run, Surface, Tier, ToolError, ToolOutput, ToolSpec};
+use tokio_util::sync::CancellationToken;
 
 /// Serves one run over MCP.
 #[derive(Clone)]
 pub struct TetherServer {
     run: Arc<Run>,
     surface: Surface,
+    /// Cancelled when the client goes away, so calls still running stop with it.
+    shutdown: CancellationToken,
 }
 
 impl TetherServer {
     /// A server for `run`, showing the tools `surface` admits.
     pub fn new(run: Arc<Run>, surface: Surface) -> Self {
-        TetherServer { run, surface }
+        TetherServer {
+            run,
+            surface,
+            shutdown: CancellationToken::new(),
+        }
     }
 
-    /// Serves MCP on stdin/stdout until the client disconnects.
+    /// Serves MCP on stdin/stdout until the client disconnects, then cancels what still runs.
     pub async fn serve_stdio(self) -> Result<(), String> {
+        let shutdown = self.shutdown.clone();
         let service = self
             .serve(rmcp::transport::stdio())
             .await
             .map_err(|e| format!("MCP handshake failed: {e}"))?;
-        service
+        let result = service
             .waiting()
             .await
             .map(drop)
-            .map_err(|e| format!("MCP server task failed: {e}"))
+            .map_err(|e| format!("MCP server task failed: {e}"));
+        shutdown.cancel();
+        result
     }
 }
 
@@ -103,10 +113,20 @@ impl ServerHandler for TetherServer {
             .arguments
             .map(serde_json::Value::Object)
             .unwrap_or(serde_json::Value::Null);
+        // Cancelled by the client's notifications/cancelled or by the client going away.
+        let cancel = self.shutdown.child_token();
+        let link = {
+            let (cancel, asked) = (cancel.clone(), context.ct.clone());
+            tokio::spawn(async move {
+                asked.cancelled().await;
+                cancel.cancel();
+            })
+        };
         let result = self
             .run
-            .call(self.surface, &request.name, args, context.ct.clone())
+            .call(self.surface, &request.name, args, cancel)
             .await;
+        link.abort();
         Ok(match result {
             Ok(output) => CallToolResult::success(content(&output)),
             Err(e) => CallToolResult::error(vec![ContentBlock::text(error_text(&e))]),

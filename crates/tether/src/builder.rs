@@ -174,6 +174,9 @@ impl RunBuilder {
     }
 }
 
+/// The largest tree cache budget accepted, in MiB (64 GiB).
+const MAX_CACHE_MB: usize = 64 * 1024;
+
 /// `[structural] cache_mb`: the tree cache's memory budget (default 512 MiB).
 fn structural_cache_mb(config: &Config) -> Result<usize, BuildError> {
     match config.get("structural.cache_mb") {
@@ -181,10 +184,11 @@ fn structural_cache_mb(config: &Config) -> Result<usize, BuildError> {
         Some(v) => v
             .as_integer()
             .and_then(|n| usize::try_from(n).ok())
-            .filter(|n| *n > 0)
+            .filter(|n| (1..=MAX_CACHE_MB).contains(n))
             .ok_or_else(|| {
                 BuildError::Config(format!(
-                    "tether.toml: `structural.cache_mb = {v}` must be a positive number of MiB"
+                    "{}: `structural.cache_mb = {v}` must be a number of MiB from 1 to {MAX_CACHE_MB}",
+                    config.source_of("structural.cache_mb").display()
                 ))
             }),
     }
@@ -196,7 +200,8 @@ fn syntax_check_on(config: &Config) -> Result<bool, BuildError> {
         None => Ok(true),
         Some(v) => v.as_bool().ok_or_else(|| {
             BuildError::Config(format!(
-                "tether.toml: `structural.syntax_check = {v}` must be true or false"
+                "{}: `structural.syntax_check = {v}` must be true or false",
+                config.source_of("structural.syntax_check").display()
             ))
         }),
     }

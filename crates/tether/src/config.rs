@@ -36,6 +36,7 @@ pub struct Config {
     user: Table,
     workspace: Table,
     merged: Table,
+    root: PathBuf,
     user_dir: PathBuf,
     files: Vec<ConfigSource>,
     trusted: bool,
@@ -79,6 +80,7 @@ impl Config {
             user,
             workspace,
             merged,
+            root: root.to_path_buf(),
             user_dir: user_dir.to_path_buf(),
             files,
             trusted,
@@ -100,46 +102,64 @@ impl Config {
         &self.user_dir
     }
 
+    /// The file that set the merged value at `key` (the workspace file wins), for messages.
+    pub fn source_of(&self, key: &str) -> PathBuf {
+        match self.workspace_value(key) {
+            Some(_) => self.root.join("tether.toml"),
+            None => self.user_dir.join("tether.toml"),
+        }
+    }
+
     /// The approval policy. A workspace file may tighten it to `ask`, but loosen it to
     /// `never` only once trusted.
     pub fn approval(&self) -> Result<ApprovalPolicy, String> {
-        let parse = |t: &Table| -> Result<Option<ApprovalPolicy>, String> {
+        let parse = |t: &Table, file: PathBuf| -> Result<Option<ApprovalPolicy>, String> {
             match t.get("approval") {
                 None => Ok(None),
                 Some(Value::String(s)) if s == "never" => Ok(Some(ApprovalPolicy::Never)),
                 Some(Value::String(s)) if s == "ask" => Ok(Some(ApprovalPolicy::Ask)),
                 Some(other) => Err(format!(
-                    "tether.toml: `approval = {other}` is not valid; use \"never\" or \"ask\""
+                    "{}: `approval = {other}` is not valid; use \"never\" or \"ask\"",
+                    file.display()
                 )),
             }
         };
-        let user = parse(&self.user)?.unwrap_or_default();
-        Ok(match parse(&self.workspace)? {
-            Some(ApprovalPolicy::Ask) => ApprovalPolicy::Ask,
-            Some(p) if self.trusted => p,
-            _ => user,
-        })
+        let user = parse(&self.user, self.user_dir.join("tether.toml"))?.unwrap_or_default();
+        Ok(
+            match parse(&self.workspace, self.root.join("tether.toml"))? {
+                Some(ApprovalPolicy::Ask) => ApprovalPolicy::Ask,
+                Some(p) if self.trusted => p,
+                _ => user,
+            },
+        )
     }
 
-    /// Extra folders `read` may look into (`[files] read_roots`), with `~` expanded.
+    /// Extra folders `read` may look into (`[files] read_roots`): `~` is expanded and a
+    /// relative path is taken from the folder of the file that set it.
     pub fn read_roots(&self) -> Result<Vec<PathBuf>, String> {
-        let table = if self.trusted || self.workspace_value("files.read_roots").is_none() {
-            &self.merged
-        } else {
-            &self.user
-        };
-        let Some(value) = lookup(table, "files.read_roots") else {
-            return Ok(Vec::new());
+        const KEY: &str = "files.read_roots";
+        let (value, base, file) = match (lookup(&self.workspace, KEY), lookup(&self.user, KEY)) {
+            (Some(v), _) if self.trusted => (v, &self.root, self.root.join("tether.toml")),
+            (_, Some(v)) => (v, &self.user_dir, self.user_dir.join("tether.toml")),
+            _ => return Ok(Vec::new()),
         };
         let Some(items) = value.as_array() else {
-            return Err("tether.toml: `files.read_roots` must be a list of paths".into());
+            return Err(format!(
+                "{}: `{KEY}` must be a list of paths",
+                file.display()
+            ));
         };
         items
             .iter()
             .map(|v| {
-                v.as_str().map(expand_home).ok_or_else(|| {
-                    format!("tether.toml: `files.read_roots` holds {v}, which is not a path string")
-                })
+                v.as_str()
+                    .map(|p| base.join(expand_home(p)))
+                    .ok_or_else(|| {
+                        format!(
+                            "{}: `{KEY}` holds {v}, which is not a path string",
+                            file.display()
+                        )
+                    })
             })
             .collect()
     }
@@ -303,12 +323,33 @@ mod tests {
     }
 
     #[test]
+    fn relative_read_roots_start_at_the_file_that_set_them() {
+        let (u, w) = setup("", "[files]\nread_roots = [\"../lib\"]\n");
+        let root = w.path().canonicalize().unwrap();
+        TrustStore::new(u.path()).trust(&root).unwrap();
+        let c = Config::load(&root, u.path()).unwrap();
+        assert_eq!(c.read_roots().unwrap(), vec![root.join("../lib")]);
+        std::fs::write(
+            u.path().join("tether.toml"),
+            "[files]\nread_roots = [\"mine\"]\n",
+        )
+        .unwrap();
+        std::fs::write(w.path().join("tether.toml"), "").unwrap();
+        let c = Config::load(&root, u.path()).unwrap();
+        assert_eq!(c.read_roots().unwrap(), vec![u.path().join("mine")]);
+    }
+
+    #[test]
     fn bad_files_and_values_are_explained() {
         let (u, w) = setup("approval = 3\n", "[x\n");
         let e = Config::load(w.path(), u.path()).unwrap_err();
         assert!(e.contains("does not parse"), "{e}");
         std::fs::write(w.path().join("tether.toml"), "").unwrap();
         let c = Config::load(w.path(), u.path()).unwrap();
-        assert!(c.approval().unwrap_err().contains("\"never\" or \"ask\""));
+        let e = c.approval().unwrap_err();
+        assert!(
+            e.contains("\"never\" or \"ask\"") && e.contains(&u.path().display().to_string()),
+            "{e}"
+        );
     }
 }

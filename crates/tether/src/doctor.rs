@@ -78,6 +78,20 @@ fn config_section(out: &mut String, config: &Config) {
         };
         let _ = writeln!(out, "  {} = {} ({state})", item.key, item.value);
     }
+    if let Err(e) = crate::TrustStore::new(config.dir()).check() {
+        let _ = writeln!(out, "trust list: {e}");
+    }
+    match config.read_roots() {
+        Ok(roots) => {
+            for r in roots {
+                let state = if r.is_dir() { "ok" } else { "MISSING: skipped" };
+                let _ = writeln!(out, "read root: {} ({state})", r.display());
+            }
+        }
+        Err(e) => {
+            let _ = writeln!(out, "read roots: {e}");
+        }
+    }
     match config.approval() {
         Ok(p) => {
             let name = match p {

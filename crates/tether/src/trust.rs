@@ -21,24 +21,46 @@ impl TrustStore {
         }
     }
 
-    /// Whether `root` (canonical) was trusted with `tether trust`.
+    /// Whether `root` (canonical) was trusted with `tether trust`. A trust list that cannot be
+    /// read trusts nothing (and says why in the log; `doctor` shows it too).
     pub fn is_trusted(&self, root: &Path) -> bool {
-        self.load().roots.iter().any(|r| r == root)
+        match self.load() {
+            Ok(file) => file.roots.iter().any(|r| r == root),
+            Err(e) => {
+                tracing::warn!("{e}");
+                false
+            }
+        }
     }
 
-    /// Marks `root` as trusted, so commands its `tether.toml` defines may run.
-    pub fn trust(&self, root: &Path) -> std::io::Result<bool> {
-        let mut file = self.load();
+    /// Marks `root` as trusted, so commands its `tether.toml` defines may run. Refuses to
+    /// rewrite a trust list it cannot read, so no earlier decision is lost.
+    pub fn trust(&self, root: &Path) -> Result<bool, String> {
+        if !root.is_dir() {
+            return Err(format!(
+                "{} is not a folder; trust the workspace root",
+                root.display()
+            ));
+        }
+        let mut file = self.load()?;
         if file.roots.iter().any(|r| r == root) {
             return Ok(false);
         }
         file.roots.push(root.to_path_buf());
+        let io = |e: std::io::Error| format!("cannot write {}: {e}", self.file.display());
         if let Some(dir) = self.file.parent() {
-            std::fs::create_dir_all(dir)?;
+            std::fs::create_dir_all(dir).map_err(io)?;
         }
-        let text = toml::to_string(&file).map_err(std::io::Error::other)?;
-        std::fs::write(&self.file, text)?;
+        let text = toml::to_string(&file).map_err(|e| e.to_string())?;
+        let tmp = self.file.with_extension("toml.tmp");
+        std::fs::write(&tmp, text).map_err(io)?;
+        std::fs::rename(&tmp, &self.file).map_err(io)?;
         Ok(true)
+    }
+
+    /// Whether the trust list can be read; `Err` says what is wrong with it.
+    pub fn check(&self) -> Result<(), String> {
+        self.load().map(drop)
     }
 
     /// The file behind the store, for messages.
@@ -46,11 +68,20 @@ impl TrustStore {
         &self.file
     }
 
-    fn load(&self) -> TrustFile {
-        std::fs::read_to_string(&self.file)
-            .ok()
-            .and_then(|t| toml::from_str(&t).ok())
-            .unwrap_or_default()
+    fn load(&self) -> Result<TrustFile, String> {
+        match std::fs::read_to_string(&self.file) {
+            Ok(text) => toml::from_str(&text).map_err(|e| {
+                format!(
+                    "the trust list {} does not parse ({e}); fix or delete it",
+                    self.file.display()
+                )
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(TrustFile::default()),
+            Err(e) => Err(format!(
+                "cannot read the trust list {}: {e}",
+                self.file.display()
+            )),
+        }
     }
 }
 

@@ -225,3 +225,34 @@ async fn resolve_explains_unknown_ids() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn patch_moves_and_updates_explain_missing_and_existing_files() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+    std::fs::write(dir.path().join("b.txt"), "two\n").unwrap();
+    let run = open(dir.path());
+    let mv = "*** Begin Patch\n*** Update File: a.txt\n*** Move to: b.txt\n@@\n-one\n+uno\n*** End Patch\n";
+    let err = call(&run, "apply_patch", json!({"patch": mv}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`Move to: b.txt` but that file exists"),
+        "{err}"
+    );
+    let up = "*** Begin Patch\n*** Update File: c.txt\n@@\n-x\n+y\n*** End Patch\n";
+    let err = call(&run, "apply_patch", json!({"patch": up}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("use `*** Add File:`"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "one\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("b.txt")).unwrap(),
+        "two\n"
+    );
+}
