@@ -37,8 +37,13 @@ impl TetherServer {
     /// Serves MCP on stdin/stdout until the client disconnects, then cancels what still runs.
     pub async fn serve_stdio(self) -> Result<(), String> {
         let shutdown = self.shutdown.clone();
+        let (stdin, stdout) = rmcp::transport::stdio();
+        let stdin = EofSignal {
+            inner: stdin,
+            on_eof: shutdown.clone(),
+        };
         let service = self
-            .serve(rmcp::transport::stdio())
+            .serve((stdin, stdout))
             .await
             .map_err(|e| format!("MCP handshake failed: {e}"))?;
         let result = service
@@ -48,6 +53,31 @@ impl TetherServer {
             .map_err(|e| format!("MCP server task failed: {e}"));
         shutdown.cancel();
         result
+    }
+}
+
+/// Stdin that cancels a token at end of input, so calls still running stop as soon as the
+/// client goes away instead of after the transport's drain timeout.
+struct EofSignal<R> {
+    inner: R,
+    on_eof: CancellationToken,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for EofSignal<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let poll = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let std::task::Poll::Ready(Ok(())) = &poll
+            && buf.filled().len() == before
+            && buf.remaining() > 0
+        {
+            self.on_eof.cancel();
+        }
+        poll
     }
 }
 
