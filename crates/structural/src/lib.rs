@@ -8,6 +8,7 @@
 //! than reading the files.
 
 mod cache;
+mod config;
 mod index;
 mod lang;
 mod pattern;
@@ -18,6 +19,7 @@ mod syntax;
 mod tools;
 
 pub use cache::TreeCache;
+pub use config::StructuralConfig;
 pub use lang::Lang;
 pub use pattern::{Compiled, Unparseable, compile};
 pub use syntax::SyntaxCheck;

@@ -125,17 +125,19 @@ impl RunBuilder {
         let approval = config.approval().map_err(BuildError::Config)?;
         let (journal, recovered) =
             Journal::open(&workspace).map_err(|e| BuildError::Journal(e.to_string()))?;
-        let cache_mb = match self.single_call {
-            true => 0,
-            false => structural_cache_mb(&config)?,
-        };
+        let structural = tether_structural::StructuralConfig::from_section(
+            config.get("structural"),
+        )
+        .map_err(|e| {
+            BuildError::Config(format!("{}: {e}", config.source_of("structural").display()))
+        })?;
         let notices = NoticeQueue::default();
         for report in &recovered {
             tracing::warn!("{report}");
             notices.push("fs", report.to_string());
         }
         let mut hooks = self.hooks;
-        if syntax_check_on(&config)? {
+        if structural.syntax_check {
             hooks.push(Arc::new(tether_structural::SyntaxCheck::new()));
         }
         let mut registry = RegistryBuilder::new(RunResources {
@@ -159,7 +161,12 @@ impl RunBuilder {
         // (ast_edit, lsp_rename) register with their own resources.
         registry.register(tether_files::ResolveTool);
         // The grammars are bundled, so structural search is always available.
-        let cache = Arc::new(tether_structural::TreeCache::new(cache_mb << 20));
+        // A one-call run keeps no trees: there is no later call to reuse them.
+        let budget = match self.single_call {
+            true => 0,
+            false => structural.cache_bytes(),
+        };
+        let cache = Arc::new(tether_structural::TreeCache::new(budget));
         registry
             .register(tether_structural::AstGrepTool::new(cache.clone()))
             .register(tether_structural::AstEditTool::new(cache));
@@ -171,39 +178,6 @@ impl RunBuilder {
             config,
             recovered,
         })
-    }
-}
-
-/// The largest tree cache budget accepted, in MiB (64 GiB).
-const MAX_CACHE_MB: usize = 64 * 1024;
-
-/// `[structural] cache_mb`: the tree cache's memory budget (default 512 MiB).
-fn structural_cache_mb(config: &Config) -> Result<usize, BuildError> {
-    match config.get("structural.cache_mb") {
-        None => Ok(512),
-        Some(v) => v
-            .as_integer()
-            .and_then(|n| usize::try_from(n).ok())
-            .filter(|n| (1..=MAX_CACHE_MB).contains(n))
-            .ok_or_else(|| {
-                BuildError::Config(format!(
-                    "{}: `structural.cache_mb = {v}` must be a number of MiB from 1 to {MAX_CACHE_MB}",
-                    config.source_of("structural.cache_mb").display()
-                ))
-            }),
-    }
-}
-
-/// `[structural] syntax_check`: whether writes report new tree-sitter syntax errors (default on).
-fn syntax_check_on(config: &Config) -> Result<bool, BuildError> {
-    match config.get("structural.syntax_check") {
-        None => Ok(true),
-        Some(v) => v.as_bool().ok_or_else(|| {
-            BuildError::Config(format!(
-                "{}: `structural.syntax_check = {v}` must be true or false",
-                config.source_of("structural.syntax_check").display()
-            ))
-        }),
     }
 }
 
