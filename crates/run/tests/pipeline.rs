@@ -165,18 +165,16 @@ struct Fixture {
     waited: Arc<Mutex<bool>>,
 }
 
-fn fixture(approval: ApprovalPolicy, questions: Option<Arc<dyn QuestionPort>>) -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = Workspace::new(dir.path()).unwrap();
+/// A registry builder over `dir` with `hook` installed.
+fn builder(
+    dir: &std::path::Path,
+    hook: Recorder,
+    approval: ApprovalPolicy,
+    questions: Option<Arc<dyn QuestionPort>>,
+) -> RegistryBuilder {
+    let ws = Workspace::new(dir).unwrap();
     let (journal, _) = Journal::open(&ws).unwrap();
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let slot = Arc::new(Mutex::new(None));
-    let hook = Recorder {
-        log: log.clone(),
-        registry: slot.clone(),
-    };
-    let waited = Arc::new(Mutex::new(false));
-    let mut b = RegistryBuilder::new(RunResources {
+    RegistryBuilder::new(RunResources {
         workspace: Arc::new(ws),
         journal: Arc::new(journal),
         staged: Arc::new(StagedStore::new()),
@@ -185,7 +183,29 @@ fn fixture(approval: ApprovalPolicy, questions: Option<Arc<dyn QuestionPort>>) -
         approval,
         questions,
         conversation: Some("c1".into()),
-    });
+    })
+}
+
+/// A recorder hook that makes no calls of its own, and its log.
+fn recorder() -> (Recorder, Arc<Mutex<Vec<String>>>) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let hook = Recorder {
+        log: log.clone(),
+        registry: Arc::new(Mutex::new(None)),
+    };
+    (hook, log)
+}
+
+fn fixture(approval: ApprovalPolicy, questions: Option<Arc<dyn QuestionPort>>) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let slot = Arc::new(Mutex::new(None));
+    let hook = Recorder {
+        log: log.clone(),
+        registry: slot.clone(),
+    };
+    let waited = Arc::new(Mutex::new(false));
+    let mut b = builder(dir.path(), hook, approval, questions);
     b.register(Put).register(Wait(waited.clone()));
     b.register(Nest {
         name: "eval",
@@ -415,23 +435,8 @@ impl Tool for HostWrite {
 #[tokio::test]
 async fn wrapped_host_writes_get_the_same_hooks() {
     let dir = tempfile::tempdir().unwrap();
-    let ws = Workspace::new(dir.path()).unwrap();
-    let (journal, _) = Journal::open(&ws).unwrap();
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let hook = Recorder {
-        log: log.clone(),
-        registry: Arc::new(Mutex::new(None)),
-    };
-    let mut b = RegistryBuilder::new(RunResources {
-        workspace: Arc::new(ws),
-        journal: Arc::new(journal),
-        staged: Arc::new(StagedStore::new()),
-        hooks: WriteHooks::new(vec![Arc::new(hook)]),
-        notices: NoticeQueue::default(),
-        approval: ApprovalPolicy::Never,
-        questions: None,
-        conversation: None,
-    });
+    let (hook, log) = recorder();
+    let mut b = builder(dir.path(), hook, ApprovalPolicy::Never, None);
     let paths_of: tether_run::PathsOf =
         Arc::new(|args: &Value| vec![args["file"].as_str().unwrap_or("").to_string()]);
     b.wrap_write(HostWrite, paths_of);
@@ -489,23 +494,8 @@ impl Tool for PutThenWait {
 #[tokio::test]
 async fn a_call_cancelled_after_writing_says_so_on_the_next_result() {
     let dir = tempfile::tempdir().unwrap();
-    let ws = Workspace::new(dir.path()).unwrap();
-    let (journal, _) = Journal::open(&ws).unwrap();
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let hook = Recorder {
-        log: log.clone(),
-        registry: Arc::new(Mutex::new(None)),
-    };
-    let mut b = RegistryBuilder::new(RunResources {
-        workspace: Arc::new(ws),
-        journal: Arc::new(journal),
-        staged: Arc::new(StagedStore::new()),
-        hooks: WriteHooks::new(vec![Arc::new(hook)]),
-        notices: NoticeQueue::default(),
-        approval: ApprovalPolicy::Never,
-        questions: None,
-        conversation: None,
-    });
+    let (hook, log) = recorder();
+    let mut b = builder(dir.path(), hook, ApprovalPolicy::Never, None);
     b.register(PutThenWait).register(Put);
     let registry = b.build();
     let cancel = CancellationToken::new();
