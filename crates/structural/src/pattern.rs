@@ -35,25 +35,37 @@ pub fn compile(fragment: &str, lang: Lang) -> Result<Compiled, Unparseable> {
     }
     let processed = lang.sg().pre_process_pattern(fragment).into_owned();
     let mut first_failure: Option<String> = None;
-    for rung in lang.rungs() {
-        let suffixes: &[&str] = if rung.semicolon { &["", ";"] } else { &[""] };
-        for suffix in suffixes {
-            match try_rung(&processed, fragment, rung.template, suffix, lang) {
-                Ok(pattern) => {
-                    let mut literals = Vec::new();
-                    collect_literals(&pattern.node, lang, &mut literals);
-                    literals.sort();
-                    literals.dedup();
-                    return Ok(Compiled {
-                        pattern,
-                        lang,
-                        rung: rung.name,
-                        literals,
-                    });
-                }
-                Err(why) => {
-                    if first_failure.is_none() {
-                        first_failure = Some(why);
+    // First every rung strictly; only if none parses cleanly, every rung again allowing ERROR
+    // nodes that are exactly one metavariable (`$$$ITEMS` where the grammar wants items), which
+    // stand for what they capture rather than for a broken pattern.
+    for lenient in [false, true] {
+        for rung in lang.rungs() {
+            let suffixes: &[&str] = if rung.semicolon { &["", ";"] } else { &[""] };
+            for suffix in suffixes {
+                let attempt = Attempt {
+                    fragment: &processed,
+                    original: fragment,
+                    template: rung.template,
+                    suffix,
+                    lenient,
+                };
+                match try_rung(&attempt, lang) {
+                    Ok(pattern) => {
+                        let mut literals = Vec::new();
+                        collect_literals(&pattern.node, lang, &mut literals);
+                        literals.sort();
+                        literals.dedup();
+                        return Ok(Compiled {
+                            pattern,
+                            lang,
+                            rung: rung.name,
+                            literals,
+                        });
+                    }
+                    Err(why) => {
+                        if first_failure.is_none() {
+                            first_failure = Some(why);
+                        }
                     }
                 }
             }
@@ -70,14 +82,26 @@ pub fn compile(fragment: &str, lang: Lang) -> Result<Compiled, Unparseable> {
     })
 }
 
+/// One try of the ladder: the fragment in one scaffold, with or without the leniency.
+struct Attempt<'a> {
+    /// The fragment with `$` replaced by the language's expando character.
+    fragment: &'a str,
+    /// The fragment as the caller wrote it, for messages.
+    original: &'a str,
+    template: &'a str,
+    suffix: &'a str,
+    lenient: bool,
+}
+
 /// Parses the fragment inside one scaffold; Err says where it failed, in fragment coordinates.
-fn try_rung(
-    fragment: &str,
-    original: &str,
-    template: &str,
-    suffix: &str,
-    lang: Lang,
-) -> Result<Pattern, String> {
+fn try_rung(attempt: &Attempt<'_>, lang: Lang) -> Result<Pattern, String> {
+    let Attempt {
+        fragment,
+        original,
+        template,
+        suffix,
+        lenient,
+    } = *attempt;
     let hole = template.find(HOLE).unwrap_or(0);
     let indent = &template[template[..hole].rfind('\n').map_or(0, |i| i + 1)..hole];
     let embedded = fragment.replace('\n', &format!("\n{indent}"));
@@ -107,10 +131,12 @@ fn try_rung(
         }
     }
     // A MISSING token says most precisely what is wrong; otherwise the first ERROR node.
+    let metavariable_only =
+        |n: &Node<'_, _>| lenient && lang.sg().extract_meta_var(&n.text()).is_some();
     let bad = root
         .dfs()
         .find(|n| n.is_missing())
-        .or_else(|| root.dfs().find(|n| n.is_error()));
+        .or_else(|| root.dfs().find(|n| n.is_error() && !metavariable_only(n)));
     if let Some(bad) = bad {
         return Err(describe_failure(&bad, original, &embedded, span.start));
     }

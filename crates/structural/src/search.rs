@@ -226,7 +226,7 @@ fn search_file(
                         .filter(|n| n.is_named())
                         .map(|n| n.text().into_owned())
                         .collect();
-                    (format!("$${v}"), many.join(", "))
+                    (format!("$$${v}"), many.join(", "))
                 })
                 .collect();
             let replacement = rewrite.map(|fix| {

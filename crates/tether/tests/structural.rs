@@ -537,3 +537,20 @@ async fn hidden_folders_are_searched_but_not_vcs_or_state() {
         "{out}"
     );
 }
+
+#[tokio::test]
+async fn multi_captures_show_their_named_items_and_lenient_metavariables_work() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "m.rs",
+        "fn f(x: u8) -> u8 {\n    match x {\n        0 => 1,\n        _ => 2,\n    }\n}\nfn g() { h(a, b, c); }\n",
+    );
+    let run = open(dir.path());
+    let out = grep(&run, "h($$$ARGS)", "m.rs").await;
+    assert!(out.contains("$$$ARGS = a, b, c"), "{out}");
+    // `$$$ARMS` is not a valid match arm, yet it clearly stands for the arms.
+    let out = grep(&run, "match $E { $$$ARMS }", "m.rs").await;
+    assert!(out.starts_with("1 match in 1 file\nm.rs:2 "), "{out}");
+    assert!(out.contains("$E = x"), "{out}");
+}
