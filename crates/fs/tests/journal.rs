@@ -254,3 +254,32 @@ fn edits_made_after_a_crash_are_never_overwritten() {
         assert!(!dir.path().join("created.txt").exists());
     }
 }
+
+#[test]
+fn a_run_whose_rollback_failed_makes_no_more_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    seed(dir.path());
+    let ws = Workspace::new(dir.path()).unwrap();
+    let (j, _) = Journal::open(&ws).unwrap();
+    // What a failed rollback leaves behind: this run's own journal, still in flight.
+    let kept = dir
+        .path()
+        .join(format!(".tether/journal-{}.json", j.run_id()));
+    fs::write(&kept, "{}").unwrap();
+    let op = ChangeOp::Write {
+        path: ws.resolve_write("a.txt").unwrap(),
+        content: b"new".to_vec(),
+        expect: hash_bytes(b"alpha"),
+    };
+    let err = j.commit(vec![op]).unwrap_err().to_string();
+    assert!(err.contains("could not be rolled back"), "{err}");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "alpha"
+    );
+    assert_eq!(
+        fs::read_to_string(&kept).unwrap(),
+        "{}",
+        "the kept journal was touched"
+    );
+}
