@@ -141,9 +141,26 @@ fn display_path(root: &std::path::Path, p: &std::path::Path) -> String {
 fn pick_language(target: &std::path::Path, language: Option<&str>) -> Result<Lang, ToolError> {
     let ids = || Lang::ids().join(", ");
     match language {
-        Some(id) => Lang::by_id(id).ok_or_else(|| {
-            ToolError::invalid(format!("unknown language `{id}`; valid ids: {}", ids()))
-        }),
+        Some(id) => {
+            let lang = Lang::by_id(id).ok_or_else(|| {
+                ToolError::invalid(format!("unknown language `{id}`; valid ids: {}", ids()))
+            })?;
+            // A file whose extension names another language would be parsed as garbage and
+            // silently match nothing; say so instead.
+            match Lang::from_path(target) {
+                Some(own) if target.is_file() && own.id() != lang.id() => {
+                    Err(ToolError::invalid(format!(
+                        "{} is a {} file by its extension, but `language` is `{}`; drop \
+                         `language` or pass `{}`",
+                        target.display(),
+                        own.id(),
+                        lang.id(),
+                        own.id()
+                    )))
+                }
+                _ => Ok(lang),
+            }
+        }
         None if target.is_file() => Lang::from_path(target).ok_or_else(|| {
             ToolError::invalid(format!(
                 "cannot tell the language of {} from its extension; pass `language`, one of: {}",
@@ -183,7 +200,12 @@ impl Tool for AstGrepTool {
     }
 
     async fn call(&self, cx: &CallCx, args: AstGrepArgs) -> Result<ToolOutput, ToolError> {
-        let max = args.max_results.unwrap_or(50).max(1);
+        let max = args.max_results.unwrap_or(50);
+        if max == 0 {
+            return Err(ToolError::invalid(
+                "max_results must be at least 1 (default 50)",
+            ));
+        }
         let o = run_search(
             cx,
             &self.cache,

@@ -179,6 +179,13 @@ async fn language_is_required_for_a_directory_and_ids_are_listed() {
         err.contains("unknown language `cobol`") && err.contains("python"),
         "{err}"
     );
+    write(dir.path(), "a.py", "f(1)\n");
+    let args = json!({"pattern": "f($A)", "path": "a.py", "language": "rust"});
+    let err = call(&run, "ast_grep", args).await.unwrap_err().to_string();
+    assert!(err.contains("is a python file by its extension"), "{err}");
+    let args = json!({"pattern": "f($A)", "path": "a.py", "max_results": 0});
+    let err = call(&run, "ast_grep", args).await.unwrap_err().to_string();
+    assert!(err.contains("at least 1"), "{err}");
 }
 
 #[tokio::test]
