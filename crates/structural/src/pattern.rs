@@ -2,6 +2,7 @@
 //! text used to skip files cheaply, and the "unparseable" error.
 
 use ast_grep_core::matcher::PatternNode;
+use ast_grep_core::meta_var::MetaVariable;
 use ast_grep_core::{Language as _, Node, Pattern};
 
 use crate::lang::{HOLE, Lang, Tree};
@@ -35,11 +36,12 @@ pub fn compile(fragment: &str, lang: Lang) -> Result<Compiled, Unparseable> {
     }
     let processed = lang.sg().pre_process_pattern(fragment).into_owned();
     let mut first_failure: Option<String> = None;
-    // First every rung strictly; only if none parses cleanly, every rung again allowing ERROR
-    // nodes that are exactly one metavariable (`$$$ITEMS` where the grammar wants items), which
-    // stand for what they capture rather than for a broken pattern.
-    for lenient in [false, true] {
-        for rung in lang.rungs() {
+    // Each rung strictly first, then allowing a list metavariable (`$$$ITEMS` where the grammar
+    // wants items or statements) to stand in an ERROR or before a MISSING `;`. Leniency stays
+    // within the rung: a later rung's error recovery can yield a clean but meaningless tree
+    // (`while ($C) { $$$B }` as a C++ class member), which must not win.
+    for rung in lang.rungs() {
+        for lenient in [false, true] {
             let suffixes: &[&str] = if rung.semicolon { &["", ";"] } else { &[""] };
             for suffix in suffixes {
                 let attempt = Attempt {
@@ -131,12 +133,20 @@ fn try_rung(attempt: &Attempt<'_>, lang: Lang) -> Result<Pattern, String> {
         }
     }
     // A MISSING token says most precisely what is wrong; otherwise the first ERROR node.
-    let metavariable_only =
-        |n: &Node<'_, _>| lenient && lang.sg().extract_meta_var(&n.text()).is_some();
+    let is_list = |n: &Node<'_, _>| {
+        matches!(
+            lang.sg().extract_meta_var(&n.text()),
+            Some(MetaVariable::MultiCapture(_) | MetaVariable::Multiple)
+        )
+    };
+    // Lenient: an ERROR that is exactly a list metavariable, or a MISSING token right after
+    // one (`{ $$$BODY }` in C wants a `;` after an expression), stands for what it captures.
+    let forgiven_error = |n: &Node<'_, _>| lenient && is_list(n);
+    let forgiven_missing = |n: &Node<'_, _>| lenient && n.prev().is_some_and(|p| is_list(&p));
     let bad = root
         .dfs()
-        .find(|n| n.is_missing())
-        .or_else(|| root.dfs().find(|n| n.is_error() && !metavariable_only(n)));
+        .find(|n| n.is_missing() && !forgiven_missing(n))
+        .or_else(|| root.dfs().find(|n| n.is_error() && !forgiven_error(n)));
     if let Some(bad) = bad {
         return Err(describe_failure(&bad, original, &embedded, span.start));
     }
@@ -144,16 +154,59 @@ fn try_rung(attempt: &Attempt<'_>, lang: Lang) -> Result<Pattern, String> {
     // wrote where the grammar keeps it as a separate token (a TypeScript class field).
     let with_suffix = span.start..span.end + suffix.len();
     let without_semicolon = span.start..span.end - usize::from(embedded.ends_with(';'));
-    let node = [span.clone(), with_suffix, without_semicolon]
-        .iter()
-        .find_map(|s| outermost_spanning(&root, s))
-        .ok_or_else(|| {
-            "The fragment parses, but as several nodes rather than one; give a single \
-             statement, expression or declaration."
-                .to_string()
-        })?;
-    let node = descend_single_children(node);
-    Ok(Pattern::from(node))
+    let (node, added_semicolon) = [
+        (span.clone(), false),
+        (with_suffix, !suffix.is_empty()),
+        (without_semicolon, false),
+    ]
+    .iter()
+    .find_map(|(s, added)| outermost_spanning(&root, s).map(|n| (n, *added)))
+    .ok_or_else(|| {
+        "The fragment parses, but as several nodes rather than one; give a single \
+         statement, expression or declaration."
+            .to_string()
+    })?;
+    let mut pattern = Pattern::from(descend_single_children(node));
+    if added_semicolon && let Some(metavariable) = drop_added_semicolon(&mut pattern.node) {
+        // The whole pattern was `$X` made into `$X;`: it stands for any node.
+        pattern.node = metavariable;
+    }
+    if let PatternNode::MetaVar {
+        meta_var: MetaVariable::MultiCapture(_) | MetaVariable::Multiple,
+    } = pattern.node
+    {
+        return Err(
+            "A pattern cannot be only a `$$$` list; put it inside a larger pattern.".to_string(),
+        );
+    }
+    Ok(pattern)
+}
+
+/// The `;` a rung added is the pattern's last token. Where it follows a metavariable, it only
+/// made the parse complete, so it is dropped: `if ($C) $S` then takes any statement (a block,
+/// a `return`) as `$S`, and `template <$$$T> $D` any declaration. Returns the metavariable when
+/// the node itself was just `$X;`, for the caller to put in its place.
+fn drop_added_semicolon(node: &mut PatternNode) -> Option<PatternNode> {
+    let PatternNode::Internal { children, .. } = node else {
+        return None;
+    };
+    let ends_with_semicolon =
+        matches!(children.last(), Some(PatternNode::Terminal { text, .. }) if text == ";");
+    if !ends_with_semicolon {
+        let last = children.last_mut()?;
+        if let Some(metavariable) = drop_added_semicolon(last) {
+            *last = metavariable;
+        }
+        return None;
+    }
+    let n = children.len();
+    if n >= 2 && matches!(children[n - 2], PatternNode::MetaVar { .. }) {
+        children.pop();
+        if n == 2 {
+            return children.pop();
+        }
+    }
+    None
 }
 
 /// The outermost node (not the scaffold's root) whose byte range is exactly `span`.
@@ -352,6 +405,21 @@ mod tests {
         );
         let e = compile("   ", lang("rust")).err().unwrap();
         assert!(e.message.contains("empty"), "{}", e.message);
+        let e = compile("$$$ITEMS", lang("python")).err().unwrap();
+        assert!(e.message.contains("only a `$$$` list"), "{}", e.message);
+        // The lenient pass forgives only list metavariables: a missing comma is still an error.
+        for (l, p) in [
+            ("python", "f($A $B)"),
+            ("rust", "let $X = $A $B;"),
+            ("javascript", "[$A $B]"),
+        ] {
+            let e = compile(p, lang(l)).err().unwrap();
+            assert!(
+                e.message.starts_with(&format!("unparseable {l} pattern")),
+                "{}",
+                e.message
+            );
+        }
     }
 
     #[test]

@@ -561,3 +561,21 @@ async fn multi_captures_show_their_named_items_and_lenient_metavariables_work() 
     assert!(out.starts_with("1 match in 1 file\nm.rs:2 "), "{out}");
     assert!(out.contains("$E = x"), "{out}");
 }
+
+#[tokio::test]
+async fn c_like_statement_patterns_take_any_body() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "s.c",
+        "int f(int x) {\n  if (x) { g(); h(); }\n  if (x) return 1;\n  if (x) g();\n  while (x) { x--; }\n  return 0;\n}\n",
+    );
+    let run = open(dir.path());
+    let out = grep(&run, "if ($C) $S", "s.c").await;
+    assert!(out.starts_with("3 matches in 1 file\n"), "{out}");
+    let out = grep(&run, "if ($C) { $$$B }", "s.c").await;
+    assert!(out.starts_with("1 match in 1 file\ns.c:2 "), "{out}");
+    assert!(out.contains("$$$B = g();, h();"), "{out}");
+    let out = grep(&run, "while ($C) { $$$B }", "s.c").await;
+    assert!(out.starts_with("1 match in 1 file\ns.c:5 "), "{out}");
+}
