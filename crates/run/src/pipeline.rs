@@ -152,7 +152,12 @@ async fn run_call(
     };
     // A commit already under way finishes even when the call is cancelled; wait for it, so
     // its files are reported rather than silently changed.
-    cx.fs().settle().await;
+    if !cx.fs().settle().await {
+        res.notices.push(
+            "run",
+            format!("a write of `{name}` was still running after 120 s; its files may change yet"),
+        );
+    }
     drop(permit);
 
     let receipts = cx.fs().take_receipts();

@@ -110,36 +110,42 @@ pub fn search(
     cache: &TreeCache,
     display: &(dyn Fn(&Path) -> String + Sync),
     cancel: &AtomicBool,
-) -> (Vec<FileMatches>, SearchStats) {
+) -> Result<(Vec<FileMatches>, SearchStats), SearchFailed> {
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .min(files.len().max(1));
-    let results: Vec<(Vec<FileMatches>, SearchStats)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut found = Vec::new();
-                    let mut stats = SearchStats::default();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= files.len() || cancel.load(Ordering::Relaxed) {
-                            break;
+    let results: Vec<std::thread::Result<(Vec<FileMatches>, SearchStats)>> =
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut found = Vec::new();
+                        let mut stats = SearchStats::default();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            if i >= files.len() || cancel.load(Ordering::Relaxed) {
+                                break;
+                            }
+                            let path = &files[i];
+                            if let Some(f) = search_file(path, compiled, rewrite, cache, &mut stats)
+                            {
+                                found.push(FileMatches {
+                                    rel: display(path),
+                                    ..f
+                                });
+                            }
                         }
-                        let path = &files[i];
-                        if let Some(f) = search_file(path, compiled, rewrite, cache, &mut stats) {
-                            found.push(FileMatches {
-                                rel: display(path),
-                                ..f
-                            });
-                        }
-                    }
-                    (found, stats)
+                        (found, stats)
+                    })
                 })
-            })
-            .collect();
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
-    });
+                .collect();
+            handles.into_iter().map(|h| h.join()).collect()
+        });
+    let results: Vec<(Vec<FileMatches>, SearchStats)> = match results.into_iter().collect() {
+        Ok(r) => r,
+        Err(_) => return Err(SearchFailed),
+    };
     let mut all = Vec::new();
     let mut stats = SearchStats::default();
     for (found, s) in results {
@@ -147,8 +153,12 @@ pub fn search(
         stats.add(&s);
     }
     all.sort_by(|a, b| a.rel.cmp(&b.rel));
-    (all, stats)
+    Ok((all, stats))
 }
+
+/// A search worker panicked, so the results would be incomplete; none are given.
+#[derive(Debug, Clone, Copy)]
+pub struct SearchFailed;
 
 fn search_file(
     path: &Path,
@@ -170,6 +180,10 @@ fn search_file(
         stats.binary += 1;
         return None;
     }
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        stats.failed += 1;
+        return None;
+    };
     stats.searched += 1;
     if !compiled
         .literals
@@ -180,10 +194,6 @@ fn search_file(
         return None;
     }
     let hash = hash_bytes(&bytes);
-    let Ok(text) = std::str::from_utf8(&bytes) else {
-        stats.failed += 1;
-        return None;
-    };
     let cached = cache.tree(path, text, hash, compiled.lang);
     let tree = &cached.tree;
     match cached.lookup {
@@ -280,10 +290,11 @@ mod tests {
         let warm = TreeCache::new(1 << 30);
         for p in patterns {
             let plain = compile(p, lang).unwrap().without_prefilter();
-            let (reference, _) = search(&files, &plain, None, &TreeCache::new(0), &display, &stop);
+            let (reference, _) =
+                search(&files, &plain, None, &TreeCache::new(0), &display, &stop).unwrap();
             let fast = compile(p, lang).unwrap();
-            let (cold, _) = search(&files, &fast, None, &warm, &display, &stop);
-            let (hot, stats) = search(&files, &fast, None, &warm, &display, &stop);
+            let (cold, _) = search(&files, &fast, None, &warm, &display, &stop).unwrap();
+            let (hot, stats) = search(&files, &fast, None, &warm, &display, &stop).unwrap();
             assert!(!reference.is_empty(), "{p}: the corpus should have matches");
             assert_eq!(listing(&cold), listing(&reference), "{p} cold");
             assert_eq!(listing(&hot), listing(&reference), "{p} warm");

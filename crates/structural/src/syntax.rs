@@ -38,10 +38,23 @@ impl SyntaxCheck {
     }
 }
 
-/// The outermost ERROR and MISSING nodes of a file, or None if it is not a bundled language
-/// or not readable text.
+/// [`problems`] on a blocking thread, so a large parse never stalls the async runtime and the
+/// hook's time budget can cut it off.
+async fn problems_off_thread(path: &Path) -> Option<Vec<Problem>> {
+    let path = path.to_path_buf();
+    tokio::task::spawn_blocking(move || problems(&path))
+        .await
+        .ok()
+        .flatten()
+}
+
+/// The outermost ERROR and MISSING nodes of a file, or None if it is not a bundled language,
+/// not readable text, or larger than structural search reads.
 fn problems(path: &Path) -> Option<Vec<Problem>> {
     let lang = Lang::from_path(path)?;
+    if std::fs::metadata(path).ok()?.len() > crate::search::MAX_FILE_BYTES {
+        return None;
+    }
     let text = std::fs::read_to_string(path).ok()?;
     let tree = lang.parse(&text);
     let root = tree.root();
@@ -85,7 +98,7 @@ impl WriteHook for SyntaxCheck {
                 if Lang::from_path(path.abs()).is_none() {
                     continue;
                 }
-                let found = problems(path.abs()).unwrap_or_default();
+                let found = problems_off_thread(path.abs()).await.unwrap_or_default();
                 self.lock().insert(path.abs().to_path_buf(), found);
             }
         })
@@ -104,7 +117,9 @@ impl WriteHook for SyntaxCheck {
                 if receipt.hash_after.is_none() {
                     continue;
                 }
-                let Some(now) = problems(abs) else { continue };
+                let Some(now) = problems_off_thread(abs).await else {
+                    continue;
+                };
                 let mut old: Vec<&str> = baseline.iter().map(|p| p.signature.as_str()).collect();
                 for p in now {
                     if let Some(i) = old.iter().position(|s| *s == p.signature) {

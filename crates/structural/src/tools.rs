@@ -109,7 +109,12 @@ async fn run_search(
         search(&files, &compiled, fix.as_ref(), &cache, &display, &flag)
     });
     let (found, stats) = tokio::select! {
-        r = work => r.map_err(|e| ToolError::failed(format!("the search task failed: {e}")))?,
+        r = work => r
+            .map_err(|e| ToolError::failed(format!("the search task failed: {e}")))?
+            .map_err(|_| ToolError::failed(
+                "a search worker failed, so the results would be incomplete; none are shown. \
+                 Retry, and report it if it happens again",
+            ))?,
         _ = cx.cancel_token().cancelled() => {
             cancel.store(true, Ordering::Relaxed);
             return Err(ToolError::Cancelled);

@@ -579,3 +579,21 @@ async fn c_like_statement_patterns_take_any_body() {
     let out = grep(&run, "while ($C) { $$$B }", "s.c").await;
     assert!(out.starts_with("1 match in 1 file\ns.c:5 "), "{out}");
 }
+
+#[tokio::test]
+async fn non_utf8_files_count_as_failed_not_searched() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ok.py", "f(1)\n");
+    std::fs::write(dir.path().join("latin1.py"), b"f(2)  # caf\xe9\n").unwrap();
+    std::fs::write(dir.path().join("other.py"), b"g()  # caf\xe9\n").unwrap();
+    let run = open(dir.path());
+    let out = call(
+        &run,
+        "ast_grep",
+        json!({"pattern": "f($A)", "language": "python"}),
+    )
+    .await
+    .unwrap();
+    assert!(out.contains("searched 1 python file "), "{out}");
+    assert!(out.contains("2 failed to parse"), "{out}");
+}

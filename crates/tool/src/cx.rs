@@ -114,10 +114,13 @@ impl FsDoor {
         Ok(receipt)
     }
 
-    /// Waits (at most 30 s) until no commit of this call is still running.
-    pub async fn settle(&self) {
+    /// Waits (at most 120 s) until no commit of this call is still running; false if one
+    /// still is, so the caller can say so.
+    pub async fn settle(&self) -> bool {
         let wait = self.in_flight.write();
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(30), wait).await;
+        tokio::time::timeout(std::time::Duration::from_secs(120), wait)
+            .await
+            .is_ok()
     }
 
     /// Records writes made outside [`FsDoor::commit`] (a host's wrapped tool) for the hooks.
