@@ -16,6 +16,7 @@ mod render;
 mod search;
 mod stage;
 mod syntax;
+mod template;
 mod tools;
 
 pub use cache::TreeCache;

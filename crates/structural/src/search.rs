@@ -6,12 +6,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use ast_grep_core::Matcher as _;
 use ast_grep_core::matcher::MatcherExt as _;
-use ast_grep_core::replacer::TemplateFix;
 use tether_fs::{ContentHash, hash_bytes};
 
 use crate::cache::{Lookup, TreeCache};
 use crate::lang::Lang;
 use crate::pattern::Compiled;
+use crate::template::Template;
 
 /// Folders never searched: version control internals and tether's own state. Other hidden
 /// folders (`.github`, `.config`) are searched unless .gitignore says otherwise.
@@ -106,7 +106,7 @@ pub fn files_for(target: &Path, lang: Lang) -> Vec<PathBuf> {
 pub fn search(
     files: &[PathBuf],
     compiled: &Compiled,
-    rewrite: Option<&TemplateFix>,
+    rewrite: Option<&Template>,
     cache: &TreeCache,
     display: &(dyn Fn(&Path) -> String + Sync),
     cancel: &AtomicBool,
@@ -163,7 +163,7 @@ pub struct SearchFailed;
 fn search_file(
     path: &Path,
     compiled: &Compiled,
-    rewrite: Option<&TemplateFix>,
+    rewrite: Option<&Template>,
     cache: &TreeCache,
     stats: &mut SearchStats,
 ) -> Option<FileMatches> {
@@ -239,10 +239,7 @@ fn search_file(
                     (format!("$$${v}"), many.join(", "))
                 })
                 .collect();
-            let replacement = rewrite.map(|fix| {
-                let edit = nm.replace_by(fix);
-                String::from_utf8_lossy(&edit.inserted_text).into_owned()
-            });
+            let replacement = rewrite.map(|template| template.render(&nm, text));
             Match {
                 range: nm.range(),
                 line: nm.start_pos().line() + 1,

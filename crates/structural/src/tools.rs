@@ -3,7 +3,6 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use ast_grep_core::replacer::TemplateFix;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
@@ -13,6 +12,7 @@ use crate::lang::Lang;
 use crate::pattern::compile;
 use crate::render::render_matches;
 use crate::search::{FileMatches, SearchStats, files_for, search};
+use crate::template::Template;
 
 /// `ast_grep`: structural search with metavariables.
 pub struct AstGrepTool {
@@ -94,9 +94,9 @@ async fn run_search(
     let lang = pick_language(&target, language)?;
     let compiled = compile(pattern, lang).map_err(|e| ToolError::invalid(e.message))?;
     let fix = rewrite
-        .map(|r| TemplateFix::try_new(r, &lang.sg()))
+        .map(|r| Template::parse(r, &compiled.pattern.defined_vars()))
         .transpose()
-        .map_err(|e| ToolError::invalid(format!("bad rewrite template: {e}")))?;
+        .map_err(ToolError::invalid)?;
     let shown_target = ws.display(&target);
     let root = ws.root().to_path_buf();
     let cache = cache.clone();

@@ -597,3 +597,59 @@ async fn non_utf8_files_count_as_failed_not_searched() {
     assert!(out.contains("searched 1 python file "), "{out}");
     assert!(out.contains("2 failed to parse"), "{out}");
 }
+
+#[tokio::test]
+async fn rewrites_in_tab_indented_files_use_tabs() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "t.py", "def outer():\n\tif x:\n\t\tprint(a)\n");
+    let run = open(dir.path());
+    let args = json!({"pattern": "print($X)", "rewrite": "if debug:\n    log($X)\ndone()", "path": "t.py"});
+    call(&run, "ast_edit", args).await.unwrap();
+    call(
+        &run,
+        "resolve",
+        json!({"edit_id": "edit_1", "action": "accept"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("t.py")).unwrap(),
+        "def outer():\n\tif x:\n\t\tif debug:\n\t\t    log(a)\n\t\tdone()\n"
+    );
+    let err = call(
+        &run,
+        "ast_edit",
+        json!({"pattern": "log($X)", "rewrite": "log($Y)", "path": "t.py"}),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("`$Y`, which the pattern does not define"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn multi_line_captures_keep_their_shape_when_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "m.ts",
+        "function f() {\n  run(a, {\n    k: 1,\n  });\n}\n",
+    );
+    let run = open(dir.path());
+    let args = json!({"pattern": "run($A, $B)", "rewrite": "go(\n  $B,\n  $A,\n)", "path": "m.ts"});
+    call(&run, "ast_edit", args).await.unwrap();
+    call(
+        &run,
+        "resolve",
+        json!({"edit_id": "edit_1", "action": "accept"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("m.ts")).unwrap(),
+        "function f() {\n  go(\n    {\n      k: 1,\n    },\n    a,\n  );\n}\n"
+    );
+}
