@@ -9,6 +9,23 @@ use common::{call, open, write};
 use serde_json::json;
 use tether::Run;
 
+/// Accepts the run's first staged edit.
+async fn accept_edit_1(run: &Run) {
+    call(
+        run,
+        "resolve",
+        json!({"edit_id": "edit_1", "action": "accept"}),
+    )
+    .await
+    .unwrap();
+}
+
+/// Stages an ast_edit and accepts it, for tests about what lands on disk.
+async fn stage_and_accept(run: &Run, args: serde_json::Value) {
+    call(run, "ast_edit", args).await.unwrap();
+    accept_edit_1(run).await;
+}
+
 async fn grep(run: &Run, pattern: &str, path: &str) -> String {
     call(run, "ast_grep", json!({"pattern": pattern, "path": path}))
         .await
@@ -396,13 +413,7 @@ async fn multi_line_rewrites_follow_the_site_and_nested_matches_wait() {
         out.contains("1 inner match inside a replaced match was left"),
         "{out}"
     );
-    call(
-        &run,
-        "resolve",
-        json!({"edit_id": "edit_1", "action": "accept"}),
-    )
-    .await
-    .unwrap();
+    accept_edit_1(&run).await;
     assert_eq!(
         std::fs::read_to_string(dir.path().join("a.rs")).unwrap(),
         "fn f() {\n    if ok {\n        {\n            let v = wrap(x);\n            v\n        };\n    }\n}\n"
@@ -469,20 +480,8 @@ async fn rewrites_keep_crlf_line_endings() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "w.py", "if x:\r\n    old(a)\r\n");
     let run = open(dir.path());
-    call(
-        &run,
-        "ast_edit",
-        json!({"pattern": "old($A)", "rewrite": "new($A)\nnew($A)", "path": "w.py"}),
-    )
-    .await
-    .unwrap();
-    call(
-        &run,
-        "resolve",
-        json!({"edit_id": "edit_1", "action": "accept"}),
-    )
-    .await
-    .unwrap();
+    let args = json!({"pattern": "old($A)", "rewrite": "new($A)\nnew($A)", "path": "w.py"});
+    stage_and_accept(&run, args).await;
     assert_eq!(
         std::fs::read_to_string(dir.path().join("w.py")).unwrap(),
         "if x:\r\n    new(a)\r\n    new(a)\r\n"
@@ -604,14 +603,7 @@ async fn rewrites_in_tab_indented_files_use_tabs() {
     write(dir.path(), "t.py", "def outer():\n\tif x:\n\t\tprint(a)\n");
     let run = open(dir.path());
     let args = json!({"pattern": "print($X)", "rewrite": "if debug:\n    log($X)\ndone()", "path": "t.py"});
-    call(&run, "ast_edit", args).await.unwrap();
-    call(
-        &run,
-        "resolve",
-        json!({"edit_id": "edit_1", "action": "accept"}),
-    )
-    .await
-    .unwrap();
+    stage_and_accept(&run, args).await;
     assert_eq!(
         std::fs::read_to_string(dir.path().join("t.py")).unwrap(),
         "def outer():\n\tif x:\n\t\tif debug:\n\t\t    log(a)\n\t\tdone()\n"
@@ -640,14 +632,7 @@ async fn multi_line_captures_keep_their_shape_when_moved() {
     );
     let run = open(dir.path());
     let args = json!({"pattern": "run($A, $B)", "rewrite": "go(\n  $B,\n  $A,\n)", "path": "m.ts"});
-    call(&run, "ast_edit", args).await.unwrap();
-    call(
-        &run,
-        "resolve",
-        json!({"edit_id": "edit_1", "action": "accept"}),
-    )
-    .await
-    .unwrap();
+    stage_and_accept(&run, args).await;
     assert_eq!(
         std::fs::read_to_string(dir.path().join("m.ts")).unwrap(),
         "function f() {\n  go(\n    {\n      k: 1,\n    },\n    a,\n  );\n}\n"

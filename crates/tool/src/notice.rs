@@ -23,17 +23,11 @@ impl NoticeQueue {
             source: source.to_string(),
             text: text.into(),
         };
-        match self.inner.lock() {
-            Ok(mut q) => q.push(notice),
-            Err(poisoned) => poisoned.into_inner().push(notice),
-        }
+        crate::cx::lock(&self.inner).push(notice);
     }
 
     /// Takes every queued notice, oldest first.
     pub fn drain(&self) -> Vec<Notice> {
-        match self.inner.lock() {
-            Ok(mut q) => std::mem::take(&mut *q),
-            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
-        }
+        std::mem::take(&mut *crate::cx::lock(&self.inner))
     }
 }
