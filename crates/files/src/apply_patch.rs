@@ -2,7 +2,7 @@ use std::collections::HashSet;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tether_fs::{ChangeOp, encode_text, read_with_hash};
+use tether_fs::{ChangeOp, encode_text};
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
 
 use crate::patch::{FilePatch, apply_hunks, parse_patch};
@@ -57,7 +57,7 @@ impl Tool for ApplyPatchTool {
             match file {
                 FilePatch::Add { path, content } => {
                     let path = ws.resolve_write(path)?;
-                    if read_with_hash(path.abs())?.is_some() {
+                    if ws.read_hashed(&path)?.is_some() {
                         return Err(ToolError::invalid(format!(
                             "{}: `Add File` but the file exists; use `Update File`{nothing}",
                             path.rel()
@@ -71,7 +71,7 @@ impl Tool for ApplyPatchTool {
                 }
                 FilePatch::Delete { path } => {
                     let path = ws.resolve_write(path)?;
-                    let Some((_, expect)) = read_with_hash(path.abs())? else {
+                    let Some((_, expect)) = ws.read_hashed(&path)? else {
                         return Err(ToolError::invalid(format!(
                             "{}: `Delete File` but the file does not exist{nothing}",
                             path.rel()
@@ -86,14 +86,14 @@ impl Tool for ApplyPatchTool {
                     hunks,
                 } => {
                     let path = ws.resolve_write(path)?;
-                    if read_with_hash(path.abs())?.is_none() {
+                    if ws.read_hashed(&path)?.is_none() {
                         return Err(ToolError::invalid(format!(
                             "{}: `Update File` but the file does not exist; use `*** Add File:` \
                              to create it{nothing}",
                             path.rel()
                         )));
                     }
-                    let text = read_text(&path)
+                    let text = read_text(ws, &path)
                         .map_err(|e| ToolError::invalid(format!("{e}{nothing}")))?;
                     let new_text = apply_hunks(&text.text, hunks)
                         .map_err(|e| ToolError::invalid(format!("{}: {e}{nothing}", path.rel())))?;
@@ -116,7 +116,7 @@ impl Tool for ApplyPatchTool {
                                     path.rel()
                                 )));
                             }
-                            if read_with_hash(to.abs())?.is_some() {
+                            if ws.read_hashed(&to)?.is_some() {
                                 return Err(ToolError::invalid(format!(
                                     "{}: `Move to: {}` but that file exists; delete it in the \
                                      patch first or pick another name{nothing}",

@@ -47,7 +47,7 @@ impl Tool for EditTool {
 
     async fn call(&self, cx: &CallCx, args: EditArgs) -> Result<ToolOutput, ToolError> {
         let path = cx.workspace().resolve_write(&args.path)?;
-        let file = read_text(&path)?;
+        let file = read_text(cx.workspace(), &path)?;
         let (old, new) = (lf(&args.old_string), lf(&args.new_string));
         let new_text = replace(&file.text, &old, &new, args.replace_all)
             .map_err(|e| ToolError::invalid(format!("{}: {e}", path.rel())))?;

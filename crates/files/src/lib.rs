@@ -15,7 +15,7 @@ pub use read::ReadTool;
 pub use resolve::ResolveTool;
 pub use write::WriteTool;
 
-use tether_fs::{ContentHash, TextShape, WritePath, decode_text, read_with_hash};
+use tether_fs::{ContentHash, TextShape, Workspace, WritePath, decode_text};
 use tether_tool::ToolError;
 
 /// A text file as it is on disk now: its LF-normalized text, shape and hash for the change op.
@@ -26,8 +26,8 @@ struct TextFile {
 }
 
 /// Reads a file that must exist and be UTF-8 text, for the edit-style tools.
-fn read_text(path: &WritePath) -> Result<TextFile, ToolError> {
-    let Some((bytes, hash)) = read_with_hash(path.abs())? else {
+fn read_text(ws: &Workspace, path: &WritePath) -> Result<TextFile, ToolError> {
+    let Some((bytes, hash)) = ws.read_hashed(path)? else {
         return Err(ToolError::invalid(format!(
             "{} does not exist; use `write` to create a file",
             path.rel()

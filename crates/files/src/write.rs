@@ -1,6 +1,6 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tether_fs::{ChangeOp, decode_text, encode_text, read_with_hash};
+use tether_fs::{ChangeOp, decode_text, encode_text};
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
 
 use crate::lf;
@@ -41,14 +41,8 @@ impl Tool for WriteTool {
 
     async fn call(&self, cx: &CallCx, args: WriteArgs) -> Result<ToolOutput, ToolError> {
         let path = cx.workspace().resolve_write(&args.path)?;
-        if path.abs().is_dir() {
-            return Err(ToolError::invalid(format!(
-                "{} is a directory; give a file path",
-                path.rel()
-            )));
-        }
         let lines = args.content.lines().count();
-        let op = match read_with_hash(path.abs())? {
+        let op = match cx.workspace().read_hashed(&path)? {
             None => ChangeOp::Create {
                 path: path.clone(),
                 content: args.content.into_bytes(),

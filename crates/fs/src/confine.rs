@@ -2,19 +2,31 @@
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
-use std::io::ErrorKind;
+use std::fs::File;
+use std::io::{ErrorKind, Read};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
-use crate::{FsError, STATE_DIR};
+use rustix::fs::OFlags;
+
+use crate::beneath::{Kind, RootDir, is_missing, kind_of};
+use crate::{ContentHash, FsError, STATE_DIR, hash_bytes};
 
 /// How many symlinks one resolution may follow before giving up (as the kernel does).
 const MAX_LINKS: usize = 40;
 
 /// The workspace root plus extra read-only roots; every path a tool touches is checked against it.
+///
+/// Each root is held open as a descriptor, and every read and write is made relative to it
+/// with symlinks refused by the kernel (see `beneath.rs`), so confinement holds at the moment
+/// of the operation, not only when the path was checked.
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
-    read_roots: Vec<PathBuf>,
+    root_dir: Arc<RootDir>,
+    read_roots: Vec<(PathBuf, Arc<RootDir>)>,
+    /// Absolute folders or files inside the root that no tool may write, with the reason.
+    protected: Vec<(PathBuf, String)>,
 }
 
 /// A write target that passed confinement; only [`Workspace::resolve_write`] makes one.
@@ -34,6 +46,11 @@ impl WritePath {
     pub fn rel(&self) -> &str {
         &self.rel
     }
+
+    /// The path relative to the workspace root, for operations beneath its descriptor.
+    pub(crate) fn rel_path(&self) -> &Path {
+        Path::new(&self.rel)
+    }
 }
 
 impl Workspace {
@@ -47,19 +64,24 @@ impl Workspace {
                 reason: "the workspace root must be a folder".into(),
             });
         }
+        let root_dir =
+            RootDir::open(&root).map_err(|e| FsError::io("open workspace", root.display(), e))?;
         Ok(Workspace {
             root,
+            root_dir: Arc::new(root_dir),
             read_roots: Vec::new(),
+            protected: Vec::new(),
         })
     }
 
     /// Adds read-only roots (e.g. dependency sources); missing ones are skipped with a warning.
     pub fn with_read_roots(mut self, roots: Vec<PathBuf>) -> Self {
         for r in roots {
-            match std::fs::canonicalize(&r) {
-                Ok(c) => {
-                    if !self.read_roots.contains(&c) {
-                        self.read_roots.push(c);
+            let opened = std::fs::canonicalize(&r).and_then(|c| Ok((RootDir::open(&c)?, c)));
+            match opened {
+                Ok((dir, c)) => {
+                    if !self.read_roots.iter().any(|(p, _)| *p == c) {
+                        self.read_roots.push((c, Arc::new(dir)));
                     }
                 }
                 Err(e) => tracing::warn!(root = %r.display(), error = %e, "skipping read root"),
@@ -68,14 +90,28 @@ impl Workspace {
         self
     }
 
+    /// Forbids writes to `path` and everything under it, as for `.tether/`; `why` names it in
+    /// the refusal. A path outside the root needs no protection and is ignored.
+    pub fn protect(mut self, path: &Path, why: &str) -> Self {
+        let abs = resolve_physical(path).unwrap_or_else(|_| path.to_path_buf());
+        if abs.starts_with(&self.root) {
+            self.protected.push((abs, why.to_owned()));
+        }
+        self
+    }
+
+    pub(crate) fn beneath(&self) -> &RootDir {
+        &self.root_dir
+    }
+
     /// The canonical workspace root.
     pub fn root(&self) -> &Path {
         &self.root
     }
 
     /// The canonical extra read-only roots.
-    pub fn read_roots(&self) -> &[PathBuf] {
-        &self.read_roots
+    pub fn read_roots(&self) -> Vec<PathBuf> {
+        self.read_roots.iter().map(|(p, _)| p.clone()).collect()
     }
 
     /// Confines a model-given path (relative to root, or absolute) for writing.
@@ -106,6 +142,12 @@ impl Workspace {
         if rel.starts_with(STATE_DIR) {
             return Err(FsError::Reserved { path: path.into() });
         }
+        if let Some((_, why)) = self.protected.iter().find(|(p, _)| abs.starts_with(p)) {
+            return Err(FsError::Protected {
+                path: path.into(),
+                why: why.clone(),
+            });
+        }
         let rel = slash_path(rel);
         Ok(WritePath { abs, rel })
     }
@@ -120,14 +162,57 @@ impl Workspace {
         }
         let abs =
             resolve_physical(&self.root.join(path)).map_err(|e| FsError::io("resolve", path, e))?;
-        let allowed = std::iter::once(&self.root).chain(&self.read_roots);
-        if allowed.clone().any(|r| abs.starts_with(r)) {
+        if self.root_of(&abs).is_some() {
             return Ok(abs);
         }
+        let mut roots = vec![self.root.clone()];
+        roots.extend(self.read_roots());
         Err(FsError::NotReadable {
             path: path.into(),
-            roots: allowed.cloned().collect(),
+            roots,
         })
+    }
+
+    /// The root holding `abs` (the workspace first) and `abs` relative to it.
+    fn root_of<'a>(&'a self, abs: &'a Path) -> Option<(&'a RootDir, &'a Path)> {
+        let ws = std::iter::once((&self.root, &self.root_dir));
+        let reads = self.read_roots.iter().map(|(p, d)| (p, d));
+        ws.chain(reads)
+            .find_map(|(p, d)| Some((&**d, abs.strip_prefix(p).ok()?)))
+    }
+
+    /// Opens a regular file for reading beneath the root or read root holding the resolved
+    /// `abs`, refusing symlinks swapped in since and, without blocking, FIFOs and devices.
+    pub fn open_read(&self, abs: &Path) -> Result<File, FsError> {
+        let shown = self.display(abs);
+        let Some((dir, rel)) = self.root_of(abs) else {
+            return Err(FsError::OutsideRoot {
+                path: shown,
+                root: self.root.clone(),
+            });
+        };
+        open_regular(dir, rel, &shown)?.ok_or(FsError::NotFound { path: shown })
+    }
+
+    /// The bytes and hash of a write target now; `Ok(None)` when it does not exist. Anything
+    /// but a regular file (a folder, FIFO, device) is refused without blocking.
+    pub fn read_hashed(&self, path: &WritePath) -> Result<Option<(Vec<u8>, ContentHash)>, FsError> {
+        let Some(mut file) = open_regular(&self.root_dir, path.rel_path(), path.rel())? else {
+            return Ok(None);
+        };
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)
+            .map_err(|e| FsError::io("read", path.rel(), e))?;
+        let hash = hash_bytes(&bytes);
+        Ok(Some((bytes, hash)))
+    }
+
+    /// What is at a write target now, without following it: for "is it a folder?" questions.
+    pub fn exists(&self, path: &WritePath) -> Result<bool, FsError> {
+        self.root_dir
+            .kind(path.rel_path())
+            .map(|k| k.is_some())
+            .map_err(|e| FsError::io("stat", path.rel(), e))
     }
 
     /// How a path is shown to the model: relative to root with '/' separators, else absolute.
@@ -137,6 +222,39 @@ impl Workspace {
             Ok(rel) => slash_path(rel),
             Err(_) => abs.display().to_string(),
         }
+    }
+}
+
+/// Opens `rel` beneath `dir` if it is a regular file; `Ok(None)` when nothing is there.
+pub(crate) fn open_regular(
+    dir: &RootDir,
+    rel: &Path,
+    shown: &str,
+) -> Result<Option<File>, FsError> {
+    let refuse = |what: &str| FsError::NotRegular {
+        path: shown.to_owned(),
+        what: what.to_owned(),
+    };
+    // Check before opening, so a FIFO is never opened at all; check the open file again, so
+    // nothing swapped in between is read.
+    match dir.kind(rel).map_err(|e| FsError::io("stat", shown, e))? {
+        None => return Ok(None),
+        Some(Kind::Dir) => return Err(refuse("a folder")),
+        Some(Kind::Special(what)) => return Err(refuse(what)),
+        Some(Kind::File | Kind::Symlink) => {}
+    }
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK;
+    let file = match dir.open_file(rel, flags, 0) {
+        Ok(f) => f,
+        Err(e) if is_missing(&e) => return Ok(None),
+        Err(e) => return Err(FsError::io("open", shown, e)),
+    };
+    let st = rustix::fs::fstat(&file).map_err(|e| FsError::io("stat", shown, e.into()))?;
+    match kind_of(&st) {
+        Kind::File => Ok(Some(file)),
+        Kind::Dir => Err(refuse("a folder")),
+        Kind::Special(what) => Err(refuse(what)),
+        Kind::Symlink => Err(refuse("a symlink")),
     }
 }
 

@@ -99,6 +99,30 @@ pub enum FsError {
         /// Where its original bytes are kept.
         backup: PathBuf,
     },
+    /// The path is a protected file or folder inside the workspace (the user's tether config).
+    #[error("{path} is {why}, which no tool may write; change it yourself outside the agent")]
+    Protected {
+        /// The path as given.
+        path: String,
+        /// What the protected path is.
+        why: String,
+    },
+    /// The path is a folder, FIFO, socket or device, not a regular file.
+    #[error("{path} is {what}, not a regular file; tools read and write regular files only")]
+    NotRegular {
+        /// The path as given.
+        path: String,
+        /// What it is instead.
+        what: String,
+    },
+    /// Another process held the workspace's write lock for the whole wait.
+    #[error(
+        "another tether run held this workspace's write lock for {secs} s, so nothing was          written; retry when it has finished its writes"
+    )]
+    Busy {
+        /// How long this run waited.
+        secs: u64,
+    },
     /// The transaction journal could not be written, read or recovered.
     #[error("journal {}: {detail}", .path.display())]
     Journal {

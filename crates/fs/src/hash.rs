@@ -1,9 +1,6 @@
 //! Content hashes.
 
 use std::fmt;
-use std::path::Path;
-
-use crate::FsError;
 
 /// 128-bit xxh3 hash of a file's bytes, used to detect that a file changed since it was read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -18,16 +15,4 @@ impl fmt::Display for ContentHash {
 /// Hashes bytes so later writes can check the file still holds them.
 pub fn hash_bytes(bytes: &[u8]) -> ContentHash {
     ContentHash(xxhash_rust::xxh3::xxh3_128(bytes))
-}
-
-/// Reads a file and hashes it; `Ok(None)` when it does not exist.
-pub fn read_with_hash(path: &Path) -> Result<Option<(Vec<u8>, ContentHash)>, FsError> {
-    match std::fs::read(path) {
-        Ok(bytes) => {
-            let h = hash_bytes(&bytes);
-            Ok(Some((bytes, h)))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(FsError::io("read", path.display(), e)),
-    }
 }

@@ -1,26 +1,36 @@
-//! The per-run journal: lock file, on-disk transaction record, and crash recovery.
+//! The per-run journal: lock files, the on-disk transaction record, and crash recovery.
+//!
+//! Journals live in the user's state folder, keyed by the canonical workspace root, never in
+//! the workspace: a journal that came with a repository must not be able to act on the disk.
 
 use std::collections::BTreeSet;
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Write};
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use rustix::fs::OFlags;
 use serde::{Deserialize, Serialize};
 
-use crate::{FsError, STATE_DIR, Workspace, hash::read_with_hash};
+use crate::beneath::{Kind, RootDir};
+use crate::{FsError, STATE_DIR, Workspace, hash_bytes};
 
-/// Version of the on-disk journal format.
-const JOURNAL_VERSION: u32 = 1;
+/// Version of the on-disk journal format; version 1 kept absolute paths inside the workspace.
+const JOURNAL_VERSION: u32 = 2;
+
+/// How long a commit waits for another process's write lock on the same workspace by default,
+/// as long as a call waits for the run's own write permit.
+pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(120);
 
 /// The per-run journal through which every write goes.
 ///
-/// Owns `<root>/.tether/run-<run_id>.lock` (flock held for the journal's life) and writes
-/// `<root>/.tether/journal-<run_id>.json` while a transaction is in flight, so a crash can be
-/// undone by the next run.
+/// Owns `<state>/run-<run_id>.lock` (flock held for the journal's life) and writes
+/// `<state>/journal-<run_id>.json` while a transaction is in flight, so a crash can be undone
+/// by the next run. `<state>` is this workspace's folder under the user's state folder.
 #[derive(Debug)]
 pub struct Journal {
     pub(crate) ws: Workspace,
@@ -28,6 +38,9 @@ pub struct Journal {
     pub(crate) run_id: String,
     lock_path: PathBuf,
     _lock: File,
+    /// `<root>/.tether/write.lock`, shared by every process writing this workspace.
+    pub(crate) write_lock: File,
+    pub(crate) lock_wait: Duration,
     /// Next transaction number; held for the whole of a commit so commits never interleave.
     pub(crate) next_txn: Mutex<u64>,
 }
@@ -56,6 +69,14 @@ pub enum RecoveryAction {
         /// What stopped it.
         detail: String,
     },
+    /// The journal failed a check (it came with the workspace, or names a path or temp that
+    /// tether would not have made), so nothing in it was acted on; it was moved aside.
+    Refused {
+        /// Which check failed.
+        detail: String,
+        /// Where the journal now is.
+        moved_to: PathBuf,
+    },
 }
 
 impl fmt::Display for RecoveryReport {
@@ -77,9 +98,16 @@ impl fmt::Display for RecoveryReport {
             RecoveryAction::Incomplete { detail } => write!(
                 f,
                 "could not fully roll back an interrupted transaction of run {} ({list}): {detail}. \
-                 Nothing was overwritten; the journal and the original copies stay under .tether/ \
-                 for you to inspect",
+                 Nothing was overwritten; the journal and the original copies stay (originals \
+                 under .tether/) for you to inspect",
                 self.run_id
+            ),
+            RecoveryAction::Refused { detail, moved_to } => write!(
+                f,
+                "did not act on the journal of run {}: {detail}. Nothing in it was done; it was \
+                 moved aside to {}",
+                self.run_id,
+                moved_to.display()
             ),
         }
     }
@@ -93,10 +121,12 @@ pub(crate) enum TxnState {
     Committed,
 }
 
-/// The journal file's content.
+/// The journal file's content. Every path is relative to the workspace root.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct JournalFile {
     pub version: u32,
+    /// The canonical workspace root the transaction ran in.
+    pub root: PathBuf,
     pub run_id: String,
     pub txn_id: u64,
     pub state: TxnState,
@@ -121,17 +151,50 @@ pub(crate) struct Entry {
     pub old_hash: Option<String>,
 }
 
+/// The name of entry `i`'s temp file, next to its target.
+pub(crate) fn temp_name(run_id: &str, txn_id: u64, i: usize) -> String {
+    format!(".tether-tmp-{run_id}-{txn_id}-{i}")
+}
+
+/// Entry `i`'s backup, relative to the root.
+pub(crate) fn backup_path(run_id: &str, txn_id: u64, i: usize) -> PathBuf {
+    Path::new(STATE_DIR).join(format!("backup-{run_id}-{txn_id}-{i}"))
+}
+
+/// The state folder for the workspace at canonical `root`: `<state_root>/<hash of root>`.
+pub fn workspace_state_dir(state_root: &Path, root: &Path) -> PathBuf {
+    let key = hash_bytes(root.as_os_str().as_encoded_bytes());
+    state_root.join(format!("{key}"))
+}
+
 impl Journal {
-    /// Creates `.tether/` (git-ignored), takes this run's lock, and recovers transactions left
-    /// by dead runs; journals of live runs are never touched.
-    pub fn open(ws: &Workspace) -> Result<(Journal, Vec<RecoveryReport>), FsError> {
-        let state_dir = ws.root().join(STATE_DIR);
-        fs::create_dir_all(&state_dir)
+    /// Checks that `<root>/.tether` is a real folder (creating it), takes this run's lock in
+    /// the workspace's state folder under `state_root`, and recovers transactions left by dead
+    /// runs; journals of live runs are never touched, and journals found inside the workspace
+    /// are never acted on.
+    pub fn open(
+        ws: &Workspace,
+        state_root: &Path,
+    ) -> Result<(Journal, Vec<RecoveryReport>), FsError> {
+        let shipped = prepare_tether_dir(ws)?;
+        let state_dir = workspace_state_dir(state_root, ws.root());
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&state_dir)
             .map_err(|e| FsError::io("create folder", state_dir.display(), e))?;
-        let ignore = state_dir.join(".gitignore");
-        if !ignore.exists() {
-            fs::write(&ignore, "*\n").map_err(|e| FsError::io("write", ignore.display(), e))?;
+        let root_note = state_dir.join("root");
+        if !root_note.exists() {
+            let _ = fs::write(&root_note, ws.root().as_os_str().as_encoded_bytes());
         }
+        let write_lock = ws
+            .beneath()
+            .open_file(
+                &Path::new(STATE_DIR).join("write.lock"),
+                OFlags::RDWR | OFlags::CREATE,
+                0o644,
+            )
+            .map_err(|e| FsError::io("open", ".tether/write.lock", e))?;
         let run_id = new_run_id();
         let lock_path = state_dir.join(format!("run-{run_id}.lock"));
         let lock = take_lock(&lock_path)?;
@@ -141,10 +204,19 @@ impl Journal {
             run_id,
             lock_path,
             _lock: lock,
+            write_lock,
+            lock_wait: DEFAULT_LOCK_WAIT,
             next_txn: Mutex::new(1),
         };
-        let reports = journal.recover_dead()?;
+        let mut reports = journal.refuse_shipped(shipped);
+        reports.extend(journal.recover_dead()?);
         Ok((journal, reports))
+    }
+
+    /// Sets how long a commit waits for another process's write lock on this workspace.
+    pub fn with_lock_wait(mut self, wait: Duration) -> Self {
+        self.lock_wait = wait;
+        self
     }
 
     /// This run's unique id (`r<pid>-<hex>`).
@@ -152,9 +224,45 @@ impl Journal {
         &self.run_id
     }
 
+    /// The folder holding this workspace's journals and run locks.
+    pub fn state_dir(&self) -> &Path {
+        &self.state_dir
+    }
+
     /// Path of the journal file for `run_id`.
     pub(crate) fn journal_path(&self, run_id: &str) -> PathBuf {
         self.state_dir.join(format!("journal-{run_id}.json"))
+    }
+
+    /// Renames journals found inside the workspace's `.tether/` so they can never be acted on,
+    /// and says so.
+    fn refuse_shipped(&self, names: Vec<String>) -> Vec<RecoveryReport> {
+        let mut reports = Vec::new();
+        for name in names {
+            let from = Path::new(STATE_DIR).join(&name);
+            let to = Path::new(STATE_DIR).join(format!("{name}.ignored"));
+            let moved = self.ws.beneath().rename(&from, &to);
+            let detail = match moved {
+                Ok(()) => "it was found inside the workspace (.tether/), where tether never keeps \
+                           journals, so it came with the files and is not trusted"
+                    .to_owned(),
+                Err(e) => format!(
+                    "it was found inside the workspace (.tether/), where tether never keeps \
+                     journals; it could not be renamed ({e})"
+                ),
+            };
+            let report = RecoveryReport {
+                run_id: name,
+                action: RecoveryAction::Refused {
+                    detail,
+                    moved_to: self.ws.root().join(to),
+                },
+                files: Vec::new(),
+            };
+            tracing::warn!("{report}");
+            reports.push(report);
+        }
+        reports
     }
 
     /// Recovers the journal of every run whose lock is free (its owner is dead).
@@ -164,15 +272,7 @@ impl Journal {
         let mut ids = BTreeSet::new();
         for item in read.flatten() {
             let name = item.file_name().to_string_lossy().into_owned();
-            let id = name
-                .strip_prefix("run-")
-                .and_then(|n| n.strip_suffix(".lock"))
-                .or_else(|| {
-                    let n = name.strip_prefix("journal-")?;
-                    n.strip_suffix(".json")
-                        .or_else(|| n.strip_suffix(".json.tmp"))
-                });
-            if let Some(id) = id
+            if let Some(id) = run_id_of(&name)
                 && id != self.run_id
             {
                 ids.insert(id.to_owned());
@@ -194,6 +294,7 @@ impl Journal {
             .write(true)
             .create(true)
             .truncate(false)
+            .mode(0o600)
             .open(&lock_path)
             .map_err(|e| FsError::io("open lock", lock_path.display(), e))?;
         match lock.try_lock() {
@@ -205,33 +306,62 @@ impl Journal {
         }
         let path = self.journal_path(id);
         let report = match fs::read(&path) {
-            Ok(bytes) => match serde_json::from_slice::<JournalFile>(&bytes) {
-                Ok(j) if j.version == JOURNAL_VERSION => Some(self.recover_file(&path, &j)?),
-                Ok(j) => {
-                    tracing::warn!(journal = %path.display(), version = j.version, "unknown journal version; left in place");
-                    return Ok(None);
-                }
-                Err(e) => {
-                    tracing::warn!(journal = %path.display(), error = %e, "unreadable journal; left in place");
-                    return Ok(None);
-                }
-            },
+            Ok(bytes) => Some(match self.checked(id, &bytes) {
+                Ok(j) => self.recover_file(&path, &j)?,
+                Err(detail) => self.set_aside(id, &path, detail),
+            }),
             Err(e) if e.kind() == ErrorKind::NotFound => None,
             Err(e) => return Err(FsError::io("read", path.display(), e)),
         };
-        remove_quietly(&path.with_extension("json.tmp"));
-        remove_quietly(&lock_path);
+        remove_quietly_abs(&path.with_extension("json.tmp"));
+        remove_quietly_abs(&lock_path);
         Ok(report)
+    }
+
+    /// Parses a dead run's journal and checks that it is one this run could have written.
+    fn checked(&self, id: &str, bytes: &[u8]) -> Result<JournalFile, String> {
+        let j: JournalFile = serde_json::from_slice(bytes)
+            .map_err(|e| format!("it does not parse as a journal ({e})"))?;
+        if j.version != JOURNAL_VERSION {
+            return Err(format!("unknown journal version {}", j.version));
+        }
+        if j.run_id != id {
+            return Err(format!(
+                "it names run {} but its file is run {id}'s",
+                j.run_id
+            ));
+        }
+        if j.root != self.ws.root() {
+            return Err(format!("it is for another workspace, {}", j.root.display()));
+        }
+        validate_entries(&j)?;
+        Ok(j)
+    }
+
+    /// Moves a journal that failed a check out of the way, so no later run acts on it either.
+    fn set_aside(&self, id: &str, path: &Path, detail: String) -> RecoveryReport {
+        let moved_to = path.with_extension("json.refused");
+        if let Err(e) = fs::rename(path, &moved_to) {
+            tracing::error!(journal = %path.display(), error = %e, "cannot move a refused journal aside");
+        }
+        let report = RecoveryReport {
+            run_id: id.to_owned(),
+            action: RecoveryAction::Refused { detail, moved_to },
+            files: Vec::new(),
+        };
+        tracing::warn!("{report}");
+        report
     }
 
     /// Rolls back or finishes the transaction in `j`, then deletes its journal file.
     fn recover_file(&self, path: &Path, j: &JournalFile) -> Result<RecoveryReport, FsError> {
+        let dir = self.ws.beneath();
         let action = match j.state {
             TxnState::Committed => {
-                finish(&j.entries);
+                finish(dir, &j.entries);
                 RecoveryAction::Completed
             }
-            TxnState::Applying => match rollback(&j.entries, &j.created_dirs) {
+            TxnState::Applying => match rollback(dir, &j.entries, &j.created_dirs) {
                 Ok(()) => RecoveryAction::RolledBack,
                 Err(e) => RecoveryAction::Incomplete {
                     detail: e.to_string(),
@@ -243,7 +373,7 @@ impl Journal {
         }
         let mut files: Vec<String> = Vec::new();
         for e in &j.entries {
-            let shown = self.ws.display(&e.target);
+            let shown = slash(&e.target);
             if !files.contains(&shown) {
                 files.push(shown);
             }
@@ -267,26 +397,156 @@ impl Journal {
         })?;
         let shown = &path;
         let io = |op: &'static str| move |e| FsError::io(op, shown.display(), e);
-        let mut f = File::create(&tmp).map_err(io("create"))?;
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)
+            .map_err(io("create"))?;
         f.write_all(&bytes).map_err(io("write"))?;
         f.sync_all().map_err(io("fsync"))?;
         fs::rename(&tmp, &path).map_err(io("rename"))?;
-        sync_dir(&self.state_dir);
+        if let Ok(d) = File::open(&self.state_dir) {
+            let _ = d.sync_all();
+        }
         Ok(())
     }
 }
 
 impl Drop for Journal {
     fn drop(&mut self) {
-        remove_quietly(&self.lock_path);
+        remove_quietly_abs(&self.lock_path);
     }
+}
+
+/// The run id in a state-folder file name (`run-<id>.lock`, `journal-<id>.json[.tmp]`).
+fn run_id_of(name: &str) -> Option<&str> {
+    name.strip_prefix("run-")
+        .and_then(|n| n.strip_suffix(".lock"))
+        .or_else(|| {
+            let n = name.strip_prefix("journal-")?;
+            n.strip_suffix(".json")
+                .or_else(|| n.strip_suffix(".json.tmp"))
+        })
+}
+
+/// Makes sure `<root>/.tether` is a real folder (never a symlink or file) and lists journals
+/// someone put there, which are never acted on.
+fn prepare_tether_dir(ws: &Workspace) -> Result<Vec<String>, FsError> {
+    let dir = ws.beneath();
+    let state = Path::new(STATE_DIR);
+    let shown = ws.root().join(STATE_DIR);
+    let refuse = |what: &str| FsError::Journal {
+        path: shown.clone(),
+        detail: format!(
+            "it is {what}, but tether keeps its backups in a real folder there and will not \
+             follow it; remove or rename it, then start again"
+        ),
+    };
+    match dir
+        .kind(state)
+        .map_err(|e| FsError::io("stat", shown.display(), e))?
+    {
+        Some(Kind::Dir) => {}
+        None => match dir.mkdir(state) {
+            Ok(()) => {}
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+                if dir.kind(state).ok().flatten() != Some(Kind::Dir) {
+                    return Err(refuse("not a folder"));
+                }
+            }
+            Err(e) => return Err(FsError::io("create folder", shown.display(), e)),
+        },
+        Some(Kind::Symlink) => return Err(refuse("a symlink")),
+        Some(Kind::File) => return Err(refuse("a file")),
+        Some(Kind::Special(what)) => return Err(refuse(what)),
+    }
+    let ignore = state.join(".gitignore");
+    if dir.kind(&ignore).ok().flatten().is_none() {
+        let made = dir.open_file(
+            &ignore,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL,
+            0o644,
+        );
+        if let Ok(mut f) = made {
+            let _ = f.write_all(b"*\n");
+        }
+    }
+    let fd = dir
+        .dir(state)
+        .map_err(|e| FsError::io("open", shown.display(), e))?;
+    let listing = fs::read_dir(format!(
+        "/proc/self/fd/{}",
+        std::os::fd::AsRawFd::as_raw_fd(&fd)
+    ))
+    .or_else(|_| fs::read_dir(&shown))
+    .map_err(|e| FsError::io("list", shown.display(), e))?;
+    let mut shipped: Vec<String> = listing
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("journal-") && n.ends_with(".json"))
+        .collect();
+    shipped.sort();
+    Ok(shipped)
+}
+
+/// Checks that every path is a plain path inside the root, outside `.tether/`, and that temps
+/// and backups have exactly the names this run id and transaction would have given them.
+fn validate_entries(j: &JournalFile) -> Result<(), String> {
+    let plain = |p: &Path| {
+        !p.as_os_str().is_empty()
+            && p.components().all(|c| matches!(c, Component::Normal(_)))
+            && !p.starts_with(STATE_DIR)
+    };
+    for (i, e) in j.entries.iter().enumerate() {
+        if !plain(&e.target) {
+            return Err(format!(
+                "entry {i} names {}, which is not a plain path inside the workspace",
+                e.target.display()
+            ));
+        }
+        if let Some(temp) = &e.temp {
+            let want = e.target.with_file_name(temp_name(&j.run_id, j.txn_id, i));
+            if *temp != want {
+                return Err(format!(
+                    "entry {i}'s temp {} is not the name tether gives ({})",
+                    temp.display(),
+                    want.display()
+                ));
+            }
+        }
+        if let Some(backup) = &e.backup
+            && *backup != backup_path(&j.run_id, j.txn_id, i)
+        {
+            return Err(format!(
+                "entry {i}'s backup {} is not the name tether gives",
+                backup.display()
+            ));
+        }
+    }
+    for d in &j.created_dirs {
+        if !plain(d) || !j.entries.iter().any(|e| e.target.starts_with(d)) {
+            return Err(format!(
+                "created folder {} is not a folder of any of its files",
+                d.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Creates and locks a lock file, publishing it under its final name only once locked, so a
 /// scanning run never mistakes a starting run for a dead one.
 fn take_lock(lock_path: &Path) -> Result<File, FsError> {
     let staging = lock_path.with_extension("lock.new");
-    let file = File::create(&staging).map_err(|e| FsError::io("create", staging.display(), e))?;
+    let file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&staging)
+        .map_err(|e| FsError::io("create", staging.display(), e))?;
     file.try_lock().map_err(|e| FsError::Journal {
         path: lock_path.to_path_buf(),
         detail: format!("cannot lock this run's lock file: {e}"),
@@ -308,47 +568,47 @@ fn new_run_id() -> String {
 
 /// Puts every file of an unfinished transaction back as it was. Idempotent: steps that never ran
 /// are harmless to undo.
-pub(crate) fn rollback(entries: &[Entry], created_dirs: &[PathBuf]) -> Result<(), FsError> {
+pub(crate) fn rollback(
+    dir: &RootDir,
+    entries: &[Entry],
+    created_dirs: &[PathBuf],
+) -> Result<(), FsError> {
     let mut first_err = None;
     for e in entries.iter().rev() {
-        if let Err(err) = rollback_entry(e) {
+        if let Err(err) = rollback_entry(dir, e) {
             tracing::error!(target = %e.target.display(), error = %err, "rollback step failed");
             first_err.get_or_insert(err);
         }
     }
     for d in created_dirs.iter().rev() {
-        let _ = fs::remove_dir(d);
+        let _ = dir.rmdir(d);
     }
     first_err.map_or(Ok(()), Err)
 }
 
-fn rollback_entry(e: &Entry) -> Result<(), FsError> {
+fn rollback_entry(dir: &RootDir, e: &Entry) -> Result<(), FsError> {
     if let Some(temp) = &e.temp {
-        remove_quietly(temp);
+        remove_quietly(dir, temp);
     }
+    let now = crate::txn::read_hash(dir, &e.target)?.map(|h| h.to_string());
     match &e.backup {
         Some(backup) => {
-            let now = read_with_hash(&e.target)?.map(|(_, h)| h.to_string());
             let ours = match &now {
                 None => true,
                 Some(h) => Some(h) == e.new_hash.as_ref() || Some(h) == e.old_hash.as_ref(),
             };
             if !ours {
                 return Err(FsError::Diverged {
-                    path: e.target.display().to_string(),
+                    path: slash(&e.target),
                     backup: backup.clone(),
                 });
             }
-            restore_backup(backup, &e.target)
+            restore_backup(dir, backup, &e.target)
         }
         None => {
-            let created = match (read_with_hash(&e.target)?, &e.new_hash) {
-                (Some((_, h)), Some(want)) => h.to_string() == *want,
-                _ => false,
-            };
-            if created {
-                fs::remove_file(&e.target)
-                    .map_err(|err| FsError::io("remove", e.target.display(), err))?;
+            if now.is_some() && now == e.new_hash {
+                dir.unlink(&e.target)
+                    .map_err(|err| FsError::io("remove", slash(&e.target), err))?;
             }
             Ok(())
         }
@@ -356,37 +616,54 @@ fn rollback_entry(e: &Entry) -> Result<(), FsError> {
 }
 
 /// Moves a backup back over its target; a missing backup means there is nothing to restore.
-fn restore_backup(backup: &Path, target: &Path) -> Result<(), FsError> {
-    match fs::rename(backup, target) {
+fn restore_backup(dir: &RootDir, backup: &Path, target: &Path) -> Result<(), FsError> {
+    match dir.rename(backup, target) {
         Ok(()) => {
             // When backup and target were hard links to one file, rename did nothing.
-            remove_quietly(backup);
+            remove_quietly(dir, backup);
             Ok(())
         }
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
         Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
-            let tmp = target.with_file_name(".tether-restore.tmp");
-            let io = |op: &'static str| move |e| FsError::io(op, target.display(), e);
-            fs::copy(backup, &tmp).map_err(io("copy backup"))?;
-            fs::rename(&tmp, target).map_err(io("restore"))?;
-            remove_quietly(backup);
+            // The target is on another file system: copy to a fresh name that no one else can
+            // have (created exclusively), then rename; only that copy is ever removed.
+            let name = backup.file_name().map(|n| n.to_string_lossy().into_owned());
+            let tmp =
+                target.with_file_name(format!(".tether-restore-{}", name.unwrap_or_default()));
+            let shown = slash(target);
+            let io = |op: &'static str| |e| FsError::io(op, &shown, e);
+            crate::txn::copy_exclusive(dir, backup, &tmp).map_err(io("copy backup"))?;
+            if let Err(e) = dir.rename(&tmp, target) {
+                remove_quietly(dir, &tmp);
+                return Err(io("restore")(e));
+            }
+            remove_quietly(dir, backup);
             Ok(())
         }
-        Err(e) => Err(FsError::io("restore backup", target.display(), e)),
+        Err(e) => Err(FsError::io("restore backup", slash(target), e)),
     }
 }
 
 /// Cleans up after a transaction whose renames all happened: drops backups and stray temps.
-pub(crate) fn finish(entries: &[Entry]) {
+pub(crate) fn finish(dir: &RootDir, entries: &[Entry]) {
     for e in entries {
         for p in e.backup.iter().chain(&e.temp) {
-            remove_quietly(p);
+            remove_quietly(dir, p);
         }
     }
 }
 
-/// Removes a file, logging anything but "already gone".
-pub(crate) fn remove_quietly(path: &Path) {
+/// Removes a name beneath the root, logging anything but "already gone".
+pub(crate) fn remove_quietly(dir: &RootDir, rel: &Path) {
+    if let Err(e) = dir.unlink(rel)
+        && e.kind() != ErrorKind::NotFound
+    {
+        tracing::warn!(path = %rel.display(), error = %e, "cannot remove");
+    }
+}
+
+/// Removes a file of the state folder, logging anything but "already gone".
+pub(crate) fn remove_quietly_abs(path: &Path) {
     if let Err(e) = fs::remove_file(path)
         && e.kind() != ErrorKind::NotFound
     {
@@ -394,9 +671,7 @@ pub(crate) fn remove_quietly(path: &Path) {
     }
 }
 
-/// Flushes a folder's entries (new names) to disk; best effort.
-pub(crate) fn sync_dir(dir: &Path) {
-    if let Ok(f) = File::open(dir) {
-        let _ = f.sync_all();
-    }
+/// A root-relative path as shown to the model.
+fn slash(rel: &Path) -> String {
+    rel.to_string_lossy().into_owned()
 }

@@ -5,6 +5,7 @@
 //! through an all-or-nothing, crash-recoverable transaction ([`Journal::commit`]). Proposed but
 //! not yet accepted change sets wait in a [`StagedStore`].
 
+mod beneath;
 mod confine;
 mod error;
 mod hash;
@@ -16,8 +17,10 @@ mod txn;
 
 pub use confine::{Workspace, WritePath};
 pub use error::FsError;
-pub use hash::{ContentHash, hash_bytes, read_with_hash};
-pub use journal::{Journal, RecoveryAction, RecoveryReport};
+pub use hash::{ContentHash, hash_bytes};
+pub use journal::{
+    DEFAULT_LOCK_WAIT, Journal, RecoveryAction, RecoveryReport, workspace_state_dir,
+};
 pub use ops::{ChangeKind, ChangeOp, CommitReceipt, FileReceipt};
 pub use staged::{Resolution, StagedChange, StagedError, StagedStore};
 pub use text::{TextShape, decode_text, encode_text};

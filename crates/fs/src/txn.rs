@@ -1,35 +1,55 @@
 //! The all-or-nothing commit.
 
 use std::collections::HashSet;
-use std::fs::{self, File, OpenOptions};
-use std::io::{ErrorKind, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::fs::File;
+use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-use crate::journal::{Entry, JournalFile, TxnState, finish, remove_quietly, rollback, sync_dir};
+use rustix::fs::{Mode, OFlags, Stat};
+
+use crate::beneath::RootDir;
+use crate::confine::open_regular;
+use crate::journal::{
+    Entry, JournalFile, TxnState, backup_path, finish, remove_quietly, remove_quietly_abs,
+    rollback, temp_name,
+};
 use crate::{
     ChangeKind, ChangeOp, CommitReceipt, ContentHash, FileReceipt, FsError, Journal, WritePath,
-    hash_bytes, read_with_hash,
+    hash_bytes,
 };
+
+/// Set-user-id and set-group-id bits: never handed to new content owned by someone else.
+const SET_ID_BITS: u32 = 0o6000;
 
 /// One planned step: put new bytes at a target, or (with `content == None`) remove it.
 struct Step {
     rel: String,
     target: PathBuf,
     content: Option<Vec<u8>>,
-    /// Permission bits for the new file; `None` uses the default for new files.
-    mode: Option<u32>,
+    /// The file being replaced: its mode and owner carry over to the new content.
+    keep: Option<Keep>,
     /// The target exists now, so it gets a backup.
     existed: bool,
     /// The target's hash when planned (it existed).
     old_hash: Option<ContentHash>,
 }
 
+/// Mode and owner of a file being replaced.
+#[derive(Clone, Copy)]
+struct Keep {
+    mode: u32,
+    uid: u32,
+    gid: u32,
+}
+
 impl Journal {
     /// All-or-nothing commit: validates every op against the disk, then writes them all or none.
     ///
     /// Any stale expectation gives [`FsError::Conflict`] with nothing written; any later failure
-    /// rolls back every file already changed. Receipts come back in op order.
+    /// rolls back every file already changed. Receipts come back in op order. The workspace's
+    /// write lock is held from the check to the last rename, so other processes' commits
+    /// never interleave with this one.
     pub fn commit(&self, ops: Vec<ChangeOp>) -> Result<CommitReceipt, FsError> {
         self.commit_with_fault(ops, &|_| Ok(()))
     }
@@ -55,7 +75,9 @@ impl Journal {
                     .into(),
             });
         }
-        let (steps, files) = plan(ops)?;
+        let _held = WriteLock::take(&self.write_lock, self.lock_wait)?;
+        let dir = self.ws.beneath();
+        let (steps, files) = plan(&self.ws, ops)?;
         if steps.is_empty() {
             return Ok(CommitReceipt { txn_id, files });
         }
@@ -69,13 +91,13 @@ impl Journal {
         let path = self.journal_path(&self.run_id);
         match result {
             Ok(()) => {
-                finish(&journal.entries);
-                remove_quietly(&path);
+                finish(dir, &journal.entries);
+                remove_quietly_abs(&path);
                 Ok(CommitReceipt { txn_id, files })
             }
             Err(err) => {
-                match rollback(&journal.entries, &journal.created_dirs) {
-                    Ok(()) => remove_quietly(&path),
+                match rollback(dir, &journal.entries, &journal.created_dirs) {
+                    Ok(()) => remove_quietly_abs(&path),
                     // Leave the journal: the next run recovers it once this one has ended.
                     Err(e) => tracing::error!(error = %e, "rollback incomplete; journal kept"),
                 }
@@ -86,19 +108,19 @@ impl Journal {
 
     /// Lays out temp, backup and folder paths for every step before anything touches the disk.
     fn journal_for(&self, txn_id: u64, steps: &[Step]) -> JournalFile {
-        let tag = format!("{}-{txn_id}", self.run_id);
+        let dir = self.ws.beneath();
         let mut created_dirs: Vec<PathBuf> = Vec::new();
         let mut entries = Vec::new();
         for (i, s) in steps.iter().enumerate() {
-            let dir = s.target.parent().unwrap_or(Path::new("/"));
+            let parent = s.target.parent().unwrap_or(Path::new(""));
             let mut missing = Vec::new();
-            let mut d = dir;
-            while !d.exists() && !created_dirs.iter().any(|c| c == d) {
+            let mut d = parent;
+            while !d.as_os_str().is_empty()
+                && !created_dirs.iter().any(|c| c == d)
+                && dir.kind(d).ok().flatten().is_none()
+            {
                 missing.push(d.to_path_buf());
-                match d.parent() {
-                    Some(p) => d = p,
-                    None => break,
-                }
+                d = d.parent().unwrap_or(Path::new(""));
             }
             created_dirs.extend(missing.into_iter().rev());
             entries.push(Entry {
@@ -106,16 +128,15 @@ impl Journal {
                 temp: s
                     .content
                     .as_ref()
-                    .map(|_| dir.join(format!(".tether-tmp-{tag}-{i}"))),
-                backup: s
-                    .existed
-                    .then(|| self.state_dir.join(format!("backup-{tag}-{i}"))),
+                    .map(|_| s.target.with_file_name(temp_name(&self.run_id, txn_id, i))),
+                backup: s.existed.then(|| backup_path(&self.run_id, txn_id, i)),
                 new_hash: s.content.as_ref().map(|c| hash_bytes(c).to_string()),
                 old_hash: s.old_hash.map(|h| h.to_string()),
             });
         }
         JournalFile {
-            version: 1,
+            version: 2,
+            root: self.ws.root().to_path_buf(),
             run_id: self.run_id.clone(),
             txn_id,
             state: TxnState::Applying,
@@ -131,8 +152,9 @@ impl Journal {
         steps: &[Step],
         fault: &dyn Fn(usize) -> std::io::Result<()>,
     ) -> Result<(), FsError> {
+        let dir = self.ws.beneath();
         for d in &j.created_dirs {
-            match fs::create_dir(d) {
+            match dir.mkdir(d) {
                 Err(e) if e.kind() != ErrorKind::AlreadyExists => {
                     return Err(FsError::io("create folder", d.display(), e));
                 }
@@ -141,11 +163,11 @@ impl Journal {
         }
         for (e, s) in j.entries.iter().zip(steps) {
             if let (Some(temp), Some(content)) = (&e.temp, &s.content) {
-                write_temp(temp, content, s.mode)
+                write_temp(dir, temp, content, s.keep)
                     .map_err(|err| FsError::io("write", &s.rel, err))?;
             }
             if let Some(backup) = &e.backup {
-                make_backup(&e.target, backup)
+                make_backup(dir, &e.target, backup)
                     .map_err(|err| FsError::io("back up", &s.rel, err))?;
             }
         }
@@ -154,23 +176,58 @@ impl Journal {
             let op = if e.temp.is_some() { "rename" } else { "remove" };
             fault(n).map_err(|err| FsError::io(op, &s.rel, err))?;
             match &e.temp {
-                Some(temp) => fs::rename(temp, &e.target),
-                None => fs::remove_file(&e.target),
+                Some(temp) => dir.rename(temp, &e.target),
+                None => dir.unlink(&e.target),
             }
             .map_err(|err| FsError::io(op, &s.rel, err))?;
-            if let Some(d) = e.target.parent() {
-                dirs.insert(d.to_path_buf());
-            }
+            dirs.insert(e.target.parent().unwrap_or(Path::new("")).to_path_buf());
         }
         for d in dirs {
-            sync_dir(&d);
+            dir.sync_dir(&d);
         }
         Ok(())
     }
 }
 
+/// The workspace-wide write lock (flock), released on drop.
+struct WriteLock<'a>(&'a File);
+
+impl<'a> WriteLock<'a> {
+    /// Waits up to `wait` for the lock, polling, so a stuck process never blocks us forever.
+    fn take(file: &'a File, wait: Duration) -> Result<Self, FsError> {
+        let deadline = Instant::now() + wait;
+        let mut pause = Duration::from_millis(1);
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(WriteLock(file)),
+                Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(20));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(FsError::Busy {
+                        secs: wait.as_secs(),
+                    });
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(FsError::io("lock", ".tether/write.lock", e));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for WriteLock<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}
+
 /// Checks every op against the disk right now and turns the ops into steps plus receipts.
-fn plan(ops: Vec<ChangeOp>) -> Result<(Vec<Step>, Vec<FileReceipt>), FsError> {
+fn plan(
+    ws: &crate::Workspace,
+    ops: Vec<ChangeOp>,
+) -> Result<(Vec<Step>, Vec<FileReceipt>), FsError> {
     let mut seen = HashSet::new();
     for op in &ops {
         for p in op.paths() {
@@ -190,17 +247,17 @@ fn plan(ops: Vec<ChangeOp>) -> Result<(Vec<Step>, Vec<FileReceipt>), FsError> {
                 content,
                 expect,
             } => {
-                let (_, mode) = expect_hash(&path, expect)?;
+                let (_, keep) = expect_hash(ws, &path, expect)?;
                 files.push(receipt(&path, ChangeKind::Modified, Some(&content)));
-                steps.push(put(&path, content, Some(mode), Some(expect)));
+                steps.push(put(&path, content, Some(keep), Some(expect)));
             }
             ChangeOp::Create { path, content } => {
-                expect_absent(&path)?;
+                expect_absent(ws, &path)?;
                 files.push(receipt(&path, ChangeKind::Created, Some(&content)));
                 steps.push(put(&path, content, None, None));
             }
             ChangeOp::Delete { path, expect } => {
-                expect_hash(&path, expect)?;
+                expect_hash(ws, &path, expect)?;
                 files.push(receipt(&path, ChangeKind::Deleted, None));
                 steps.push(remove(&path, expect));
             }
@@ -210,12 +267,12 @@ fn plan(ops: Vec<ChangeOp>) -> Result<(Vec<Step>, Vec<FileReceipt>), FsError> {
                 expect,
                 content,
             } => {
-                let (old, mode) = expect_hash(&from, expect)?;
-                expect_absent(&to)?;
+                let (old, keep) = expect_hash(ws, &from, expect)?;
+                expect_absent(ws, &to)?;
                 let content = content.unwrap_or(old);
                 let kind = ChangeKind::Renamed { from: from.clone() };
                 files.push(receipt(&to, kind, Some(&content)));
-                steps.push(put(&to, content, Some(mode), None));
+                steps.push(put(&to, content, Some(keep), None));
                 steps.push(remove(&from, expect));
             }
         }
@@ -224,12 +281,12 @@ fn plan(ops: Vec<ChangeOp>) -> Result<(Vec<Step>, Vec<FileReceipt>), FsError> {
 }
 
 /// A step that puts `content` at `path`; `old` is the hash of what is there now, if anything.
-fn put(path: &WritePath, content: Vec<u8>, mode: Option<u32>, old: Option<ContentHash>) -> Step {
+fn put(path: &WritePath, content: Vec<u8>, keep: Option<Keep>, old: Option<ContentHash>) -> Step {
     Step {
         rel: path.rel().into(),
-        target: path.abs().to_path_buf(),
+        target: path.rel_path().to_path_buf(),
         content: Some(content),
-        mode,
+        keep,
         existed: old.is_some(),
         old_hash: old,
     }
@@ -238,9 +295,9 @@ fn put(path: &WritePath, content: Vec<u8>, mode: Option<u32>, old: Option<Conten
 fn remove(path: &WritePath, old: ContentHash) -> Step {
     Step {
         rel: path.rel().into(),
-        target: path.abs().to_path_buf(),
+        target: path.rel_path().to_path_buf(),
         content: None,
-        mode: None,
+        keep: None,
         existed: true,
         old_hash: Some(old),
     }
@@ -254,13 +311,17 @@ fn receipt(path: &WritePath, kind: ChangeKind, content: Option<&[u8]>) -> FileRe
     }
 }
 
-/// The file must exist with hash `expect`; returns its bytes and permission bits.
-fn expect_hash(path: &WritePath, expect: ContentHash) -> Result<(Vec<u8>, u32), FsError> {
+/// The file must be a regular file with hash `expect`; returns its bytes, mode and owner.
+fn expect_hash(
+    ws: &crate::Workspace,
+    path: &WritePath,
+    expect: ContentHash,
+) -> Result<(Vec<u8>, Keep), FsError> {
     let conflict = |detail: String| FsError::Conflict {
         path: path.rel().into(),
         detail,
     };
-    let Some((bytes, hash)) = read_with_hash(path.abs())? else {
+    let Some((bytes, hash, st)) = read_with_stat(ws.beneath(), path.rel_path(), path.rel())? else {
         return Err(conflict("it no longer exists".into()));
     };
     if hash != expect {
@@ -268,45 +329,96 @@ fn expect_hash(path: &WritePath, expect: ContentHash) -> Result<(Vec<u8>, u32), 
             "expected content hash {expect}, found {hash}"
         )));
     }
-    let meta = fs::metadata(path.abs()).map_err(|e| FsError::io("stat", path.rel(), e))?;
-    Ok((bytes, meta.permissions().mode() & 0o7777))
+    let keep = Keep {
+        mode: st.st_mode & 0o7777,
+        uid: st.st_uid,
+        gid: st.st_gid,
+    };
+    Ok((bytes, keep))
 }
 
 /// The file must not exist (a dangling symlink counts as existing).
-fn expect_absent(path: &WritePath) -> Result<(), FsError> {
-    match fs::symlink_metadata(path.abs()) {
-        Ok(_) => Err(FsError::Conflict {
+fn expect_absent(ws: &crate::Workspace, path: &WritePath) -> Result<(), FsError> {
+    match ws.beneath().kind(path.rel_path()) {
+        Ok(None) => Ok(()),
+        Ok(Some(_)) => Err(FsError::Conflict {
             path: path.rel().into(),
             detail: "expected it not to exist, but it does".into(),
         }),
-        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(()),
         Err(e) => Err(FsError::io("stat", path.rel(), e)),
     }
 }
 
-/// Writes new content to a fresh temp file with the given mode and flushes it to disk.
-fn write_temp(temp: &Path, content: &[u8], mode: Option<u32>) -> std::io::Result<()> {
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode.unwrap_or(0o666))
-        .open(temp)?;
+/// Reads a regular file beneath the root with its stat; `Ok(None)` when it does not exist.
+fn read_with_stat(
+    dir: &RootDir,
+    rel: &Path,
+    shown: &str,
+) -> Result<Option<(Vec<u8>, ContentHash, Stat)>, FsError> {
+    let Some(mut file) = open_regular(dir, rel, shown)? else {
+        return Ok(None);
+    };
+    let st = rustix::fs::fstat(&file).map_err(|e| FsError::io("stat", shown, e.into()))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| FsError::io("read", shown, e))?;
+    let hash = hash_bytes(&bytes);
+    Ok(Some((bytes, hash, st)))
+}
+
+/// The hash of what is at `rel` now, for rollback's "is this still ours?" check.
+pub(crate) fn read_hash(dir: &RootDir, rel: &Path) -> Result<Option<ContentHash>, FsError> {
+    let shown = rel.to_string_lossy();
+    Ok(read_with_stat(dir, rel, &shown)?.map(|(_, h, _)| h))
+}
+
+/// Writes new content to a fresh temp file and flushes it to disk. A replaced file's mode and
+/// owner carry over; when the owner cannot be kept, set-id bits are dropped instead.
+fn write_temp(
+    dir: &RootDir,
+    temp: &Path,
+    content: &[u8],
+    keep: Option<Keep>,
+) -> std::io::Result<()> {
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL;
+    let mode = keep.map_or(0o666, |k| k.mode & !SET_ID_BITS & 0o777);
+    let mut f = dir.open_file(temp, flags, mode)?;
     f.write_all(content)?;
-    if let Some(mode) = mode {
-        // `open` applies the umask; set the exact original bits.
-        f.set_permissions(fs::Permissions::from_mode(mode))?;
+    if let Some(k) = keep {
+        let st = rustix::fs::fstat(&f)?;
+        let mut mode = k.mode;
+        if (st.st_uid, st.st_gid) != (k.uid, k.gid) {
+            let owner = rustix::fs::Uid::from_raw(k.uid);
+            let group = rustix::fs::Gid::from_raw(k.gid);
+            if rustix::fs::fchown(&f, Some(owner), Some(group)).is_err() {
+                mode &= !SET_ID_BITS;
+            }
+        }
+        // `open` applies the umask, and a chown clears set-id bits: set the exact bits last.
+        rustix::fs::fchmod(&f, Mode::from_raw_mode(mode))?;
     }
     f.sync_all()
 }
 
 /// Keeps the original under `.tether/`: a hard link when possible, else a complete copy that
 /// appears under its final name only once fully written.
-fn make_backup(target: &Path, backup: &Path) -> std::io::Result<()> {
-    if fs::hard_link(target, backup).is_ok() {
+fn make_backup(dir: &RootDir, target: &Path, backup: &Path) -> std::io::Result<()> {
+    if dir.hard_link(target, backup).is_ok() {
         return Ok(());
     }
     let tmp = backup.with_extension("tmp");
-    fs::copy(target, &tmp)?;
-    File::open(&tmp)?.sync_all()?;
-    fs::rename(&tmp, backup)
+    copy_exclusive(dir, target, &tmp)?;
+    dir.rename(&tmp, backup)
+}
+
+/// Copies `from` to the new name `to` (never overwriting anything), flushed to disk.
+pub(crate) fn copy_exclusive(dir: &RootDir, from: &Path, to: &Path) -> std::io::Result<()> {
+    let mut src = dir.open_file(from, OFlags::RDONLY | OFlags::NONBLOCK, 0)?;
+    let mut dst = dir.open_file(to, OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL, 0o600)?;
+    if let Err(e) = std::io::copy(&mut src, &mut dst).and_then(|_| dst.sync_all()) {
+        drop(dst);
+        remove_quietly(dir, to);
+        return Err(e);
+    }
+    Ok(())
 }

@@ -15,7 +15,8 @@ fn setup(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace, Journal) {
         fs::write(p, body).unwrap();
     }
     let ws = Workspace::new(dir.path()).unwrap();
-    let (j, reports) = Journal::open(&ws).unwrap();
+    let (j, reports) =
+        Journal::open(&ws, &std::env::temp_dir().join("tether-fs-test-state")).unwrap();
     assert!(reports.is_empty());
     (dir, ws, j)
 }
@@ -110,7 +111,7 @@ fn create_modify_delete_rename_in_one_txn() {
     let state: Vec<_> = fs::read_dir(ws.root().join(".tether"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.starts_with("run-") && n != ".gitignore")
+        .filter(|n| n != "write.lock" && n != ".gitignore")
         .collect();
     assert!(state.is_empty(), "{state:?}");
     assert_eq!(
@@ -260,9 +261,7 @@ fn fault_on_third_rename_rolls_back_everything() {
         "created folders are removed"
     );
     assert_eq!(listing(ws.root()), before, "no temp files left");
-    let journal = ws
-        .root()
-        .join(format!(".tether/journal-{}.json", j.run_id()));
+    let journal = j.state_dir().join(format!("journal-{}.json", j.run_id()));
     assert!(!journal.exists());
 
     // The journal still works afterwards.

@@ -6,7 +6,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use tether_fs::{ChangeOp, Journal, RecoveryAction, Workspace, hash_bytes};
+use tether_fs::{ChangeOp, Journal, RecoveryAction, Workspace, hash_bytes, workspace_state_dir};
+
+/// The state folder these tests keep journals in (keyed by each test's own root inside).
+fn state() -> PathBuf {
+    std::env::temp_dir().join("tether-fs-test-state")
+}
+
+/// The journal folder of `ws`.
+fn sdir(ws: &Workspace) -> PathBuf {
+    workspace_state_dir(&state(), ws.root())
+}
 
 const CHILD_ENV: &str = "TETHER_FS_CRASH_CHILD_ROOT";
 const ORIGINALS: [(&str, &str); 3] = [
@@ -26,7 +36,7 @@ fn seed(root: &Path) {
 /// In the child: commit a 4-file transaction that hangs before its third rename.
 fn act_as_child(root: &Path) {
     let ws = Workspace::new(root).unwrap();
-    let (j, _) = Journal::open(&ws).unwrap();
+    let (j, _) = Journal::open(&ws, &state()).unwrap();
     let mut ops: Vec<ChangeOp> = ORIGINALS
         .iter()
         .map(|(name, body)| ChangeOp::Write {
@@ -93,7 +103,7 @@ fn crash_mid_commit_is_rolled_back_by_next_run() {
     crash_child_mid_commit(dir.path(), "crash_mid_commit_is_rolled_back_by_next_run");
 
     let ws = Workspace::new(dir.path()).unwrap();
-    let (_j, reports) = Journal::open(&ws).unwrap();
+    let (_j, reports) = Journal::open(&ws, &state()).unwrap();
     assert_eq!(reports.len(), 1, "{reports:?}");
     let r = &reports[0];
     assert_eq!(r.action, RecoveryAction::RolledBack);
@@ -131,24 +141,23 @@ fn live_runs_journal_is_left_alone() {
     let dir = tempfile::tempdir().unwrap();
     seed(dir.path());
     let ws = Workspace::new(dir.path()).unwrap();
-    let (first, _) = Journal::open(&ws).unwrap();
+    let (first, _) = Journal::open(&ws, &state()).unwrap();
     // Pretend the first run is mid-transaction: it has renamed a temp over a.txt.
-    let backup = dir.path().join(".tether/backup-fake");
+    let backup_rel = format!(".tether/backup-{}-1-0", first.run_id());
+    let backup = dir.path().join(&backup_rel);
     fs::write(&backup, "alpha").unwrap();
     fs::write(dir.path().join("a.txt"), "alpha CHANGED").unwrap();
-    let journal = dir
-        .path()
-        .join(format!(".tether/journal-{}.json", first.run_id()));
+    let journal = sdir(&ws).join(format!("journal-{}.json", first.run_id()));
     let body = serde_json::json!({
-        "version": 1, "run_id": first.run_id(), "txn_id": 1, "state": "applying",
-        "entries": [{"target": dir.path().join("a.txt"), "temp": null, "backup": backup,
+        "version": 2, "root": ws.root(), "run_id": first.run_id(), "txn_id": 1, "state": "applying",
+        "entries": [{"target": "a.txt", "temp": null, "backup": backup_rel,
             "new_hash": hash_bytes(b"alpha CHANGED").to_string(),
             "old_hash": hash_bytes(b"alpha").to_string()}],
         "created_dirs": [],
     });
     fs::write(&journal, body.to_string()).unwrap();
 
-    let (second, reports) = Journal::open(&ws).unwrap();
+    let (second, reports) = Journal::open(&ws, &state()).unwrap();
     assert_ne!(first.run_id(), second.run_id());
     assert!(reports.is_empty(), "{reports:?}");
     assert!(journal.exists());
@@ -159,7 +168,7 @@ fn live_runs_journal_is_left_alone() {
 
     // Once the first run is gone, its journal is recovered.
     drop(first);
-    let (_third, reports) = Journal::open(&ws).unwrap();
+    let (_third, reports) = Journal::open(&ws, &state()).unwrap();
     assert_eq!(reports.len(), 1);
     assert_eq!(reports[0].action, RecoveryAction::RolledBack);
     assert_eq!(reports[0].files, ["a.txt"]);
@@ -179,14 +188,15 @@ fn committed_journal_is_completed() {
     fs::create_dir_all(dir.path().join(".tether")).unwrap();
     let backup = dir.path().join(".tether/backup-rdead-1-0");
     fs::write(&backup, "old").unwrap();
-    let journal = dir.path().join(".tether/journal-rdead.json");
+    let journal = sdir(&ws).join("journal-rdead.json");
+    fs::create_dir_all(sdir(&ws)).unwrap();
     let body = serde_json::json!({
-        "version": 1, "run_id": "rdead", "txn_id": 1, "state": "committed",
-        "entries": [{"target": dir.path().join("b.txt"), "temp": null, "backup": backup, "new_hash": null}],
+        "version": 2, "root": ws.root(), "run_id": "rdead", "txn_id": 1, "state": "committed",
+        "entries": [{"target": "b.txt", "temp": null, "backup": ".tether/backup-rdead-1-0", "new_hash": null}],
         "created_dirs": [],
     });
     fs::write(&journal, body.to_string()).unwrap();
-    let (_j, reports) = Journal::open(&ws).unwrap();
+    let (_j, reports) = Journal::open(&ws, &state()).unwrap();
     assert_eq!(reports.len(), 1);
     assert_eq!(reports[0].action, RecoveryAction::Completed);
     assert_eq!(
@@ -201,8 +211,8 @@ fn several_live_journals_coexist() {
     let dir = tempfile::tempdir().unwrap();
     seed(dir.path());
     let ws = Workspace::new(dir.path()).unwrap();
-    let (a, _) = Journal::open(&ws).unwrap();
-    let (b, _) = Journal::open(&ws).unwrap();
+    let (a, _) = Journal::open(&ws, &state()).unwrap();
+    let (b, _) = Journal::open(&ws, &state()).unwrap();
     assert_ne!(a.run_id(), b.run_id());
     let w = |name: &str, old: &str, new: &str| ChangeOp::Write {
         path: ws.resolve_write(name).unwrap(),
@@ -211,7 +221,7 @@ fn several_live_journals_coexist() {
     };
     a.commit(vec![w("a.txt", "alpha", "A")]).unwrap();
     b.commit(vec![w("b.txt", "beta", "B")]).unwrap();
-    let lock = dir.path().join(format!(".tether/run-{}.lock", a.run_id()));
+    let lock = sdir(&ws).join(format!("run-{}.lock", a.run_id()));
     assert!(lock.exists());
     drop(a);
     assert!(!lock.exists());
@@ -231,7 +241,7 @@ fn edits_made_after_a_crash_are_never_overwritten() {
 
     let ws = Workspace::new(dir.path()).unwrap();
     for _ in 0..2 {
-        let (_j, reports) = Journal::open(&ws).unwrap();
+        let (_j, reports) = Journal::open(&ws, &state()).unwrap();
         assert_eq!(reports.len(), 1, "{reports:?}");
         assert!(
             matches!(reports[0].action, RecoveryAction::Incomplete { .. }),
@@ -260,11 +270,9 @@ fn a_run_whose_rollback_failed_makes_no_more_writes() {
     let dir = tempfile::tempdir().unwrap();
     seed(dir.path());
     let ws = Workspace::new(dir.path()).unwrap();
-    let (j, _) = Journal::open(&ws).unwrap();
+    let (j, _) = Journal::open(&ws, &state()).unwrap();
     // What a failed rollback leaves behind: this run's own journal, still in flight.
-    let kept = dir
-        .path()
-        .join(format!(".tether/journal-{}.json", j.run_id()));
+    let kept = sdir(&ws).join(format!("journal-{}.json", j.run_id()));
     fs::write(&kept, "{}").unwrap();
     let op = ChangeOp::Write {
         path: ws.resolve_write("a.txt").unwrap(),

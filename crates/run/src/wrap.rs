@@ -1,7 +1,7 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use tether_fs::{ChangeKind, FileReceipt, WritePath, read_with_hash};
+use tether_fs::{ChangeKind, FileReceipt, Workspace, WritePath};
 use tether_tool::{BoxFuture, CallCx, Concurrency, DynTool, ToolError, ToolOutput, ToolSpec};
 
 /// Names the files a call's JSON arguments will write, for a wrapped host tool.
@@ -42,14 +42,14 @@ impl DynTool for WrappedWrite {
             for p in (self.paths_of)(&args) {
                 paths.push(cx.workspace().resolve_write(&p)?);
             }
-            let before: Vec<_> = paths.iter().map(|p| hash_of(p.abs())).collect();
+            let before: Vec<_> = paths.iter().map(|p| hash_of(cx.workspace(), p)).collect();
             cx.fs().hooks().run_before(&paths).await;
             let result = self.tool.call_json(cx, args).await;
             let receipts = paths
                 .into_iter()
                 .zip(before)
                 .filter_map(|(path, old)| {
-                    let new = hash_of(path.abs());
+                    let new = hash_of(cx.workspace(), &path);
                     let kind = match (old, new) {
                         (a, b) if a == b => return None,
                         (None, Some(_)) => ChangeKind::Created,
@@ -69,6 +69,6 @@ impl DynTool for WrappedWrite {
     }
 }
 
-fn hash_of(path: &std::path::Path) -> Option<tether_fs::ContentHash> {
-    read_with_hash(path).ok().flatten().map(|(_, h)| h)
+fn hash_of(ws: &Workspace, path: &WritePath) -> Option<tether_fs::ContentHash> {
+    ws.read_hashed(path).ok().flatten().map(|(_, h)| h)
 }

@@ -173,7 +173,8 @@ fn builder(
     questions: Option<Arc<dyn QuestionPort>>,
 ) -> RegistryBuilder {
     let ws = Workspace::new(dir).unwrap();
-    let (journal, _) = Journal::open(&ws).unwrap();
+    let (journal, _) =
+        Journal::open(&ws, &std::env::temp_dir().join("tether-run-test-state")).unwrap();
     RegistryBuilder::new(RunResources {
         workspace: Arc::new(ws),
         journal: Arc::new(journal),

@@ -23,7 +23,7 @@ pub enum BuildError {
     #[error("{0}")]
     Config(String),
     /// The state folder or journal could not be opened.
-    #[error("cannot open the run's journal in .tether/: {0}")]
+    #[error("cannot open the run's journal: {0}")]
     Journal(String),
 }
 
@@ -33,6 +33,7 @@ type HostTool = Box<dyn FnOnce(&mut RegistryBuilder) + Send>;
 pub struct RunBuilder {
     root: PathBuf,
     user_dir: Option<PathBuf>,
+    state_dir: Option<PathBuf>,
     conversation: Option<String>,
     questions: Option<Arc<dyn QuestionPort>>,
     hooks: Vec<Arc<dyn WriteHook>>,
@@ -47,6 +48,7 @@ impl RunBuilder {
         RunBuilder {
             root: root.into(),
             user_dir: None,
+            state_dir: None,
             conversation: None,
             questions: None,
             hooks: Vec::new(),
@@ -59,6 +61,12 @@ impl RunBuilder {
     /// Reads the user's `tether.toml` and trust list from `dir` instead of the default.
     pub fn user_config_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.user_dir = Some(dir.into());
+        self
+    }
+
+    /// Keeps journals and run locks under `dir` instead of the user's state folder.
+    pub fn state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.state_dir = Some(dir.into());
         self
     }
 
@@ -121,10 +129,20 @@ impl RunBuilder {
         let workspace = Workspace::new(&self.root).map_err(|e| BuildError::Root(e.to_string()))?;
         let user_dir = self.user_dir.unwrap_or_else(Config::user_dir);
         let config = Config::load(workspace.root(), &user_dir).map_err(BuildError::Config)?;
-        let workspace = workspace.with_read_roots(config.read_roots().map_err(BuildError::Config)?);
+        let state_dir = self.state_dir.unwrap_or_else(Config::state_dir);
+        let workspace = workspace
+            .with_read_roots(config.read_roots().map_err(BuildError::Config)?)
+            .protect(
+                &user_dir,
+                "the user's tether config folder (settings and trust list)",
+            )
+            .protect(
+                &state_dir,
+                "tether's state folder (journals of interrupted writes)",
+            );
         let approval = config.approval().map_err(BuildError::Config)?;
-        let (journal, recovered) =
-            Journal::open(&workspace).map_err(|e| BuildError::Journal(e.to_string()))?;
+        let (journal, recovered) = Journal::open(&workspace, &state_dir)
+            .map_err(|e| BuildError::Journal(e.to_string()))?;
         let structural = tether_structural::StructuralConfig::from_section(
             config.get("structural"),
         )

@@ -58,6 +58,21 @@ impl Config {
         home.join(".config").join("tether")
     }
 
+    /// Tether's state folder (journals of interrupted writes, run locks):
+    /// `$TETHER_STATE_DIR`, else `$XDG_STATE_HOME/tether`, else `~/.local/state/tether`.
+    pub fn state_dir() -> PathBuf {
+        if let Some(dir) = std::env::var_os("TETHER_STATE_DIR") {
+            return PathBuf::from(dir);
+        }
+        if let Some(dir) = std::env::var_os("XDG_STATE_HOME") {
+            return PathBuf::from(dir).join("tether");
+        }
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        home.join(".local").join("state").join("tether")
+    }
+
     /// Loads both files for the canonical workspace `root`; a file that does not parse is an
     /// error naming the file and the line.
     pub fn load(root: &Path, user_dir: &Path) -> Result<Self, String> {

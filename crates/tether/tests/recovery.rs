@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tether::{RunBuilder, Surface};
-use tether_fs::{ChangeOp, Journal, Workspace, read_with_hash};
+use tether_fs::{ChangeOp, Journal, Workspace};
 use tokio_util::sync::CancellationToken;
 
 const CHILD_ENV: &str = "TETHER_RECOVERY_CHILD_ROOT";
@@ -17,12 +17,12 @@ const CHILD_ENV: &str = "TETHER_RECOVERY_CHILD_ROOT";
 /// In the child: commit a 3-file change and hang before the second rename.
 fn child(root: &Path) {
     let ws = Workspace::new(root).unwrap();
-    let (journal, _) = Journal::open(&ws).unwrap();
+    let (journal, _) = Journal::open(&ws, &root.join("state")).unwrap();
     let ops = ["a.txt", "b.txt", "c.txt"]
         .iter()
         .map(|name| {
             let path = ws.resolve_write(name).unwrap();
-            let (_, expect) = read_with_hash(path.abs()).unwrap().unwrap();
+            let (_, expect) = ws.read_hashed(&path).unwrap().unwrap();
             ChangeOp::Write {
                 path,
                 content: b"new\n".to_vec(),
@@ -76,6 +76,7 @@ async fn the_next_run_rolls_back_and_says_so() {
 
     let run = RunBuilder::new(dir.path())
         .user_config_dir(dir.path().join("cfg"))
+        .state_dir(dir.path().join("state"))
         .build()
         .unwrap();
     assert_eq!(run.recovered().len(), 1);
