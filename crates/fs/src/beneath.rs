@@ -113,6 +113,19 @@ impl RootDir {
         rustix::fs::renameat(&from_dir, &from_name, &to_dir, &to_name).map_err(Into::into)
     }
 
+    /// Renames `from` beneath this root to `to` beneath `other`.
+    pub(crate) fn rename_into(&self, from: &Path, other: &RootDir, to: &Path) -> io::Result<()> {
+        let (from_dir, from_name) = self.parent(from)?;
+        let (to_dir, to_name) = other.parent(to)?;
+        rustix::fs::renameat(&from_dir, &from_name, &to_dir, &to_name).map_err(Into::into)
+    }
+
+    /// The folder `rel` as a root of its own: later operations through it stay in that very
+    /// folder, even if its path is swapped for something else meanwhile.
+    pub(crate) fn pin(&self, rel: &Path) -> io::Result<RootDir> {
+        Ok(RootDir { fd: self.dir(rel)? })
+    }
+
     /// Makes `link` a second name of the file `target` (never of a symlink's target).
     pub(crate) fn hard_link(&self, target: &Path, link: &Path) -> io::Result<()> {
         let (t_dir, t_name) = self.parent(target)?;

@@ -361,7 +361,7 @@ impl Journal {
                 finish(dir, &j.entries);
                 RecoveryAction::Completed
             }
-            TxnState::Applying => match rollback(dir, &j.entries, &j.created_dirs) {
+            TxnState::Applying => match rollback(dir, &j.entries, &j.created_dirs, None) {
                 Ok(()) => RecoveryAction::RolledBack,
                 Err(e) => RecoveryAction::Incomplete {
                     detail: e.to_string(),
@@ -567,15 +567,26 @@ fn new_run_id() -> String {
 }
 
 /// Puts every file of an unfinished transaction back as it was. Idempotent: steps that never ran
-/// are harmless to undo.
+/// are harmless to undo. `unmade` lists the folders the transaction never got to create, when
+/// the caller knows (the run that failed); recovery after a crash looks at the disk instead.
 pub(crate) fn rollback(
     dir: &RootDir,
     entries: &[Entry],
     created_dirs: &[PathBuf],
+    unmade: Option<&[PathBuf]>,
 ) -> Result<(), FsError> {
     let mut first_err = None;
     for e in entries.iter().rev() {
-        if let Err(err) = rollback_entry(dir, e) {
+        let folder = e.target.parent().unwrap_or(Path::new(""));
+        let skip = match unmade {
+            Some(unmade) => unmade.iter().any(|u| folder.starts_with(u)),
+            None => false,
+        };
+        if skip {
+            continue;
+        }
+        let gone = |rel: &Path| unmade.is_none() && never_made(dir, rel, created_dirs);
+        if let Err(err) = rollback_entry_patiently(dir, e, &gone) {
             tracing::error!(target = %e.target.display(), error = %err, "rollback step failed");
             first_err.get_or_insert(err);
         }
@@ -586,11 +597,53 @@ pub(crate) fn rollback(
     first_err.map_or(Ok(()), Err)
 }
 
-fn rollback_entry(dir: &RootDir, e: &Entry) -> Result<(), FsError> {
-    if let Some(temp) = &e.temp {
-        remove_quietly(dir, temp);
+/// Rolls back one entry, retrying for a moment when the path is in flux (a folder swapped for
+/// a symlink and back): a transient swap must not strand a temp or stop the run's writes.
+/// A file someone changed is never retried: that is a decision, not a race.
+fn rollback_entry_patiently(
+    dir: &RootDir,
+    e: &Entry,
+    never_made: &dyn Fn(&Path) -> bool,
+) -> Result<(), FsError> {
+    let mut tries = 0;
+    loop {
+        match rollback_entry(dir, e, never_made) {
+            Err(err) if !matches!(err, FsError::Diverged { .. }) && tries < ROLLBACK_TRIES => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            done => return done,
+        }
     }
-    let now = crate::txn::read_hash(dir, &e.target)?.map(|h| h.to_string());
+}
+
+/// How often a failed rollback step is tried again, 10 ms apart.
+const ROLLBACK_TRIES: usize = 50;
+
+/// Undoes one entry through a descriptor of its folder, opened once, so "not there" always
+/// means not in that folder, never "the folder was moved away for a moment".
+fn rollback_entry(
+    dir: &RootDir,
+    e: &Entry,
+    never_made: &dyn Fn(&Path) -> bool,
+) -> Result<(), FsError> {
+    let folder_rel = e.target.parent().unwrap_or(Path::new(""));
+    let folder = match dir.pin(folder_rel) {
+        Ok(f) => f,
+        Err(err) if err.kind() == ErrorKind::NotFound && never_made(folder_rel) => return Ok(()),
+        Err(err) => return Err(FsError::io("roll back", slash(&e.target), err)),
+    };
+    let name = Path::new(e.target.file_name().unwrap_or_default());
+    if let Some(temp) = &e.temp {
+        let temp_name = Path::new(temp.file_name().unwrap_or_default());
+        match folder.unlink(temp_name) {
+            Err(err) if err.kind() != ErrorKind::NotFound => {
+                return Err(FsError::io("remove temp", slash(temp), err));
+            }
+            _ => {}
+        }
+    }
+    let now = crate::txn::read_hash(&folder, name)?.map(|h| h.to_string());
     match &e.backup {
         Some(backup) => {
             let ours = match &now {
@@ -603,11 +656,12 @@ fn rollback_entry(dir: &RootDir, e: &Entry) -> Result<(), FsError> {
                     backup: backup.clone(),
                 });
             }
-            restore_backup(dir, backup, &e.target)
+            restore_backup(dir, backup, &folder, name, &e.target)
         }
         None => {
             if now.is_some() && now == e.new_hash {
-                dir.unlink(&e.target)
+                folder
+                    .unlink(name)
                     .map_err(|err| FsError::io("remove", slash(&e.target), err))?;
             }
             Ok(())
@@ -615,9 +669,31 @@ fn rollback_entry(dir: &RootDir, e: &Entry) -> Result<(), FsError> {
     }
 }
 
-/// Moves a backup back over its target; a missing backup means there is nothing to restore.
-fn restore_backup(dir: &RootDir, backup: &Path, target: &Path) -> Result<(), FsError> {
-    match dir.rename(backup, target) {
+/// Whether the missing folder `rel` is one this transaction would have created and never did:
+/// it and every missing folder above it, up to the first present one, are in `created`.
+fn never_made(dir: &RootDir, rel: &Path, created: &[PathBuf]) -> bool {
+    let mut folder = rel;
+    loop {
+        if !created.iter().any(|c| c == folder) {
+            return false;
+        }
+        folder = folder.parent().unwrap_or(Path::new(""));
+        if folder.as_os_str().is_empty() || dir.kind(folder).ok().flatten() == Some(Kind::Dir) {
+            return true;
+        }
+    }
+}
+
+/// Moves a backup back over its target (`name` in `folder`); a missing backup means there is
+/// nothing to restore.
+fn restore_backup(
+    dir: &RootDir,
+    backup: &Path,
+    folder: &RootDir,
+    name: &Path,
+    target: &Path,
+) -> Result<(), FsError> {
+    match dir.rename_into(backup, folder, name) {
         Ok(()) => {
             // When backup and target were hard links to one file, rename did nothing.
             remove_quietly(dir, backup);
@@ -627,14 +703,21 @@ fn restore_backup(dir: &RootDir, backup: &Path, target: &Path) -> Result<(), FsE
         Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
             // The target is on another file system: copy to a fresh name that no one else can
             // have (created exclusively), then rename; only that copy is ever removed.
-            let name = backup.file_name().map(|n| n.to_string_lossy().into_owned());
-            let tmp =
-                target.with_file_name(format!(".tether-restore-{}", name.unwrap_or_default()));
+            let backup_name = backup.file_name().map(|n| n.to_string_lossy().into_owned());
+            let tmp = format!(".tether-restore-{}", backup_name.unwrap_or_default());
+            let tmp = Path::new(&tmp);
             let shown = slash(target);
             let io = |op: &'static str| |e| FsError::io(op, &shown, e);
-            crate::txn::copy_exclusive(dir, backup, &tmp).map_err(io("copy backup"))?;
-            if let Err(e) = dir.rename(&tmp, target) {
-                remove_quietly(dir, &tmp);
+            let src = dir
+                .open_file(
+                    backup,
+                    rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NONBLOCK,
+                    0,
+                )
+                .map_err(io("open backup"))?;
+            crate::txn::copy_exclusive(src, folder, tmp).map_err(io("copy backup"))?;
+            if let Err(e) = folder.rename(tmp, name) {
+                remove_quietly(folder, tmp);
                 return Err(io("restore")(e));
             }
             remove_quietly(dir, backup);

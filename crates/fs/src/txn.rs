@@ -83,11 +83,14 @@ impl Journal {
         }
         let journal = self.journal_for(txn_id, &steps);
         self.write_journal(&journal)?;
-        let result = self.apply(&journal, &steps, fault).and_then(|()| {
-            let mut done = journal.clone();
-            done.state = TxnState::Committed;
-            self.write_journal(&done)
-        });
+        let mut dirs_made = 0;
+        let result = self
+            .apply(&journal, &steps, fault, &mut dirs_made)
+            .and_then(|()| {
+                let mut done = journal.clone();
+                done.state = TxnState::Committed;
+                self.write_journal(&done)
+            });
         let path = self.journal_path(&self.run_id);
         match result {
             Ok(()) => {
@@ -96,7 +99,8 @@ impl Journal {
                 Ok(CommitReceipt { txn_id, files })
             }
             Err(err) => {
-                match rollback(dir, &journal.entries, &journal.created_dirs) {
+                let unmade = &journal.created_dirs[dirs_made..];
+                match rollback(dir, &journal.entries, &journal.created_dirs, Some(unmade)) {
                     Ok(()) => remove_quietly_abs(&path),
                     // Leave the journal: the next run recovers it once this one has ended.
                     Err(e) => tracing::error!(error = %e, "rollback incomplete; journal kept"),
@@ -151,6 +155,7 @@ impl Journal {
         j: &JournalFile,
         steps: &[Step],
         fault: &dyn Fn(usize) -> std::io::Result<()>,
+        dirs_made: &mut usize,
     ) -> Result<(), FsError> {
         let dir = self.ws.beneath();
         for d in &j.created_dirs {
@@ -158,7 +163,7 @@ impl Journal {
                 Err(e) if e.kind() != ErrorKind::AlreadyExists => {
                     return Err(FsError::io("create folder", d.display(), e));
                 }
-                _ => {}
+                _ => *dirs_made += 1,
             }
         }
         for (e, s) in j.entries.iter().zip(steps) {
@@ -407,13 +412,13 @@ fn make_backup(dir: &RootDir, target: &Path, backup: &Path) -> std::io::Result<(
         return Ok(());
     }
     let tmp = backup.with_extension("tmp");
-    copy_exclusive(dir, target, &tmp)?;
+    let src = dir.open_file(target, OFlags::RDONLY | OFlags::NONBLOCK, 0)?;
+    copy_exclusive(src, dir, &tmp)?;
     dir.rename(&tmp, backup)
 }
 
-/// Copies `from` to the new name `to` (never overwriting anything), flushed to disk.
-pub(crate) fn copy_exclusive(dir: &RootDir, from: &Path, to: &Path) -> std::io::Result<()> {
-    let mut src = dir.open_file(from, OFlags::RDONLY | OFlags::NONBLOCK, 0)?;
+/// Copies `src` to the new name `to` (never overwriting anything), flushed to disk.
+pub(crate) fn copy_exclusive(mut src: File, dir: &RootDir, to: &Path) -> std::io::Result<()> {
     let mut dst = dir.open_file(to, OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL, 0o600)?;
     if let Err(e) = std::io::copy(&mut src, &mut dst).and_then(|_| dst.sync_all()) {
         drop(dst);

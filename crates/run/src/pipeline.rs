@@ -139,6 +139,7 @@ async fn run_call(
             res.journal.clone(),
             res.staged.clone(),
             res.hooks.clone(),
+            origin.cancel.clone(),
         ),
         notices: res.notices.clone(),
         dispatcher: Arc::new(Reentry {

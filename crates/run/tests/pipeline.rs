@@ -62,6 +62,34 @@ impl Tool for Put {
     }
 }
 
+/// Is cancelled while it works (as a slow matcher would be), then tries to commit anyway.
+struct LatePut;
+impl Tool for LatePut {
+    type Args = PutArgs;
+    fn name(&self) -> &'static str {
+        "late_put"
+    }
+    fn description(&self) -> String {
+        "create a file after being cancelled".into()
+    }
+    fn tier(&self) -> Tier {
+        Tier::Write
+    }
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Workspace
+    }
+    async fn call(&self, cx: &CallCx, a: PutArgs) -> Result<ToolOutput, ToolError> {
+        let path = cx.workspace().resolve_write(&a.path)?;
+        cx.cancel_token().cancel();
+        let op = ChangeOp::Create {
+            path,
+            content: a.text.into_bytes(),
+        };
+        cx.fs().commit(vec![op]).await?;
+        Ok(ToolOutput::text("put"))
+    }
+}
+
 /// Calls another tool from inside its call, holding `concurrency`.
 struct Nest {
     name: &'static str,
@@ -207,7 +235,9 @@ fn fixture(approval: ApprovalPolicy, questions: Option<Arc<dyn QuestionPort>>) -
     };
     let waited = Arc::new(Mutex::new(false));
     let mut b = builder(dir.path(), hook, approval, questions);
-    b.register(Put).register(Wait(waited.clone()));
+    b.register(Put)
+        .register(LatePut)
+        .register(Wait(waited.clone()));
     b.register(Nest {
         name: "eval",
         concurrency: Concurrency::Session("kernel".into()),
@@ -245,7 +275,10 @@ async fn surfaces_list_and_refuse_by_tier() {
             .map(|t| t.name)
             .collect::<Vec<_>>()
     };
-    assert_eq!(names(Surface::Agent), ["batch", "eval", "put", "wait"]);
+    assert_eq!(
+        names(Surface::Agent),
+        ["batch", "eval", "late_put", "put", "wait"]
+    );
     assert_eq!(names(Surface::Plan), ["wait"]);
     assert_eq!(names(Surface::ReadOnlySubagent), ["wait"]);
     let err = call(&f, Surface::Plan, "put", json!({"path": "a", "text": ""}))
@@ -371,6 +404,20 @@ async fn client_cancellation_reaches_the_tool() {
     .expect("cancellation did not end the call");
     assert!(matches!(r, Err(ToolError::Cancelled)));
     let _ = &f.waited;
+}
+
+#[tokio::test]
+async fn a_call_cancelled_before_its_commit_writes_nothing() {
+    let f = fixture(ApprovalPolicy::Never, None);
+    let r = call(
+        &f,
+        Surface::Agent,
+        "late_put",
+        json!({"path": "late.txt", "text": "x"}),
+    )
+    .await;
+    assert!(matches!(r, Err(ToolError::Cancelled)), "{r:?}");
+    assert!(!f.dir.path().join("late.txt").exists());
 }
 
 struct Answer(CardAnswer, Arc<Mutex<Vec<String>>>);

@@ -3,7 +3,12 @@ use std::path::{Path, PathBuf};
 use tether_tool::ApprovalPolicy;
 use toml::{Table, Value};
 
-use crate::trust::{TrustStore, Untrusted};
+use crate::trust::{TrustState, TrustStore, Untrusted};
+
+/// Settings an untrusted workspace file may set, because they run nothing and widen nothing.
+/// Every other workspace setting (commands, binaries, probes, templates, read roots, whatever
+/// a later capability adds) is held back until the user trusts this exact file.
+const INERT_KEYS: &[&str] = &["approval", "structural.cache_mb", "structural.syntax_check"];
 
 /// Which file a setting came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +44,9 @@ pub struct Config {
     root: PathBuf,
     user_dir: PathBuf,
     files: Vec<ConfigSource>,
-    trusted: bool,
+    trust: TrustState,
+    /// The user's config folder lies inside the workspace, so its files count as workspace files.
+    user_inside: bool,
 }
 
 impl Config {
@@ -75,22 +82,48 @@ impl Config {
 
     /// Loads both files for the canonical workspace `root`; a file that does not parse is an
     /// error naming the file and the line.
+    ///
+    /// A user config folder inside the workspace is the agent's to write, so its file counts
+    /// as a workspace file and its trust list is ignored.
     pub fn load(root: &Path, user_dir: &Path) -> Result<Self, String> {
         let mut files = Vec::new();
+        let user_inside = lies_inside(user_dir, root);
         let user_file = user_dir.join("tether.toml");
         let user = read_table(&user_file)?;
         if user.is_some() {
-            files.push(ConfigSource::User(user_file));
+            files.push(match user_inside {
+                true => ConfigSource::Workspace(user_file),
+                false => ConfigSource::User(user_file),
+            });
         }
         let ws_file = root.join("tether.toml");
-        let workspace = read_table(&ws_file)?;
+        let ws_bytes = read_workspace_file(&ws_file)?;
+        let workspace = ws_bytes
+            .as_deref()
+            .map(|b| parse_table(&ws_file, b))
+            .transpose()?;
         if workspace.is_some() {
             files.push(ConfigSource::Workspace(ws_file));
         }
-        let (user, workspace) = (user.unwrap_or_default(), workspace.unwrap_or_default());
+        let (mut user, mut workspace) = (user.unwrap_or_default(), workspace.unwrap_or_default());
+        if user_inside {
+            let mut both = std::mem::take(&mut user);
+            merge(&mut both, &workspace);
+            workspace = both;
+        }
+        let trust = match user_inside {
+            true => TrustState::Untrusted,
+            false => TrustStore::new(user_dir).state(root, &fingerprint_of(ws_bytes.as_deref())),
+        };
+        let trusted = trust == TrustState::Trusted;
         let mut merged = user.clone();
-        merge(&mut merged, &workspace);
-        let trusted = TrustStore::new(user_dir).is_trusted(root);
+        merge(
+            &mut merged,
+            &match trusted {
+                true => workspace.clone(),
+                false => inert_only(&workspace, ""),
+            },
+        );
         Ok(Config {
             user,
             workspace,
@@ -98,8 +131,19 @@ impl Config {
             root: root.to_path_buf(),
             user_dir: user_dir.to_path_buf(),
             files,
-            trusted,
+            trust,
+            user_inside,
         })
+    }
+
+    /// Whether the user's config folder lies inside the workspace (so it is not trusted).
+    pub fn user_dir_inside_workspace(&self) -> bool {
+        self.user_inside
+    }
+
+    /// Where trust stands for this workspace's current config.
+    pub fn trust_state(&self) -> TrustState {
+        self.trust
     }
 
     /// The files that were found, user first.
@@ -107,9 +151,13 @@ impl Config {
         &self.files
     }
 
-    /// Whether the user trusted this workspace.
+    /// Whether the user trusted this workspace with its current `tether.toml`.
     pub fn workspace_trusted(&self) -> bool {
-        self.trusted
+        self.workspace_trusted_now()
+    }
+
+    fn workspace_trusted_now(&self) -> bool {
+        self.trust == TrustState::Trusted
     }
 
     /// The folder holding the user's file and the trust list.
@@ -143,7 +191,7 @@ impl Config {
         Ok(
             match parse(&self.workspace, self.root.join("tether.toml"))? {
                 Some(ApprovalPolicy::Ask) => ApprovalPolicy::Ask,
-                Some(p) if self.trusted => p,
+                Some(p) if self.workspace_trusted_now() => p,
                 _ => user,
             },
         )
@@ -154,7 +202,9 @@ impl Config {
     pub fn read_roots(&self) -> Result<Vec<PathBuf>, String> {
         const KEY: &str = "files.read_roots";
         let (value, base, file) = match (lookup(&self.workspace, KEY), lookup(&self.user, KEY)) {
-            (Some(v), _) if self.trusted => (v, &self.root, self.root.join("tether.toml")),
+            (Some(v), _) if self.workspace_trusted_now() => {
+                (v, &self.root, self.root.join("tether.toml"))
+            }
             (_, Some(v)) => (v, &self.user_dir, self.user_dir.join("tether.toml")),
             _ => return Ok(Vec::new()),
         };
@@ -181,23 +231,27 @@ impl Config {
 
     /// A command (an argv list) at dotted `key`, held back if an untrusted workspace set it.
     pub fn command(&self, key: &str) -> Option<Untrusted<Vec<String>>> {
-        let argv: Vec<String> = lookup(&self.merged, key)?
+        let value = self
+            .workspace_value(key)
+            .or_else(|| lookup(&self.user, key))?;
+        let argv: Vec<String> = value
             .as_array()?
             .iter()
             .filter_map(|v| v.as_str().map(String::from))
             .collect();
         let from_workspace = self.workspace_value(key).is_some();
-        Some(Untrusted::new(argv, self.trusted || !from_workspace))
+        Some(Untrusted::new(
+            argv,
+            self.workspace_trusted_now() || !from_workspace,
+        ))
     }
 
-    /// Every setting from the workspace file that needs trust: each `command` key and
-    /// `files.read_roots`.
+    /// Every setting from a workspace file that needs trust: all but the inert ones.
     pub fn guarded(&self) -> Vec<Loaded> {
-        let Some(ConfigSource::Workspace(file)) = self
-            .files
-            .iter()
-            .find(|f| matches!(f, ConfigSource::Workspace(_)))
-        else {
+        let Some(file) = self.files.iter().rev().find_map(|f| match f {
+            ConfigSource::Workspace(p) => Some(p.clone()),
+            ConfigSource::User(_) => None,
+        }) else {
             return Vec::new();
         };
         let mut keys = Vec::new();
@@ -207,7 +261,7 @@ impl Config {
                 key,
                 value,
                 source: ConfigSource::Workspace(file.clone()),
-                honoured: self.trusted,
+                honoured: self.workspace_trusted_now(),
             })
             .collect()
     }
@@ -223,14 +277,114 @@ impl Config {
 }
 
 fn read_table(path: &Path) -> Result<Option<Table>, String> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => text
-            .parse::<Table>()
-            .map(Some)
-            .map_err(|e| format!("{} does not parse: {e}", path.display())),
+    match std::fs::read(path) {
+        Ok(bytes) => parse_table(path, &bytes).map(Some),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(format!("cannot read {}: {e}", path.display())),
     }
+}
+
+fn parse_table(path: &Path, bytes: &[u8]) -> Result<Table, String> {
+    let text =
+        std::str::from_utf8(bytes).map_err(|_| format!("{} is not UTF-8 text", path.display()))?;
+    text.parse::<Table>()
+        .map_err(|e| format!("{} does not parse: {e}", path.display()))
+}
+
+/// Reads the workspace `tether.toml`, which must be a regular file inside the root: a symlink
+/// (say, to /etc/passwd) or a FIFO is refused before anything is read from it.
+fn read_workspace_file(path: &Path) -> Result<Option<Vec<u8>>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let refuse = |what: &str| {
+        format!(
+            "{} is {what}; a workspace tether.toml must be a regular file inside the workspace \
+             root (replace it with a real file, or remove it)",
+            path.display()
+        )
+    };
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    if meta.file_type().is_symlink() {
+        return Err(refuse("a symlink"));
+    }
+    if !meta.is_file() {
+        return Err(refuse("not a regular file"));
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let is_file = file.metadata().map(|m| m.is_file()).unwrap_or(false);
+    if !is_file {
+        return Err(refuse("not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Ok(Some(bytes))
+}
+
+/// The fingerprint trust is tied to: a hash of the workspace `tether.toml`'s bytes, or `none`
+/// when there is no such file.
+pub(crate) fn fingerprint(root: &Path) -> Result<String, String> {
+    Ok(fingerprint_of(
+        read_workspace_file(&root.join("tether.toml"))?.as_deref(),
+    ))
+}
+
+fn fingerprint_of(bytes: Option<&[u8]>) -> String {
+    match bytes {
+        Some(b) => format!("xxh3-{}", tether_fs::hash_bytes(b)),
+        None => "none".into(),
+    }
+}
+
+/// Whether `dir` (which may not exist yet) lies inside the canonical `root`.
+fn lies_inside(dir: &Path, root: &Path) -> bool {
+    let mut probe = dir.to_path_buf();
+    let mut tail = Vec::new();
+    loop {
+        if let Ok(real) = probe.canonicalize() {
+            let full: PathBuf = tail.iter().rev().fold(real, |p, c| p.join(c));
+            return full.starts_with(root);
+        }
+        match (probe.file_name().map(|n| n.to_owned()), probe.parent()) {
+            (Some(name), Some(parent)) => {
+                tail.push(name);
+                probe = parent.to_path_buf();
+            }
+            _ => return false,
+        }
+    }
+}
+
+/// The part of `table` an untrusted workspace may set (see [`INERT_KEYS`]).
+fn inert_only(table: &Table, prefix: &str) -> Table {
+    let mut out = Table::new();
+    for (k, v) in table {
+        let key = match prefix {
+            "" => k.clone(),
+            p => format!("{p}.{k}"),
+        };
+        match v {
+            Value::Table(t) => {
+                let inner = inert_only(t, &key);
+                if !inner.is_empty() {
+                    out.insert(k.clone(), Value::Table(inner));
+                }
+            }
+            _ if INERT_KEYS.contains(&key.as_str()) => {
+                out.insert(k.clone(), v.clone());
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Merges `over` into `base` key by key; tables merge recursively, anything else is replaced.
@@ -256,14 +410,13 @@ fn lookup<'a>(table: &'a Table, key: &str) -> Option<&'a Value> {
 
 fn collect_guarded(table: &Table, prefix: &str, out: &mut Vec<(String, String)>) {
     for (k, v) in table {
-        let key = if prefix.is_empty() {
-            k.clone()
-        } else {
-            format!("{prefix}.{k}")
+        let key = match prefix {
+            "" => k.clone(),
+            p => format!("{p}.{k}"),
         };
         match v {
             Value::Table(t) => collect_guarded(t, &key, out),
-            _ if k == "command" || key == "files.read_roots" => out.push((key, v.to_string())),
+            _ if !INERT_KEYS.contains(&key.as_str()) => out.push((key, v.to_string())),
             _ => {}
         }
     }
@@ -289,11 +442,66 @@ mod tests {
     }
 
     #[test]
-    fn workspace_wins_key_by_key() {
-        let (u, w) = setup("[a]\nx = 1\ny = 2\n", "[a]\ny = 3\n");
-        let c = Config::load(w.path(), u.path()).unwrap();
+    fn workspace_wins_key_by_key_once_trusted() {
+        let (u, w) = setup(
+            "[a]\nx = 1\ny = 2\n[structural]\ncache_mb = 5\n",
+            "[a]\ny = 3\n[structural]\ncache_mb = 7\n",
+        );
+        let root = w.path().canonicalize().unwrap();
+        let c = Config::load(&root, u.path()).unwrap();
+        assert_eq!(c.get("a.y").unwrap().as_integer(), Some(2), "held back");
+        assert_eq!(c.get("structural.cache_mb").unwrap().as_integer(), Some(7));
+        assert_eq!(c.guarded()[0].key, "a.y");
+        TrustStore::new(u.path()).trust(&root).unwrap();
+        let c = Config::load(&root, u.path()).unwrap();
         assert_eq!(c.get("a.x").unwrap().as_integer(), Some(1));
         assert_eq!(c.get("a.y").unwrap().as_integer(), Some(3));
+    }
+
+    #[test]
+    fn trust_covers_the_config_content() {
+        let (u, w) = setup("", "[lsp.servers.rust]\nbinaries = [\"ra\"]\n");
+        let root = w.path().canonicalize().unwrap();
+        TrustStore::new(u.path()).trust(&root).unwrap();
+        let c = Config::load(&root, u.path()).unwrap();
+        assert_eq!(c.trust_state(), TrustState::Trusted);
+        assert!(c.get("lsp.servers.rust.binaries").is_some());
+        std::fs::write(
+            w.path().join("tether.toml"),
+            "[lsp.servers.rust]\nbinaries = [\"/tmp/evil\"]\n",
+        )
+        .unwrap();
+        let c = Config::load(&root, u.path()).unwrap();
+        assert_eq!(c.trust_state(), TrustState::Changed);
+        assert!(c.get("lsp.servers.rust.binaries").is_none());
+        assert!(!c.guarded()[0].honoured);
+    }
+
+    #[test]
+    fn a_user_config_folder_inside_the_workspace_is_not_trusted() {
+        let w = tempfile::tempdir().unwrap();
+        let root = w.path().canonicalize().unwrap();
+        let user = root.join(".config/tether");
+        std::fs::create_dir_all(&user).unwrap();
+        std::fs::write(user.join("tether.toml"), "[files]\nread_roots = [\"/\"]\n").unwrap();
+        TrustStore::new(&user).trust(&root).unwrap();
+        let c = Config::load(&root, &user).unwrap();
+        assert!(c.user_dir_inside_workspace());
+        assert!(!c.workspace_trusted());
+        assert_eq!(c.read_roots().unwrap(), Vec::<PathBuf>::new());
+    }
+
+    #[test]
+    fn a_workspace_config_symlink_is_refused_unread() {
+        let (u, w) = setup("", "");
+        std::fs::remove_file(w.path().join("tether.toml")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", w.path().join("tether.toml")).unwrap();
+        let e = Config::load(w.path(), u.path()).unwrap_err();
+        assert!(
+            e.contains("is a symlink") && e.contains("regular file"),
+            "{e}"
+        );
+        assert!(!e.contains("root:"), "{e}");
     }
 
     #[test]

@@ -63,12 +63,23 @@ fn config_section(out: &mut String, config: &Config) {
         };
         let _ = writeln!(out, "config file ({kind}): {}", path.display());
     }
-    let trusted = if config.workspace_trusted() {
-        "yes".to_string()
-    } else {
-        "no (run `tether trust` in the workspace to allow the commands its tether.toml defines)"
-            .to_string()
+    let trusted = match config.trust_state() {
+        crate::TrustState::Trusted => "yes (with its current tether.toml)".to_string(),
+        crate::TrustState::Changed => "no: its tether.toml changed since it was trusted (a pull, \
+             or the agent); review the file, then run `tether trust` again"
+            .to_string(),
+        crate::TrustState::Untrusted => "no (run `tether trust` in the workspace to allow the \
+             commands and other settings its tether.toml defines)"
+            .to_string(),
     };
+    if config.user_dir_inside_workspace() {
+        let _ = writeln!(
+            out,
+            "user config folder {} lies inside the workspace, so its files count as workspace \
+             files and its trust list is ignored; set TETHER_CONFIG_DIR to a folder outside",
+            config.dir().display()
+        );
+    }
     let _ = writeln!(out, "workspace trusted: {trusted}");
     for item in config.guarded() {
         let state = if item.honoured {

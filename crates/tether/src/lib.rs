@@ -12,7 +12,7 @@ mod trust;
 pub use builder::{BuildError, Run, RunBuilder};
 pub use config::{Config, ConfigSource, Loaded};
 pub use doctor::doctor_report;
-pub use trust::{TrustStore, Untrusted};
+pub use trust::{TrustState, TrustStore, Untrusted};
 
 pub use tether_tool::{
     ApprovalPolicy, Block, Card, CardAnswer, QuestionPort, Surface, Tier, ToolError, ToolOutput,

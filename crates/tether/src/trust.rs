@@ -1,7 +1,8 @@
 use std::path::{Path, PathBuf};
 
-/// Where the user's trust decisions live: a list of workspace roots in `trusted.toml` under
-/// the user's config folder. Only the user writes it, never a workspace file.
+/// Where the user's trust decisions live: workspace roots with the fingerprint of the
+/// `tether.toml` each had when trusted, in `trusted.toml` under the user's config folder.
+/// Only the user writes it (tools may not), never a workspace file.
 #[derive(Debug, Clone)]
 pub struct TrustStore {
     file: PathBuf,
@@ -9,8 +10,30 @@ pub struct TrustStore {
 
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 struct TrustFile {
-    #[serde(default)]
+    /// Roots trusted before trust covered the config's content; they must be trusted again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     roots: Vec<PathBuf>,
+    #[serde(default, rename = "workspace")]
+    workspaces: Vec<TrustEntry>,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct TrustEntry {
+    root: PathBuf,
+    /// Fingerprint of the workspace `tether.toml` when it was trusted (see
+    /// [`crate::config::fingerprint`]).
+    config: String,
+}
+
+/// Whether a workspace's current config is trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrustState {
+    /// Trusted with this exact `tether.toml`.
+    Trusted,
+    /// Trusted once, but its `tether.toml` changed since (a pull, or the agent): trust again.
+    Changed,
+    /// Never trusted.
+    Untrusted,
 }
 
 impl TrustStore {
@@ -21,15 +44,37 @@ impl TrustStore {
         }
     }
 
-    /// Whether `root` (canonical) was trusted with `tether trust`. A trust list that cannot be
-    /// read trusts nothing (and says why in the log; `doctor` shows it too).
-    pub fn is_trusted(&self, root: &Path) -> bool {
+    /// Whether `root` (canonical), with its config fingerprinted as `config`, was trusted with
+    /// `tether trust`. A trust list that cannot be read trusts nothing (and says why in the
+    /// log; `doctor` shows it too).
+    pub fn state(&self, root: &Path, config: &str) -> TrustState {
         match self.load() {
-            Ok(file) => file.roots.iter().any(|r| r == root),
+            Ok(file) => {
+                let mut known = file.roots.iter().any(|r| r == root);
+                for e in file.workspaces.iter().filter(|e| e.root == root) {
+                    if e.config == config {
+                        return TrustState::Trusted;
+                    }
+                    known = true;
+                }
+                if known {
+                    TrustState::Changed
+                } else {
+                    TrustState::Untrusted
+                }
+            }
             Err(e) => {
                 tracing::warn!("{e}");
-                false
+                TrustState::Untrusted
             }
+        }
+    }
+
+    /// Whether `root` is trusted with the `tether.toml` it has now.
+    pub fn is_trusted(&self, root: &Path) -> bool {
+        match crate::config::fingerprint(root) {
+            Ok(f) => self.state(root, &f) == TrustState::Trusted,
+            Err(_) => false,
         }
     }
 
@@ -42,11 +87,17 @@ impl TrustStore {
                 root.display()
             ));
         }
+        let config = crate::config::fingerprint(root)?;
         let mut file = self.load()?;
-        if file.roots.iter().any(|r| r == root) {
+        if self.state(root, &config) == TrustState::Trusted {
             return Ok(false);
         }
-        file.roots.push(root.to_path_buf());
+        file.roots.retain(|r| r != root);
+        file.workspaces.retain(|e| e.root != root);
+        file.workspaces.push(TrustEntry {
+            root: root.to_path_buf(),
+            config,
+        });
         let io = |e: std::io::Error| format!("cannot write {}: {e}", self.file.display());
         if let Some(dir) = self.file.parent() {
             std::fs::create_dir_all(dir).map_err(io)?;

@@ -59,6 +59,8 @@ pub struct FsDoor {
     receipts: Arc<Mutex<Vec<FileReceipt>>>,
     /// Held (shared) by every commit in flight, so [`FsDoor::settle`] can wait for them.
     in_flight: Arc<tokio::sync::RwLock<()>>,
+    /// The call's cancellation: a cancelled call never starts a commit.
+    cancel: CancellationToken,
 }
 
 impl FsDoor {
@@ -68,6 +70,7 @@ impl FsDoor {
         journal: Arc<Journal>,
         staged: Arc<StagedStore>,
         hooks: WriteHooks,
+        cancel: CancellationToken,
     ) -> Self {
         FsDoor {
             workspace,
@@ -76,6 +79,7 @@ impl FsDoor {
             hooks,
             receipts: Arc::default(),
             in_flight: Arc::default(),
+            cancel,
         }
     }
 
@@ -94,13 +98,17 @@ impl FsDoor {
         &self.hooks
     }
 
-    /// Commits `ops` all-or-nothing, after every hook has taken its baseline.
+    /// Commits `ops` all-or-nothing, after every hook has taken its baseline. A call cancelled
+    /// before this point writes nothing: long work ahead of a commit cannot sneak it through.
     pub async fn commit(&self, ops: Vec<ChangeOp>) -> Result<CommitReceipt, ToolError> {
         let paths: Vec<_> = ops.iter().flat_map(|op| op.paths()).cloned().collect();
         self.hooks.run_before(&paths).await;
         let journal = self.journal.clone();
         let receipts = self.receipts.clone();
         let guard = self.in_flight.clone().read_owned().await;
+        if self.cancel.is_cancelled() {
+            return Err(ToolError::Cancelled);
+        }
         // The commit runs to completion even if the call is cancelled (all files or none), and
         // records its receipt itself, so a cancelled call's writes still reach the hooks.
         let receipt = tokio::task::spawn_blocking(move || {
