@@ -117,11 +117,13 @@ pub enum FsError {
     },
     /// Another process held the workspace's write lock for the whole wait.
     #[error(
-        "another tether run held this workspace's write lock for {secs} s, so nothing was          written; retry when it has finished its writes"
+        "another tether run held this workspace's write lock for {:.1} s, so nothing was \
+         written; retry when it has finished its writes",
+        .waited.as_secs_f64()
     )]
     Busy {
         /// How long this run waited.
-        secs: u64,
+        waited: std::time::Duration,
     },
     /// The transaction journal could not be written, read or recovered.
     #[error("journal {}: {detail}", .path.display())]

@@ -210,9 +210,7 @@ impl<'a> WriteLock<'a> {
                     pause = (pause * 2).min(Duration::from_millis(20));
                 }
                 Err(std::fs::TryLockError::WouldBlock) => {
-                    return Err(FsError::Busy {
-                        secs: wait.as_secs(),
-                    });
+                    return Err(FsError::Busy { waited: wait });
                 }
                 Err(std::fs::TryLockError::Error(e)) => {
                     return Err(FsError::io("lock", ".tether/write.lock", e));

@@ -317,3 +317,26 @@ fn two_writers_on_one_workspace_lose_no_confirmed_edit() {
         .collect();
     assert!(lost.is_empty(), "confirmed edits lost: {lost:?}");
 }
+
+#[test]
+fn a_writer_that_cannot_get_the_workspace_lock_says_so() {
+    let s = scene();
+    let ws = Workspace::new(&s.root).unwrap();
+    let (j, _) = Journal::open(&ws, &s.state).unwrap();
+    let j = j.with_lock_wait(Duration::from_millis(200));
+    // Another process holds the lock (a second open file description is just that).
+    let other = fs::File::open(s.root.join(".tether/write.lock")).unwrap();
+    other.lock().unwrap();
+    let op = ChangeOp::Write {
+        path: ws.resolve_write("a.txt").unwrap(),
+        content: b"new".to_vec(),
+        expect: hash_bytes(b"alpha"),
+    };
+    let err = j.commit(vec![op.clone()]).unwrap_err();
+    assert!(matches!(err, FsError::Busy { .. }), "{err}");
+    assert!(err.to_string().contains("nothing was written"), "{err}");
+    assert_eq!(fs::read_to_string(s.root.join("a.txt")).unwrap(), "alpha");
+    other.unlock().unwrap();
+    j.commit(vec![op]).unwrap();
+    assert_eq!(fs::read_to_string(s.root.join("a.txt")).unwrap(), "new");
+}
