@@ -207,14 +207,6 @@ impl Workspace {
         Ok(Some((bytes, hash)))
     }
 
-    /// What is at a write target now, without following it: for "is it a folder?" questions.
-    pub fn exists(&self, path: &WritePath) -> Result<bool, FsError> {
-        self.root_dir
-            .kind(path.rel_path())
-            .map(|k| k.is_some())
-            .map_err(|e| FsError::io("stat", path.rel(), e))
-    }
-
     /// How a path is shown to the model: relative to root with '/' separators, else absolute.
     pub fn display(&self, abs: &Path) -> String {
         match abs.strip_prefix(&self.root) {

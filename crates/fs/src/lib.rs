@@ -11,6 +11,7 @@ mod error;
 mod hash;
 mod journal;
 mod ops;
+mod rollback;
 mod staged;
 mod text;
 mod txn;

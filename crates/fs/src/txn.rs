@@ -10,10 +10,8 @@ use rustix::fs::{Mode, OFlags, Stat};
 
 use crate::beneath::RootDir;
 use crate::confine::open_regular;
-use crate::journal::{
-    Entry, JournalFile, TxnState, backup_path, finish, remove_quietly, remove_quietly_abs,
-    rollback, temp_name,
-};
+use crate::journal::{Entry, JournalFile, TxnState, backup_path, temp_name};
+use crate::rollback::{finish, remove_quietly, remove_quietly_abs, rollback};
 use crate::{
     ChangeKind, ChangeOp, CommitReceipt, ContentHash, FileReceipt, FsError, Journal, WritePath,
     hash_bytes,
