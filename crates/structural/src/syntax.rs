@@ -2,10 +2,11 @@
 //! compares the ERROR and MISSING nodes of each file before and after the write.
 
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-use tether_fs::{ChangeKind, FileReceipt, WritePath};
+use tether_fs::{ChangeKind, FileReceipt, Workspace, WritePath};
 use tether_tool::{BoxFuture, WriteHook, cut_line};
 
 use crate::lang::Lang;
@@ -19,15 +20,19 @@ struct Problem {
 }
 
 /// The syntax-error write hook; its baselines live between `before` and `after`.
-#[derive(Default)]
 pub struct SyntaxCheck {
+    /// Files are read beneath the workspace's descriptor, like every other read.
+    workspace: Arc<Workspace>,
     baselines: Mutex<HashMap<PathBuf, Vec<Problem>>>,
 }
 
 impl SyntaxCheck {
-    /// A hook with no baselines yet.
-    pub fn new() -> Self {
-        SyntaxCheck::default()
+    /// A hook with no baselines yet, reading files of `workspace`.
+    pub fn new(workspace: Arc<Workspace>) -> Self {
+        SyntaxCheck {
+            workspace,
+            baselines: Mutex::default(),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Vec<Problem>>> {
@@ -40,9 +45,10 @@ impl SyntaxCheck {
 
 /// [`problems`] on a blocking thread, so a large parse never stalls the async runtime and the
 /// hook's time budget can cut it off.
-async fn problems_off_thread(path: &Path) -> Option<Vec<Problem>> {
+async fn problems_off_thread(ws: &Arc<Workspace>, path: &Path) -> Option<Vec<Problem>> {
     let path = path.to_path_buf();
-    tokio::task::spawn_blocking(move || problems(&path))
+    let ws = ws.clone();
+    tokio::task::spawn_blocking(move || problems(&ws, &path))
         .await
         .ok()
         .flatten()
@@ -50,12 +56,14 @@ async fn problems_off_thread(path: &Path) -> Option<Vec<Problem>> {
 
 /// The outermost ERROR and MISSING nodes of a file, or None if it is not a bundled language,
 /// not readable text, or larger than structural search reads.
-fn problems(path: &Path) -> Option<Vec<Problem>> {
+fn problems(ws: &Workspace, path: &Path) -> Option<Vec<Problem>> {
     let lang = Lang::from_path(path)?;
-    if std::fs::metadata(path).ok()?.len() > crate::search::MAX_FILE_BYTES {
+    let file = ws.open_read(path).ok()?;
+    if file.metadata().ok()?.len() > crate::search::MAX_FILE_BYTES {
         return None;
     }
-    let text = std::fs::read_to_string(path).ok()?;
+    let mut text = String::new();
+    (&file).read_to_string(&mut text).ok()?;
     let tree = lang.parse(&text);
     let root = tree.root();
     if !root.get_inner_node().has_error() {
@@ -98,7 +106,9 @@ impl WriteHook for SyntaxCheck {
                 if Lang::from_path(path.abs()).is_none() {
                     continue;
                 }
-                let found = problems_off_thread(path.abs()).await.unwrap_or_default();
+                let found = problems_off_thread(&self.workspace, path.abs())
+                    .await
+                    .unwrap_or_default();
                 self.lock().insert(path.abs().to_path_buf(), found);
             }
         })
@@ -117,7 +127,7 @@ impl WriteHook for SyntaxCheck {
                 if receipt.hash_after.is_none() {
                     continue;
                 }
-                let Some(now) = problems_off_thread(abs).await else {
+                let Some(now) = problems_off_thread(&self.workspace, abs).await else {
                     continue;
                 };
                 let mut old: Vec<&str> = baseline.iter().map(|p| p.signature.as_str()).collect();

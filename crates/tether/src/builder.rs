@@ -154,12 +154,15 @@ impl RunBuilder {
             tracing::warn!("{report}");
             notices.push("fs", report.to_string());
         }
+        let workspace = Arc::new(workspace);
         let mut hooks = self.hooks;
         if structural.syntax_check {
-            hooks.push(Arc::new(tether_structural::SyntaxCheck::new()));
+            hooks.push(Arc::new(tether_structural::SyntaxCheck::new(
+                workspace.clone(),
+            )));
         }
         let mut registry = RegistryBuilder::new(RunResources {
-            workspace: Arc::new(workspace),
+            workspace,
             journal: Arc::new(journal),
             staged: Arc::new(StagedStore::new()),
             hooks: WriteHooks::new(hooks),
