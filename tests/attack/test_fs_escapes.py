@@ -57,13 +57,14 @@ def scene(tmp_path):
 def test_a_crafted_journal_in_a_fresh_clone_is_never_acted_on(scene):
     base, root, outside = scene
     env = env_for(base)
-    # What an attacker commits: a journal whose rollback "removes a file it created" outside.
+    # What an attacker commits: a "committed" journal, whose cleanup deletes its "backup",
+    # which names a file outside the workspace.
     (root / ".tether").mkdir()
     journal = {
-        "version": 1, "run_id": "r1-dead", "txn_id": 1, "state": "applying",
-        "entries": [{"target": str(outside / "victim.txt"), "temp": None, "backup": None,
-                     "new_hash": "0" * 32}],
-        "created_dirs": [str(outside / "made")],
+        "version": 1, "run_id": "r1-dead", "txn_id": 1, "state": "committed",
+        "entries": [{"target": str(root / "a.txt"), "temp": None,
+                     "backup": str(outside / "victim.txt"), "new_hash": None}],
+        "created_dirs": [],
     }
     (root / ".tether" / "journal-r1-dead.json").write_text(json.dumps(journal))
     (root / ".tether" / "run-r1-dead.lock").write_text("")
@@ -74,7 +75,6 @@ def test_a_crafted_journal_in_a_fresh_clone_is_never_acted_on(scene):
     assert sorted(p.name for p in outside.iterdir()) == ["victim.txt"]
     assert not (root / ".tether" / "journal-r1-dead.json").exists()
     assert (root / ".tether" / "journal-r1-dead.json.ignored").exists()
-    doctor = tether(["doctor", "--root", str(root)], env).stdout
     assert "alpha" in out.stdout
 
 
