@@ -35,13 +35,36 @@ pub async fn output_with_deadline(
     deadline: Duration,
 ) -> Result<Output, ProcError> {
     let (program, args) = argv.split_first().ok_or(ProcError::Empty)?;
-    let mut cmd = tokio::process::Command::new(program);
+    let mut cmd = group_leader(program);
     cmd.args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().map_err(|source| ProcError::Spawn {
+        program: program.clone(),
+        source,
+    })?;
+    // Dropping this future (a cancelled caller) kills the whole group, grandchildren too.
+    let group = GroupGuard(child.id());
+    let result = match tokio::time::timeout(deadline, child.wait_with_output()).await {
+        Ok(Ok(out)) => Ok(out),
+        Ok(Err(source)) => Err(ProcError::Spawn {
+            program: program.clone(),
+            source,
+        }),
+        Err(_) => Err(ProcError::Deadline {
+            program: program.clone(),
+            deadline,
+        }),
+    };
+    drop(group);
+    result
+}
+
+/// A command whose child leads a new process group and gets SIGKILL when tether dies.
+pub(crate) fn group_leader(program: &str) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.process_group(0).kill_on_drop(true);
     // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
     unsafe {
         cmd.pre_exec(|| {
@@ -51,28 +74,25 @@ pub async fn output_with_deadline(
             Ok(())
         });
     }
-    let child = cmd.spawn().map_err(|source| ProcError::Spawn {
-        program: program.clone(),
-        source,
-    })?;
-    let pid = child.id();
-    match tokio::time::timeout(deadline, child.wait_with_output()).await {
-        Ok(Ok(out)) => Ok(out),
-        Ok(Err(source)) => Err(ProcError::Spawn {
-            program: program.clone(),
-            source,
-        }),
-        Err(_) => {
-            if let Some(pid) = pid {
-                // SAFETY: signals the group this child leads; no memory is shared.
-                unsafe {
-                    libc::killpg(pid as libc::pid_t, libc::SIGKILL);
-                }
-            }
-            Err(ProcError::Deadline {
-                program: program.clone(),
-                deadline,
-            })
+    cmd
+}
+
+/// Sends `signal` to the process group led by `pid`.
+pub(crate) fn signal_group(pid: u32, signal: libc::c_int) {
+    // SAFETY: signals a group this crate created; no memory is shared.
+    unsafe {
+        libc::killpg(pid as libc::pid_t, signal);
+    }
+}
+
+/// Kills a child's whole process group when dropped (after the leader exited, what is left of
+/// the group still goes).
+pub(crate) struct GroupGuard(pub(crate) Option<u32>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0 {
+            signal_group(pid, libc::SIGKILL);
         }
     }
 }
@@ -104,6 +124,19 @@ mod tests {
         assert!(matches!(err, ProcError::Deadline { .. }), "{err}");
         tokio::time::sleep(Duration::from_secs(3)).await;
         assert!(!marker.exists(), "the grandchild outlived the deadline");
+    }
+
+    #[tokio::test]
+    async fn a_dropped_call_kills_grandchildren_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("grandchild-alive");
+        let script = format!("(sleep 2; touch {}) & sleep 30", marker.display());
+        let cmd = argv(&["sh", "-c", &script]);
+        let call = output_with_deadline(&cmd, Duration::from_secs(60));
+        let dropped = tokio::time::timeout(Duration::from_millis(300), call).await;
+        assert!(dropped.is_err(), "the call should still have been running");
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        assert!(!marker.exists(), "the grandchild outlived the dropped call");
     }
 
     #[tokio::test]

@@ -1,8 +1,11 @@
 //! Child processes that never outlive the run: each child leads its own process group, dies
 //! with its parent, and is killed (with its group) when its deadline passes or its handle drops.
 //!
-//! `child` is the one module with Linux-only calls.
+//! `child` holds the Linux-only calls (process groups, `PR_SET_PDEATHSIG`); `long` builds the
+//! run-long child on them.
 
 mod child;
+mod long;
 
 pub use child::{ProcError, output_with_deadline};
+pub use long::{ChildSpec, LongChild};
