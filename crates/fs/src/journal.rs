@@ -21,7 +21,7 @@ use crate::rollback::{finish, remove_quietly_abs, rollback, slash, validate_entr
 use crate::{FsError, STATE_DIR, Workspace, hash_bytes};
 
 /// Version of the on-disk journal format; version 1 kept absolute paths inside the workspace.
-const JOURNAL_VERSION: u32 = 2;
+pub(crate) const JOURNAL_VERSION: u32 = 2;
 
 /// How long a commit waits for another process's write lock on the same workspace by default,
 /// as long as a call waits for the run's own write permit.
@@ -42,8 +42,9 @@ pub struct Journal {
     /// `<root>/.tether/write.lock`, shared by every process writing this workspace.
     pub(crate) write_lock: File,
     pub(crate) lock_wait: Duration,
-    /// Next transaction number; held for the whole of a commit so commits never interleave.
-    pub(crate) next_txn: Mutex<u64>,
+    /// Held for the whole of a commit so this run's commits never interleave; it guards the
+    /// next transaction number.
+    pub(crate) commit_lock: Mutex<u64>,
 }
 
 /// What recovery did with a dead run's journal.
@@ -207,7 +208,7 @@ impl Journal {
             _lock: lock,
             write_lock,
             lock_wait: DEFAULT_LOCK_WAIT,
-            next_txn: Mutex::new(1),
+            commit_lock: Mutex::new(1),
         };
         let mut reports = journal.refuse_shipped(shipped);
         reports.extend(journal.recover_dead()?);

@@ -10,7 +10,7 @@ use rustix::fs::{Mode, OFlags, Stat};
 
 use crate::beneath::RootDir;
 use crate::confine::open_regular;
-use crate::journal::{Entry, JournalFile, TxnState, backup_path, temp_name};
+use crate::journal::{Entry, JOURNAL_VERSION, JournalFile, TxnState, backup_path, temp_name};
 use crate::rollback::{finish, remove_quietly, remove_quietly_abs, rollback};
 use crate::{
     ChangeKind, ChangeOp, CommitReceipt, ContentHash, FileReceipt, FsError, Journal, WritePath,
@@ -60,7 +60,7 @@ impl Journal {
         ops: Vec<ChangeOp>,
         fault: &dyn Fn(usize) -> std::io::Result<()>,
     ) -> Result<CommitReceipt, FsError> {
-        let mut next = self.next_txn.lock().unwrap_or_else(|e| e.into_inner());
+        let mut next = self.commit_lock.lock().unwrap_or_else(|e| e.into_inner());
         let txn_id = *next;
         *next += 1;
         let kept = self.journal_path(&self.run_id);
@@ -137,7 +137,7 @@ impl Journal {
             });
         }
         JournalFile {
-            version: 2,
+            version: JOURNAL_VERSION,
             root: self.ws.root().to_path_buf(),
             run_id: self.run_id.clone(),
             txn_id,
