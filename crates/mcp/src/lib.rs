@@ -1,6 +1,9 @@
 //! The MCP front end: one stdio server process hosts one run, lists the tools its surface
 //! admits and calls them. Tool failures come back as results with `isError`, never as
-//! protocol errors, so the model reads the message.
+//! protocol errors, so the model reads the message. Between the client and rmcp sits a wire
+//! guard (module `wire`) that answers malformed lines itself.
+
+mod wire;
 
 use std::sync::Arc;
 
@@ -11,7 +14,7 @@ use rmcp::model::{
     Tool as McpTool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tether::{Block, Run, Surface, Tier, ToolError, ToolOutput, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
@@ -36,48 +39,18 @@ impl TetherServer {
 
     /// Serves MCP on stdin/stdout until the client disconnects, then cancels what still runs.
     pub async fn serve_stdio(self) -> Result<(), String> {
-        let shutdown = self.shutdown.clone();
         let (stdin, stdout) = rmcp::transport::stdio();
-        let stdin = EofSignal {
-            inner: stdin,
-            on_eof: shutdown.clone(),
-        };
-        let service = self
-            .serve((stdin, stdout))
-            .await
-            .map_err(|e| format!("MCP handshake failed: {e}"))?;
-        let result = service
-            .waiting()
-            .await
-            .map(drop)
-            .map_err(|e| format!("MCP server task failed: {e}"));
-        shutdown.cancel();
-        result
+        self.serve_io(stdin, stdout).await
     }
-}
 
-/// Stdin that cancels a token at end of input, so calls still running stop as soon as the
-/// client goes away instead of after the transport's drain timeout.
-struct EofSignal<R> {
-    inner: R,
-    on_eof: CancellationToken,
-}
-
-impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for EofSignal<R> {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        let poll = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
-        if let std::task::Poll::Ready(Ok(())) = &poll
-            && buf.filled().len() == before
-            && buf.remaining() > 0
-        {
-            self.on_eof.cancel();
-        }
-        poll
+    /// Serves MCP over any pair of byte streams, one JSON-RPC message per line, as
+    /// [`TetherServer::serve_stdio`] does over stdin and stdout.
+    pub async fn serve_io<R, W>(self, input: R, output: W) -> Result<(), String>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        wire::serve(self, input, output).await
     }
 }
 
