@@ -1,7 +1,7 @@
 //! The MCP front end: one stdio server process hosts one run, lists the tools its surface
 //! admits and calls them. Tool failures come back as results with `isError`, never as
 //! protocol errors, so the model reads the message. Between the client and rmcp sits a wire
-//! guard (module `wire`) that answers malformed lines itself.
+//! guard (module `wire`) that answers malformed lines itself and keeps writes in arrival order.
 
 mod wire;
 
@@ -16,6 +16,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tether::{Block, Run, Surface, Tier, ToolError, ToolOutput, ToolSpec};
+use tether_run::Arrival;
 use tokio_util::sync::CancellationToken;
 
 /// Serves one run over MCP.
@@ -125,10 +126,20 @@ impl ServerHandler for TetherServer {
                 cancel.cancel();
             })
         };
-        let result = self
-            .run
-            .call(self.surface, &request.name, args, cancel)
-            .await;
+        // The place the wire guard gave this request when it arrived, so writes run in order.
+        let result = match context.extensions.get::<Arrival>() {
+            Some(arrival) => {
+                let registry = self.run.registry();
+                registry
+                    .call_in_order(self.surface, &request.name, args, cancel, arrival)
+                    .await
+            }
+            None => {
+                self.run
+                    .call(self.surface, &request.name, args, cancel)
+                    .await
+            }
+        };
         link.abort();
         Ok(match result {
             Ok(output) => CallToolResult::success(content(&output)),

@@ -1,5 +1,5 @@
 //! The MCP server over in-memory pipes, with the real run and rmcp: malformed lines are
-//! answered by id, and the server keeps serving after them.
+//! answered by id, the server keeps serving after them, and pipelined writes keep their order.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -126,6 +126,34 @@ async fn malformed_lines_are_answered_by_id_and_serving_goes_on() {
         std::fs::read_to_string(c.root().join("ok.txt")).unwrap(),
         "ok"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pipelined_dependent_edits_apply_in_arrival_order() {
+    let mut c = Client::start().await;
+    c.initialize().await;
+    for trial in 0..10 {
+        let path = format!("t{trial}.txt");
+        c.send_json(&[call("w", "write", json!({"path": path, "content": "s0\n"}))])
+            .await;
+        assert_eq!(c.reply(json!("w")).await["result"]["isError"], false);
+        let edits: Vec<Value> = (0..3)
+            .map(|i| {
+                let args = json!({"path": path, "old_string": format!("s{i}"),
+                                  "new_string": format!("s{}", i + 1)});
+                call(&format!("e{i}"), "edit", args)
+            })
+            .collect();
+        c.send_json(&edits).await;
+        for i in 0..3 {
+            let reply = c.reply(json!(format!("e{i}"))).await;
+            assert_eq!(reply["result"]["isError"], false, "trial {trial}: {reply}");
+        }
+        assert_eq!(
+            std::fs::read_to_string(c.root().join(&path)).unwrap(),
+            "s3\n"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,6 +1,7 @@
 //! The wire guard between the client and rmcp. It reads raw lines itself, so it can bound
 //! them, and answers every line rmcp would drop or answer without an id; rmcp gets only
-//! messages it parses as we do.
+//! messages it parses as we do. It also gives each `tools/call` its place in the run's
+//! arrival order before rmcp runs the request on a task of its own.
 
 mod check;
 mod lines;
@@ -11,8 +12,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::ServiceExt;
-use rmcp::model::ClientJsonRpcMessage;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetExtensions};
 use rmcp::service::ServerInitializeError;
+use tether_run::Registry;
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::{Mutex, mpsc};
 use tokio_util::sync::CancellationToken;
@@ -41,7 +43,14 @@ where
     let (out, out_rx) = mpsc::channel(OUTBOX);
     let writer = tokio::spawn(write_lines(out_rx, output, gone.clone()));
     let (inbox, inbox_rx) = mpsc::channel(INBOX);
-    let reader = tokio::spawn(read_lines(input, inbox, out.clone(), gone.clone()));
+    let registry = server.run.registry().clone();
+    let reader = tokio::spawn(read_lines(
+        input,
+        inbox,
+        out.clone(),
+        registry,
+        gone.clone(),
+    ));
     let result = sessions(server, Arc::new(Mutex::new(inbox_rx)), out).await;
     // Whatever ended the session, calls still running have no one to answer to.
     gone.cancel();
@@ -92,6 +101,7 @@ async fn read_lines<R: AsyncRead + Unpin>(
     input: R,
     inbox: mpsc::Sender<ClientJsonRpcMessage>,
     out: mpsc::Sender<String>,
+    registry: Registry,
     gone: CancellationToken,
 ) {
     let mut lines = LineReader::new(BufReader::with_capacity(64 * 1024, input), MAX_LINE);
@@ -117,7 +127,13 @@ async fn read_lines<R: AsyncRead + Unpin>(
             )),
         };
         match verdict {
-            Verdict::Forward(msg) => {
+            Verdict::Forward(mut msg) => {
+                if let ClientJsonRpcMessage::Request(req) = msg.as_mut()
+                    && matches!(req.request, ClientRequest::CallToolRequest(_))
+                {
+                    // Taken here, in wire order; rmcp's task per request cannot keep it.
+                    req.request.extensions_mut().insert(registry.arrive());
+                }
                 if inbox.send(*msg).await.is_err() {
                     break;
                 }
