@@ -143,3 +143,31 @@ def test_bad_arguments_are_tool_errors_not_crashes(workspace):
     assert bad.is_error and "\"old_string\": string (required)" in text(bad)
     assert unknown.is_error and "unknown tool `nope`" in text(unknown)
     assert not alive.is_error
+
+
+def test_concurrent_dependent_edits_apply_in_the_order_sent(workspace):
+    """Requests the client sends without awaiting replies take the write permit in order."""
+    (workspace / "chain.txt").write_text("step0\n")
+
+    async def main():
+        async with session(workspace) as s:
+            results = []
+            for trial in range(10):
+                base = trial * 3
+                edits = [
+                    s.call_tool(
+                        "edit",
+                        {
+                            "path": "chain.txt",
+                            "old_string": f"step{base + i}\n",
+                            "new_string": f"step{base + i + 1}\n",
+                        },
+                    )
+                    for i in range(3)
+                ]
+                results.extend(await asyncio.gather(*edits))
+            return results
+
+    results = run(main())
+    assert [text(r) for r in results if r.is_error] == []
+    assert (workspace / "chain.txt").read_text() == "step30\n"

@@ -1,6 +1,9 @@
 //! The MCP front end: one stdio server process hosts one run, lists the tools its surface
 //! admits and calls them. Tool failures come back as results with `isError`, never as
-//! protocol errors, so the model reads the message.
+//! protocol errors, so the model reads the message. Between the client and rmcp sits a wire
+//! guard (module `wire`) that answers malformed lines itself and keeps writes in arrival order.
+
+mod wire;
 
 use std::sync::Arc;
 
@@ -11,8 +14,9 @@ use rmcp::model::{
     Tool as McpTool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tether::{Block, Run, Surface, Tier, ToolError, ToolOutput, ToolSpec};
+use tether_run::Arrival;
 use tokio_util::sync::CancellationToken;
 
 /// Serves one run over MCP.
@@ -36,48 +40,18 @@ impl TetherServer {
 
     /// Serves MCP on stdin/stdout until the client disconnects, then cancels what still runs.
     pub async fn serve_stdio(self) -> Result<(), String> {
-        let shutdown = self.shutdown.clone();
         let (stdin, stdout) = rmcp::transport::stdio();
-        let stdin = EofSignal {
-            inner: stdin,
-            on_eof: shutdown.clone(),
-        };
-        let service = self
-            .serve((stdin, stdout))
-            .await
-            .map_err(|e| format!("MCP handshake failed: {e}"))?;
-        let result = service
-            .waiting()
-            .await
-            .map(drop)
-            .map_err(|e| format!("MCP server task failed: {e}"));
-        shutdown.cancel();
-        result
+        self.serve_io(stdin, stdout).await
     }
-}
 
-/// Stdin that cancels a token at end of input, so calls still running stop as soon as the
-/// client goes away instead of after the transport's drain timeout.
-struct EofSignal<R> {
-    inner: R,
-    on_eof: CancellationToken,
-}
-
-impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for EofSignal<R> {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        let poll = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
-        if let std::task::Poll::Ready(Ok(())) = &poll
-            && buf.filled().len() == before
-            && buf.remaining() > 0
-        {
-            self.on_eof.cancel();
-        }
-        poll
+    /// Serves MCP over any pair of byte streams, one JSON-RPC message per line, as
+    /// [`TetherServer::serve_stdio`] does over stdin and stdout.
+    pub async fn serve_io<R, W>(self, input: R, output: W) -> Result<(), String>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        wire::serve(self, input, output).await
     }
 }
 
@@ -152,10 +126,20 @@ impl ServerHandler for TetherServer {
                 cancel.cancel();
             })
         };
-        let result = self
-            .run
-            .call(self.surface, &request.name, args, cancel)
-            .await;
+        // The place the wire guard gave this request when it arrived, so writes run in order.
+        let result = match context.extensions.get::<Arrival>() {
+            Some(arrival) => {
+                let registry = self.run.registry();
+                registry
+                    .call_in_order(self.surface, &request.name, args, cancel, arrival)
+                    .await
+            }
+            None => {
+                self.run
+                    .call(self.surface, &request.name, args, cancel)
+                    .await
+            }
+        };
         link.abort();
         Ok(match result {
             Ok(output) => CallToolResult::success(content(&output)),

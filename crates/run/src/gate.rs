@@ -4,12 +4,16 @@ use std::sync::{Arc, Mutex};
 use tether_tool::{Concurrency, PermitKey};
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
+use crate::arrival::{ArrivalOrder, Place};
+
 /// Permits for concurrency classes: one workspace writer, one caller per session key.
-/// tokio's mutex queues waiters in order, which gives first come, first served.
+/// tokio's mutex queues waiters in order, which gives first come, first served; a call with a
+/// place in the arrival order queues for the workspace only once every earlier place has.
 #[derive(Default)]
 pub(crate) struct Gate {
     workspace: Arc<AsyncMutex<()>>,
     sessions: Mutex<HashMap<String, Arc<AsyncMutex<()>>>>,
+    pub(crate) arrivals: Arc<ArrivalOrder>,
 }
 
 /// A held permit; dropping it releases the gate.
@@ -19,8 +23,15 @@ pub(crate) struct Permit {
 }
 
 impl Gate {
-    /// Waits for the permit `concurrency` needs, unless `held` already has it.
-    pub(crate) async fn acquire(&self, concurrency: &Concurrency, held: &[PermitKey]) -> Permit {
+    /// Waits for the permit `concurrency` needs, unless `held` already has it. A workspace
+    /// permit with a `place` waits for the place to reach the front first, and leaves the line
+    /// once it holds the permit, so the next place queues behind it.
+    pub(crate) async fn acquire(
+        &self,
+        concurrency: &Concurrency,
+        held: &[PermitKey],
+        place: Option<Place>,
+    ) -> Permit {
         let key = match concurrency {
             Concurrency::Workspace => PermitKey::Workspace,
             Concurrency::Session(k) => PermitKey::Session(k.clone()),
@@ -33,7 +44,11 @@ impl Gate {
             PermitKey::Session(k) => self.session_lock(k),
             _ => self.workspace.clone(),
         };
+        if let (PermitKey::Workspace, Some(place)) = (&key, &place) {
+            place.front().await;
+        }
         let guard = lock.lock_owned().await;
+        drop(place);
         Permit {
             key: Some(key),
             _guard: Some(guard),

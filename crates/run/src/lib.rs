@@ -3,10 +3,12 @@
 //! surface check, schema, approval, gate, handler, write-hook reports, notices.
 
 mod approval;
+mod arrival;
 mod gate;
 mod pipeline;
 mod registry;
 mod wrap;
 
+pub use arrival::Arrival;
 pub use registry::{Registry, RegistryBuilder, RunResources};
 pub use wrap::PathsOf;

@@ -7,6 +7,7 @@ use tether_tool::{
 };
 use tokio_util::sync::CancellationToken;
 
+use crate::arrival::Place;
 use crate::registry::Inner;
 
 /// How long a call waits for its write or session permit before it gives up.
@@ -17,6 +18,8 @@ struct Origin<'a> {
     surface: Surface,
     parent: Option<&'a CallScope>,
     cancel: CancellationToken,
+    /// The root call's place in the front end's arrival order, if it has one.
+    place: Option<Place>,
 }
 
 pub(crate) async fn call_root(
@@ -25,11 +28,13 @@ pub(crate) async fn call_root(
     tool: &str,
     args: Value,
     cancel: CancellationToken,
+    place: Option<Place>,
 ) -> Result<ToolOutput, ToolError> {
     let origin = Origin {
         surface,
         parent: None,
         cancel,
+        place,
     };
     let mut output = run_call(inner, origin, tool, args).await?;
     let notices = inner.resources.notices.drain();
@@ -64,6 +69,12 @@ async fn run_call(
                 .collect(),
         });
     };
+    let concurrency = tool.concurrency();
+    // Only a write waits for the calls that arrived before it; any other call leaves the line
+    // at once, so reads never hold up a write. A write keeps its place through approval.
+    let place = origin
+        .place
+        .filter(|_| concurrency == tether_tool::Concurrency::Workspace);
     let spec = tool.spec();
     if !surface.admits(spec.tier) {
         return Err(ToolError::Refused {
@@ -95,16 +106,19 @@ async fn run_call(
     }
 
     let held = origin.parent.map(|p| p.held.clone()).unwrap_or_default();
-    let concurrency = tool.concurrency();
     let permit = tokio::select! {
-        p = tokio::time::timeout(PERMIT_WAIT, inner.gate.acquire(&concurrency, &held)) => {
+        p = tokio::time::timeout(PERMIT_WAIT, inner.gate.acquire(&concurrency, &held, place)) => {
             p.map_err(|_| ToolError::failed(format!(
-                "`{name}` waited {} s for {} and gave up; another call still holds it, so retry \
-                 once it has finished",
+                "`{name}` waited {} s for {} and gave up; {}, so retry once it has finished",
                 PERMIT_WAIT.as_secs(),
                 match &concurrency {
                     tether_tool::Concurrency::Session(k) => format!("session `{k}`"),
                     _ => "the workspace write permit".to_string(),
+                },
+                match &concurrency {
+                    tether_tool::Concurrency::Session(_) => "another call still holds it",
+                    _ => "another call still holds it, or a write that arrived earlier is still \
+                          ahead in line",
                 }
             )))?
         }
@@ -198,6 +212,7 @@ impl Dispatcher for Reentry {
                 surface: parent.surface(),
                 parent: Some(parent.scope()),
                 cancel: parent.cancel_token().child_token(),
+                place: None,
             };
             run_call(&self.inner, origin, tool, args).await
         })

@@ -10,6 +10,7 @@ use tether_tool::{
 };
 use tokio_util::sync::CancellationToken;
 
+use crate::arrival::Arrival;
 use crate::gate::Gate;
 use crate::wrap::{PathsOf, WrappedWrite};
 
@@ -115,7 +116,27 @@ impl Registry {
         args: Value,
         cancel: CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
-        crate::pipeline::call_root(&self.inner, surface, tool, args, cancel).await
+        crate::pipeline::call_root(&self.inner, surface, tool, args, cancel, None).await
+    }
+
+    /// A place in this run's arrival order, for a front end to hand to the request that
+    /// just arrived, before it starts the call on a task of its own.
+    pub fn arrive(&self) -> Arrival {
+        self.inner.gate.arrivals.arrive()
+    }
+
+    /// Like [`Registry::call`], for a call that took a place with [`Registry::arrive`]: a
+    /// write takes the workspace permit only after every write that arrived before it has.
+    pub async fn call_in_order(
+        &self,
+        surface: Surface,
+        tool: &str,
+        args: Value,
+        cancel: CancellationToken,
+        arrival: &Arrival,
+    ) -> Result<ToolOutput, ToolError> {
+        let place = arrival.take();
+        crate::pipeline::call_root(&self.inner, surface, tool, args, cancel, place).await
     }
 
     /// The run's notice queue, for resources that learn of something outside any call.
