@@ -3,7 +3,8 @@ use std::sync::atomic::Ordering;
 
 use serde_json::Value;
 use tether_tool::{
-    BoxFuture, CallCx, CallCxParts, CallScope, Dispatcher, FsDoor, Surface, ToolError, ToolOutput,
+    BoxFuture, CallCx, CallCxParts, CallScope, Dispatcher, FsDoor, PermitKey, Surface, ToolError,
+    ToolOutput,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -37,12 +38,12 @@ pub(crate) async fn call_root(
         place,
     };
     let mut output = run_call(inner, origin, tool, args).await?;
-    let notices = inner.resources.notices.drain();
+    let (notices, dropped) = inner.resources.notices.drain();
     if !notices.is_empty() {
-        let lines: Vec<String> = notices
-            .iter()
-            .map(|n| format!("- [{}] {}", n.source, n.text))
-            .collect();
+        let mut lines: Vec<String> = notices.iter().map(|n| n.line()).collect();
+        if dropped > 0 {
+            lines.insert(0, format!("- ({dropped} older notices were dropped)"));
+        }
         output.push_text(format!("Notices:\n{}", lines.join("\n")));
     }
     Ok(output)
@@ -144,6 +145,7 @@ async fn run_call(
     };
     scope.stack.push(name.to_string());
     scope.held.extend(permit.key.clone());
+    let writer = scope.held.contains(&PermitKey::Workspace);
 
     let cx = CallCx::from_parts(CallCxParts {
         scope,
@@ -154,7 +156,8 @@ async fn run_call(
             res.staged.clone(),
             res.hooks.clone(),
             origin.cancel.clone(),
-        ),
+        )
+        .holding_workspace(writer),
         notices: res.notices.clone(),
         dispatcher: Arc::new(Reentry {
             inner: inner.clone(),

@@ -90,6 +90,27 @@ impl Tool for LatePut {
     }
 }
 
+/// Declares itself `Free` (no permit) and tries to write anyway.
+struct SneakyPut;
+impl Tool for SneakyPut {
+    type Args = PutArgs;
+    fn name(&self) -> &'static str {
+        "sneaky_put"
+    }
+    fn description(&self) -> String {
+        "create a file without the write permit".into()
+    }
+    fn tier(&self) -> Tier {
+        Tier::Write
+    }
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Free
+    }
+    async fn call(&self, cx: &CallCx, a: PutArgs) -> Result<ToolOutput, ToolError> {
+        Put.call(cx, a).await
+    }
+}
+
 /// Calls another tool from inside its call, holding `concurrency`.
 struct Nest {
     name: &'static str,
@@ -237,6 +258,7 @@ fn fixture(approval: ApprovalPolicy, questions: Option<Arc<dyn QuestionPort>>) -
     let mut b = builder(dir.path(), hook, approval, questions);
     b.register(Put)
         .register(LatePut)
+        .register(SneakyPut)
         .register(Wait(waited.clone()));
     b.register(Nest {
         name: "eval",
@@ -277,7 +299,7 @@ async fn surfaces_list_and_refuse_by_tier() {
     };
     assert_eq!(
         names(Surface::Agent),
-        ["batch", "eval", "late_put", "put", "wait"]
+        ["batch", "eval", "late_put", "put", "sneaky_put", "wait"]
     );
     assert_eq!(names(Surface::Plan), ["wait"]);
     assert_eq!(names(Surface::ReadOnlySubagent), ["wait"]);
@@ -418,6 +440,21 @@ async fn a_call_cancelled_before_its_commit_writes_nothing() {
     .await;
     assert!(matches!(r, Err(ToolError::Cancelled)), "{r:?}");
     assert!(!f.dir.path().join("late.txt").exists());
+}
+
+#[tokio::test]
+async fn a_commit_without_the_workspace_permit_is_refused() {
+    let f = fixture(ApprovalPolicy::Never, None);
+    let args = json!({"path": "sneak.txt", "text": "x"});
+    let err = call(&f, Surface::Agent, "sneaky_put", args.clone())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("write permit"), "{err}");
+    assert!(!f.dir.path().join("sneak.txt").exists());
+    // Nested inside a call that holds the permit, the same tool may write.
+    let nested = json!({"tool": "sneaky_put", "args": args});
+    call(&f, Surface::Agent, "batch", nested).await.unwrap();
+    assert!(f.dir.path().join("sneak.txt").exists());
 }
 
 struct Answer(CardAnswer, Arc<Mutex<Vec<String>>>);

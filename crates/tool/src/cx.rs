@@ -61,6 +61,8 @@ pub struct FsDoor {
     in_flight: Arc<tokio::sync::RwLock<()>>,
     /// The call's cancellation: a cancelled call never starts a commit.
     cancel: CancellationToken,
+    /// Whether the call holds the workspace permit; only then may it commit.
+    writer: bool,
 }
 
 impl FsDoor {
@@ -80,7 +82,14 @@ impl FsDoor {
             receipts: Arc::default(),
             in_flight: Arc::default(),
             cancel,
+            writer: false,
         }
+    }
+
+    /// Declares that the call holds the workspace permit, so it may commit.
+    pub fn holding_workspace(mut self, writer: bool) -> Self {
+        self.writer = writer;
+        self
     }
 
     /// The confined workspace.
@@ -105,6 +114,12 @@ impl FsDoor {
         self.hooks.run_before(&paths).await;
         let journal = self.journal.clone();
         let receipts = self.receipts.clone();
+        if !self.writer {
+            return Err(ToolError::failed(
+                "this tool does not hold the workspace write permit, so it may not write; a \
+                 tool that writes declares Concurrency::Workspace (this is a bug in the tool)",
+            ));
+        }
         let guard = self.in_flight.clone().read_owned().await;
         if self.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
