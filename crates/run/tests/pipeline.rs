@@ -134,12 +134,14 @@ impl Tool for Nest {
     async fn call(&self, cx: &CallCx, a: NestArgs) -> Result<ToolOutput, ToolError> {
         cx.notify("nest", format!("nested call from {}", self.name));
         let inner = cx.dispatch(&a.tool, a.args).await?;
-        Ok(ToolOutput::text(format!("inner said: {}", inner.to_text())))
+        // Mark a notices block in the inner result, so a test can tell where it was attached.
+        let inner = inner.to_text().replace("Notices:", "INNER-NOTICES:");
+        Ok(ToolOutput::text(format!("inner said: {inner}")))
     }
 }
 
-/// Waits until cancelled and records that it saw the cancellation.
-struct Wait(Arc<Mutex<bool>>);
+/// Waits until cancelled; keeps its own token so a test can see that it was cancelled.
+struct Wait(Arc<Mutex<Option<CancellationToken>>>);
 impl Tool for Wait {
     type Args = NoArgs;
     fn name(&self) -> &'static str {
@@ -155,8 +157,8 @@ impl Tool for Wait {
         Concurrency::Free
     }
     async fn call(&self, cx: &CallCx, _: NoArgs) -> Result<ToolOutput, ToolError> {
+        *self.0.lock().unwrap() = Some(cx.cancel_token().clone());
         cx.cancel_token().cancelled().await;
-        *self.0.lock().unwrap() = true;
         Err(ToolError::Cancelled)
     }
 }
@@ -211,7 +213,7 @@ struct Fixture {
     dir: tempfile::TempDir,
     registry: Registry,
     log: Arc<Mutex<Vec<String>>>,
-    waited: Arc<Mutex<bool>>,
+    waited: Arc<Mutex<Option<CancellationToken>>>,
 }
 
 /// A registry builder over `dir` with `hook` installed.
@@ -254,12 +256,17 @@ fn fixture(approval: ApprovalPolicy, questions: Option<Arc<dyn QuestionPort>>) -
         log: log.clone(),
         registry: slot.clone(),
     };
-    let waited = Arc::new(Mutex::new(false));
+    let waited = Arc::new(Mutex::new(None));
     let mut b = builder(dir.path(), hook, approval, questions);
     b.register(Put)
         .register(LatePut)
         .register(SneakyPut)
         .register(Wait(waited.clone()));
+    b.register(Nest {
+        name: "peek",
+        concurrency: Concurrency::Free,
+        tier: Tier::Read,
+    });
     b.register(Nest {
         name: "eval",
         concurrency: Concurrency::Session("kernel".into()),
@@ -299,10 +306,18 @@ async fn surfaces_list_and_refuse_by_tier() {
     };
     assert_eq!(
         names(Surface::Agent),
-        ["batch", "eval", "late_put", "put", "sneaky_put", "wait"]
+        [
+            "batch",
+            "eval",
+            "late_put",
+            "peek",
+            "put",
+            "sneaky_put",
+            "wait"
+        ]
     );
-    assert_eq!(names(Surface::Plan), ["wait"]);
-    assert_eq!(names(Surface::ReadOnlySubagent), ["wait"]);
+    assert_eq!(names(Surface::Plan), ["peek", "wait"]);
+    assert_eq!(names(Surface::ReadOnlySubagent), ["peek", "wait"]);
     let err = call(&f, Surface::Plan, "put", json!({"path": "a", "text": ""}))
         .await
         .unwrap_err();
@@ -367,16 +382,17 @@ async fn nested_calls_share_permits_and_refuse_recursion() {
 #[tokio::test]
 async fn nested_calls_keep_the_root_surface() {
     let f = fixture(ApprovalPolicy::Never, None);
-    // Only read tools are visible on plan, so the exec tool is refused before it runs.
-    let err = call(
-        &f,
-        Surface::Plan,
-        "eval",
-        json!({"tool": "put", "args": {}}),
-    )
-    .await
-    .unwrap_err();
-    assert!(matches!(err, ToolError::Refused { .. }));
+    // A read tool runs on plan, and the write it nests is refused: the root's surface holds.
+    let args = json!({"tool": "put", "args": {"path": "p.txt", "text": "x"}});
+    let err = call(&f, Surface::Plan, "peek", args.clone())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::Refused { .. }), "{err}");
+    assert!(err.to_string().contains("put"), "{err}");
+    assert!(!f.dir.path().join("p.txt").exists());
+    // The same nesting from the agent surface writes.
+    call(&f, Surface::Agent, "peek", args).await.unwrap();
+    assert!(f.dir.path().join("p.txt").exists());
 }
 
 #[tokio::test]
@@ -403,6 +419,10 @@ async fn hooks_bracket_writes_and_notices_reach_only_the_root() {
     assert_eq!(out.matches("nested call from eval").count(), 1, "{out}");
     assert!(out.contains("Notices:"), "{out}");
     assert_eq!(out.matches("Notices:").count(), 1, "{out}");
+    assert!(
+        !out.contains("INNER-NOTICES"),
+        "a notice went to the inner result: {out}"
+    );
     let again = call(&f, Surface::Agent, "put", json!({"path": "z", "text": ""}))
         .await
         .unwrap();
@@ -425,7 +445,16 @@ async fn client_cancellation_reaches_the_tool() {
     .await
     .expect("cancellation did not end the call");
     assert!(matches!(r, Err(ToolError::Cancelled)));
-    let _ = &f.waited;
+    let token = f
+        .waited
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("the tool never ran");
+    assert!(
+        token.is_cancelled(),
+        "the tool's own token was not cancelled"
+    );
 }
 
 #[tokio::test]
@@ -610,4 +639,5 @@ async fn a_call_cancelled_after_writing_says_so_on_the_next_result() {
         next.contains("`put_then_wait` was cancelled after it had already written w.txt"),
         "{next}"
     );
+    assert!(next.contains("recorder saw w.txt"), "{next}");
 }
