@@ -271,23 +271,35 @@ fn a_run_whose_rollback_failed_makes_no_more_writes() {
     seed(dir.path());
     let ws = Workspace::new(dir.path()).unwrap();
     let (j, _) = Journal::open(&ws, &state()).unwrap();
-    // What a failed rollback leaves behind: this run's own journal, still in flight.
-    let kept = sdir(&ws).join(format!("journal-{}.json", j.run_id()));
-    fs::write(&kept, "{}").unwrap();
-    let op = ChangeOp::Write {
-        path: ws.resolve_write("a.txt").unwrap(),
+    let w = |name: &str, old: &str| ChangeOp::Write {
+        path: ws.resolve_write(name).unwrap(),
         content: b"new".to_vec(),
-        expect: hash_bytes(b"alpha"),
+        expect: hash_bytes(old.as_bytes()),
     };
-    let err = j.commit(vec![op]).unwrap_err().to_string();
+    // The second rename fails, after someone else changed the first file: rollback must not
+    // overwrite their bytes, so it fails for real and the journal stays.
+    let a = dir.path().join("a.txt");
+    let fault = move |n: usize| {
+        if n == 1 {
+            fs::write(&a, "someone else").unwrap();
+            return Err(std::io::Error::other("injected"));
+        }
+        Ok(())
+    };
+    let err = j
+        .commit_with_fault(vec![w("a.txt", "alpha"), w("b.txt", "beta")], &fault)
+        .unwrap_err();
+    assert!(err.to_string().contains("injected"), "{err}");
+    let kept = sdir(&ws).join(format!("journal-{}.json", j.run_id()));
+    assert!(kept.exists(), "the failed rollback's journal was not kept");
+    let err = j.commit(vec![w("b.txt", "beta")]).unwrap_err().to_string();
     assert!(err.contains("could not be rolled back"), "{err}");
     assert_eq!(
         fs::read_to_string(dir.path().join("a.txt")).unwrap(),
-        "alpha"
+        "someone else"
     );
     assert_eq!(
-        fs::read_to_string(&kept).unwrap(),
-        "{}",
-        "the kept journal was touched"
+        fs::read_to_string(dir.path().join("b.txt")).unwrap(),
+        "beta"
     );
 }
