@@ -13,12 +13,10 @@ fn rank(name: &str) -> Option<u8> {
     Some(match name {
         "tether-fs" | "tether-proc" => 0,
         "tether-tool" => 1,
-        "tether-run" | "tether-files" | "tether-structural" | "tether-lsp" | "tether-dap"
-        | "tether-kernel" | "tether-workers" => 2,
+        "tether-run" | "tether-files" | "tether-structural" => 2,
         "tether" => 3,
         "tether-mcp" => 4,
         "tether-cli" => 5,
-        "tether-test-support" => 6,
         _ => return None,
     })
 }
@@ -54,7 +52,7 @@ fn no_forbidden_dependency_edges() {
                 continue;
             }
             let Some(to_rank) = rank(to) else { continue };
-            if to_rank >= from_rank || to == "tether-test-support" {
+            if to_rank >= from_rank {
                 bad.push(format!("{from} -> {to}"));
             }
         }
