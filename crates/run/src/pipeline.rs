@@ -9,6 +9,9 @@ use tether_tool::{
 use tokio_util::sync::CancellationToken;
 
 use crate::arrival::Place;
+
+/// How long a cancelled handler may run on to clean up (send an interrupt, disconnect).
+pub const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 use crate::registry::Inner;
 
 /// How long a call waits for its write or session permit before it gives up.
@@ -164,9 +167,16 @@ async fn run_call(
         }),
         conversation: res.conversation.clone(),
     });
+    let call = tool.call_json(&cx, args);
+    tokio::pin!(call);
     let result = tokio::select! {
-        r = tool.call_json(&cx, args) => r,
-        _ = origin.cancel.cancelled() => Err(ToolError::Cancelled),
+        r = &mut call => r,
+        _ = origin.cancel.cancelled() => {
+            // The handler sees its token cancelled; it gets a moment to interrupt or disconnect
+            // what it drives before it is dropped.
+            let _ = tokio::time::timeout(CANCEL_GRACE, &mut call).await;
+            Err(ToolError::Cancelled)
+        }
     };
     // A commit already under way finishes even when the call is cancelled; wait for it, so
     // its files are reported rather than silently changed.

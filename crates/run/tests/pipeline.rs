@@ -90,6 +90,30 @@ impl Tool for LatePut {
     }
 }
 
+/// On cancellation, takes a while to clean up (as a debugger's disconnect would), then says so.
+struct Tidy(Arc<Mutex<bool>>);
+impl Tool for Tidy {
+    type Args = NoArgs;
+    fn name(&self) -> &'static str {
+        "tidy"
+    }
+    fn description(&self) -> String {
+        "clean up on cancellation".into()
+    }
+    fn tier(&self) -> Tier {
+        Tier::Read
+    }
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Free
+    }
+    async fn call(&self, cx: &CallCx, _: NoArgs) -> Result<ToolOutput, ToolError> {
+        cx.cancel_token().cancelled().await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        *self.0.lock().unwrap() = true;
+        Err(ToolError::Cancelled)
+    }
+}
+
 /// Declares itself `Free` (no permit) and tries to write anyway.
 struct SneakyPut;
 impl Tool for SneakyPut {
@@ -484,6 +508,30 @@ async fn a_commit_without_the_workspace_permit_is_refused() {
     let nested = json!({"tool": "sneaky_put", "args": args});
     call(&f, Surface::Agent, "batch", nested).await.unwrap();
     assert!(f.dir.path().join("sneak.txt").exists());
+}
+
+#[tokio::test]
+async fn a_cancelled_handler_finishes_its_cleanup_within_the_grace_period() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hook, _) = recorder();
+    let mut b = builder(dir.path(), hook, ApprovalPolicy::Never, None);
+    let cleaned = Arc::new(Mutex::new(false));
+    b.register(Tidy(cleaned.clone()));
+    let registry = b.build();
+    let cancel = CancellationToken::new();
+    let c2 = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        c2.cancel();
+    });
+    let r = registry
+        .call(Surface::Agent, "tidy", json!({}), cancel)
+        .await;
+    assert!(matches!(r, Err(ToolError::Cancelled)), "{r:?}");
+    assert!(
+        *cleaned.lock().unwrap(),
+        "the handler was dropped before its cleanup"
+    );
 }
 
 struct Answer(CardAnswer, Arc<Mutex<Vec<String>>>);
