@@ -188,8 +188,12 @@ async fn run_call(
     }
     drop(permit);
 
-    let receipts = cx.fs().take_receipts();
-    let reports = res.hooks.run_after(&receipts).await;
+    let mut receipts = Vec::new();
+    let mut reports = Vec::new();
+    for write in cx.fs().take_writes() {
+        reports.extend(res.hooks.run_after(write.baselines, &write.receipts).await);
+        receipts.extend(write.receipts);
+    }
     if matches!(result, Err(ToolError::Cancelled)) && !receipts.is_empty() {
         let files: Vec<&str> = receipts.iter().map(|r| r.path.rel()).collect();
         let mut text = format!(

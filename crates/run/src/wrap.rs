@@ -43,7 +43,7 @@ impl DynTool for WrappedWrite {
                 paths.push(cx.workspace().resolve_write(&p)?);
             }
             let before: Vec<_> = paths.iter().map(|p| hash_of(cx.workspace(), p)).collect();
-            cx.fs().hooks().run_before(&paths).await;
+            let baselines = cx.fs().hooks().run_before(&paths).await;
             let result = self.tool.call_json(cx, args).await;
             let receipts = paths
                 .into_iter()
@@ -63,7 +63,7 @@ impl DynTool for WrappedWrite {
                     })
                 })
                 .collect();
-            cx.fs().record(receipts);
+            cx.fs().record(baselines, receipts);
             result
         })
     }

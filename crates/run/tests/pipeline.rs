@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use tether_fs::{ChangeOp, FileReceipt, Journal, StagedStore, Workspace, WritePath};
 use tether_run::{Registry, RegistryBuilder, RunResources};
 use tether_tool::{
-    ApprovalPolicy, BoxFuture, CallCx, Card, CardAnswer, Concurrency, NoticeQueue, QuestionPort,
-    Surface, Tier, Tool, ToolError, ToolOutput, WriteHook, WriteHooks,
+    ApprovalPolicy, Baseline, BoxFuture, CallCx, Card, CardAnswer, Concurrency, NoticeQueue,
+    QuestionPort, Surface, Tier, Tool, ToolError, ToolOutput, WriteHook, WriteHooks,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -197,7 +197,7 @@ impl WriteHook for Recorder {
     fn name(&self) -> &str {
         "recorder"
     }
-    fn before<'a>(&'a self, paths: &'a [WritePath]) -> BoxFuture<'a, ()> {
+    fn before<'a>(&'a self, paths: &'a [WritePath]) -> BoxFuture<'a, Baseline> {
         Box::pin(async move {
             for p in paths {
                 let exists = p.abs().exists();
@@ -206,11 +206,19 @@ impl WriteHook for Recorder {
                     .unwrap()
                     .push(format!("before {} exists={exists}", p.rel()));
             }
+            let names: Vec<String> = paths.iter().map(|p| p.rel().to_string()).collect();
+            Box::new(names) as Baseline
         })
     }
-    fn after<'a>(&'a self, receipts: &'a [FileReceipt]) -> BoxFuture<'a, Option<String>> {
+    fn after<'a>(
+        &'a self,
+        baseline: Option<Baseline>,
+        receipts: &'a [FileReceipt],
+    ) -> BoxFuture<'a, Option<String>> {
         Box::pin(async move {
             let names: Vec<&str> = receipts.iter().map(|r| r.path.rel()).collect();
+            let before = *baseline.unwrap().downcast::<Vec<String>>().unwrap();
+            assert_eq!(before, names, "an after got another write's baseline");
             self.log
                 .lock()
                 .unwrap()
@@ -532,6 +540,64 @@ async fn a_cancelled_handler_finishes_its_cleanup_within_the_grace_period() {
         *cleaned.lock().unwrap(),
         "the handler was dropped before its cleanup"
     );
+}
+
+/// Numbers each baseline and reports, slowly, the number its `after` got back.
+struct Pairing(std::sync::atomic::AtomicUsize);
+impl WriteHook for Pairing {
+    fn name(&self) -> &str {
+        "pairing"
+    }
+    fn before<'a>(&'a self, _: &'a [WritePath]) -> BoxFuture<'a, Baseline> {
+        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async move { Box::new(n) as Baseline })
+    }
+    fn after<'a>(
+        &'a self,
+        baseline: Option<Baseline>,
+        _: &'a [FileReceipt],
+    ) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            // The gate is free now, so the next write takes its baseline meanwhile.
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let n = baseline.map(|b| *b.downcast::<usize>().unwrap());
+            Some(format!("baseline {n:?}"))
+        })
+    }
+}
+
+#[tokio::test]
+async fn overlapping_writes_each_get_their_own_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = Workspace::new(dir.path()).unwrap();
+    let state = std::env::temp_dir().join("tether-run-test-state");
+    let (journal, _) = Journal::open(&ws, &state).unwrap();
+    let mut b = RegistryBuilder::new(RunResources {
+        workspace: Arc::new(ws),
+        journal: Arc::new(journal),
+        staged: Arc::new(StagedStore::new()),
+        hooks: WriteHooks::new(vec![Arc::new(Pairing(0.into()))]),
+        notices: NoticeQueue::default(),
+        approval: ApprovalPolicy::Never,
+        questions: None,
+        conversation: None,
+    });
+    b.register(Put);
+    let registry = b.build();
+    let put = |path: &'static str| {
+        let registry = registry.clone();
+        async move {
+            let args = json!({"path": path, "text": "x"});
+            let out = registry.call(Surface::Agent, "put", args, CancellationToken::new());
+            out.await.unwrap().to_text()
+        }
+    };
+    let first = tokio::spawn(put("one.txt"));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let second = tokio::spawn(put("two.txt"));
+    let (first, second) = (first.await.unwrap(), second.await.unwrap());
+    assert!(first.contains("baseline Some(0)"), "{first}");
+    assert!(second.contains("baseline Some(1)"), "{second}");
 }
 
 struct Answer(CardAnswer, Arc<Mutex<Vec<String>>>);

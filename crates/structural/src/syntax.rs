@@ -4,10 +4,10 @@
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use tether_fs::{ChangeKind, FileReceipt, Workspace, WritePath};
-use tether_tool::{BoxFuture, WriteHook, cut_line};
+use tether_tool::{Baseline, BoxFuture, WriteHook, cut_line};
 
 use crate::lang::Lang;
 
@@ -19,27 +19,20 @@ struct Problem {
     shown: String,
 }
 
-/// The syntax-error write hook; its baselines live between `before` and `after`.
+/// The syntax-error write hook. Each write's baseline travels from `before` to its own
+/// `after`, so overlapping writes never mix them up.
 pub struct SyntaxCheck {
     /// Files are read beneath the workspace's descriptor, like every other read.
     workspace: Arc<Workspace>,
-    baselines: Mutex<HashMap<PathBuf, Vec<Problem>>>,
 }
 
-impl SyntaxCheck {
-    /// A hook with no baselines yet, reading files of `workspace`.
-    pub fn new(workspace: Arc<Workspace>) -> Self {
-        SyntaxCheck {
-            workspace,
-            baselines: Mutex::default(),
-        }
-    }
+/// Problems per file, taken before a write.
+type Before = HashMap<PathBuf, Vec<Problem>>;
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Vec<Problem>>> {
-        match self.baselines.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        }
+impl SyntaxCheck {
+    /// A hook reading files of `workspace`.
+    pub fn new(workspace: Arc<Workspace>) -> Self {
+        SyntaxCheck { workspace }
     }
 }
 
@@ -100,8 +93,9 @@ impl WriteHook for SyntaxCheck {
         "syntax"
     }
 
-    fn before<'a>(&'a self, paths: &'a [WritePath]) -> BoxFuture<'a, ()> {
+    fn before<'a>(&'a self, paths: &'a [WritePath]) -> BoxFuture<'a, Baseline> {
         Box::pin(async move {
+            let mut seen = Before::new();
             for path in paths {
                 if Lang::from_path(path.abs()).is_none() {
                     continue;
@@ -109,20 +103,34 @@ impl WriteHook for SyntaxCheck {
                 let found = problems_off_thread(&self.workspace, path.abs())
                     .await
                     .unwrap_or_default();
-                self.lock().insert(path.abs().to_path_buf(), found);
+                seen.insert(path.abs().to_path_buf(), found);
             }
+            Box::new(seen) as Baseline
         })
     }
 
-    fn after<'a>(&'a self, receipts: &'a [FileReceipt]) -> BoxFuture<'a, Option<String>> {
+    fn after<'a>(
+        &'a self,
+        baseline: Option<Baseline>,
+        receipts: &'a [FileReceipt],
+    ) -> BoxFuture<'a, Option<String>> {
         Box::pin(async move {
+            let mut before = baseline.and_then(|b| b.downcast::<Before>().ok());
             let mut report = Vec::new();
             for receipt in receipts {
                 let abs = receipt.path.abs();
-                let mut baseline = self.lock().remove(abs).unwrap_or_default();
+                let mut old = before
+                    .as_mut()
+                    .and_then(|b| b.remove(abs))
+                    .unwrap_or_default();
                 // A moved file keeps the problems it had under its old name.
                 if let ChangeKind::Renamed { from } = &receipt.kind {
-                    baseline.extend(self.lock().remove(from.abs()).unwrap_or_default());
+                    old.extend(
+                        before
+                            .as_mut()
+                            .and_then(|b| b.remove(from.abs()))
+                            .unwrap_or_default(),
+                    );
                 }
                 if receipt.hash_after.is_none() {
                     continue;
@@ -130,7 +138,7 @@ impl WriteHook for SyntaxCheck {
                 let Some(now) = problems_off_thread(&self.workspace, abs).await else {
                     continue;
                 };
-                let mut old: Vec<&str> = baseline.iter().map(|p| p.signature.as_str()).collect();
+                let mut old: Vec<&str> = old.iter().map(|p| p.signature.as_str()).collect();
                 for p in now {
                     if let Some(i) = old.iter().position(|s| *s == p.signature) {
                         old.swap_remove(i);
@@ -142,12 +150,16 @@ impl WriteHook for SyntaxCheck {
             if report.is_empty() {
                 return None;
             }
-            Some(format!(
-                "syntax check: this write introduced {} syntax error{} (tree-sitter):\n{}",
-                report.len(),
-                if report.len() == 1 { "" } else { "s" },
-                report.join("\n")
-            ))
+            let n = report.len();
+            let s = if n == 1 { "" } else { "s" };
+            let head = match before {
+                Some(_) => format!("syntax check: this write introduced {n} syntax error{s}"),
+                None => format!(
+                    "syntax check: no baseline was taken in time, so these {n} syntax error{s} \
+                     may predate this write"
+                ),
+            };
+            Some(format!("{head} (tree-sitter):\n{}", report.join("\n")))
         })
     }
 }

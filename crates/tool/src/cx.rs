@@ -4,7 +4,7 @@ use serde_json::Value;
 use tether_fs::{ChangeOp, CommitReceipt, FileReceipt, Journal, StagedStore, Workspace};
 use tokio_util::sync::CancellationToken;
 
-use crate::{BoxFuture, NoticeQueue, Surface, ToolError, ToolOutput, WriteHooks};
+use crate::{Baselines, BoxFuture, NoticeQueue, Surface, ToolError, ToolOutput, WriteHooks};
 
 /// A permit a call can hold; nested calls never take one their scope already holds.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -56,7 +56,7 @@ pub struct FsDoor {
     journal: Arc<Journal>,
     staged: Arc<StagedStore>,
     hooks: WriteHooks,
-    receipts: Arc<Mutex<Vec<FileReceipt>>>,
+    writes: Arc<Mutex<Vec<Write>>>,
     /// Held (shared) by every commit in flight, so [`FsDoor::settle`] can wait for them.
     in_flight: Arc<tokio::sync::RwLock<()>>,
     /// The call's cancellation: a cancelled call never starts a commit.
@@ -79,7 +79,7 @@ impl FsDoor {
             journal,
             staged,
             hooks,
-            receipts: Arc::default(),
+            writes: Arc::default(),
             in_flight: Arc::default(),
             cancel,
             writer: false,
@@ -110,16 +110,16 @@ impl FsDoor {
     /// Commits `ops` all-or-nothing, after every hook has taken its baseline. A call cancelled
     /// before this point writes nothing: long work ahead of a commit cannot sneak it through.
     pub async fn commit(&self, ops: Vec<ChangeOp>) -> Result<CommitReceipt, ToolError> {
-        let paths: Vec<_> = ops.iter().flat_map(|op| op.paths()).cloned().collect();
-        self.hooks.run_before(&paths).await;
-        let journal = self.journal.clone();
-        let receipts = self.receipts.clone();
         if !self.writer {
             return Err(ToolError::failed(
                 "this tool does not hold the workspace write permit, so it may not write; a \
                  tool that writes declares Concurrency::Workspace (this is a bug in the tool)",
             ));
         }
+        let paths: Vec<_> = ops.iter().flat_map(|op| op.paths()).cloned().collect();
+        let baselines = self.hooks.run_before(&paths).await;
+        let journal = self.journal.clone();
+        let writes = self.writes.clone();
         let guard = self.in_flight.clone().read_owned().await;
         if self.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
@@ -128,7 +128,10 @@ impl FsDoor {
         // records its receipt itself, so a cancelled call's writes still reach the hooks.
         let receipt = tokio::task::spawn_blocking(move || {
             let receipt = journal.commit(ops)?;
-            lock(&receipts).extend(receipt.files.iter().cloned());
+            lock(&writes).push(Write {
+                baselines,
+                receipts: receipt.files.clone(),
+            });
             drop(guard);
             Ok::<_, tether_fs::FsError>(receipt)
         })
@@ -146,15 +149,27 @@ impl FsDoor {
             .is_ok()
     }
 
-    /// Records writes made outside [`FsDoor::commit`] (a host's wrapped tool) for the hooks.
-    pub fn record(&self, files: Vec<FileReceipt>) {
-        lock(&self.receipts).extend(files);
+    /// Records a write made outside [`FsDoor::commit`] (a host's wrapped tool) for the hooks,
+    /// with the baselines taken before it.
+    pub fn record(&self, baselines: Baselines, files: Vec<FileReceipt>) {
+        lock(&self.writes).push(Write {
+            baselines,
+            receipts: files,
+        });
     }
 
-    /// Takes the receipts of this call's writes.
-    pub fn take_receipts(&self) -> Vec<FileReceipt> {
-        std::mem::take(&mut *lock(&self.receipts))
+    /// Takes this call's writes, each with its own baselines.
+    pub fn take_writes(&self) -> Vec<Write> {
+        std::mem::take(&mut *lock(&self.writes))
     }
+}
+
+/// One write of a call: what it changed, and the hooks' baselines from just before it.
+pub struct Write {
+    /// The hooks' baselines, in hook order.
+    pub baselines: Baselines,
+    /// The files it changed.
+    pub receipts: Vec<FileReceipt>,
 }
 
 /// Locks a mutex, carrying on past a poisoned one: the data is plain lists, never half-built.

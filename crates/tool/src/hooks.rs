@@ -1,3 +1,4 @@
+use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -5,46 +6,65 @@ use tether_fs::{FileReceipt, WritePath};
 
 use crate::BoxFuture;
 
+/// What a hook's `before` saw, handed back to the `after` of that same write.
+pub type Baseline = Box<dyn Any + Send + Sync>;
+
+/// How long a hook's two phases may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HookBudgets {
+    /// For the baseline, taken while the write waits.
+    pub before: Duration,
+    /// For the report, after the gate is released.
+    pub after: Duration,
+}
+
+impl Default for HookBudgets {
+    /// 2 s for a baseline, 30 s for a report.
+    fn default() -> Self {
+        HookBudgets {
+            before: Duration::from_secs(2),
+            after: Duration::from_secs(30),
+        }
+    }
+}
+
 /// A two-phase observer of writes: diagnostics-on-write and the syntax check are such hooks.
-/// `before` takes a baseline while the write waits; `after` reports once the gate is released.
+/// `before` takes a baseline while the write waits; `after` gets that same baseline back with
+/// the write's receipts, so two overlapping writes never share or overwrite one.
 pub trait WriteHook: Send + Sync {
     /// A short name for logs and for the "timed out" line.
     fn name(&self) -> &str;
-    /// Takes a baseline of `paths` just before they are written. Bounded by the caller.
-    fn before<'a>(&'a self, paths: &'a [WritePath]) -> BoxFuture<'a, ()>;
+    /// This hook's budgets (a cold language server needs longer than the default).
+    fn budgets(&self) -> HookBudgets {
+        HookBudgets::default()
+    }
+    /// Takes a baseline of `paths` just before they are written. Bounded by `budgets().before`.
+    fn before<'a>(&'a self, paths: &'a [WritePath]) -> BoxFuture<'a, Baseline>;
     /// Inspects what was written; returns text to fold into the tool's result, if any.
-    fn after<'a>(&'a self, receipts: &'a [FileReceipt]) -> BoxFuture<'a, Option<String>>;
+    /// `baseline` is `None` when `before` missed its budget: the hook must then say it cannot
+    /// tell new problems from old, never report old ones as new.
+    fn after<'a>(
+        &'a self,
+        baseline: Option<Baseline>,
+        receipts: &'a [FileReceipt],
+    ) -> BoxFuture<'a, Option<String>>;
 }
 
-/// The run's write hooks with their time budgets; cheap to clone.
-#[derive(Clone)]
+/// Every hook's baseline for one write, in hook order.
+pub struct Baselines(Vec<Option<Baseline>>);
+
+/// The run's write hooks; cheap to clone.
+#[derive(Clone, Default)]
 pub struct WriteHooks {
     hooks: Arc<Vec<Arc<dyn WriteHook>>>,
-    before_budget: Duration,
-    after_budget: Duration,
-}
-
-impl Default for WriteHooks {
-    fn default() -> Self {
-        WriteHooks::new(Vec::new())
-    }
 }
 
 impl WriteHooks {
-    /// Hooks with the default budgets: 2 s for each baseline, 30 s for each report.
+    /// The run's hooks, each with its own budgets.
     pub fn new(hooks: Vec<Arc<dyn WriteHook>>) -> Self {
         WriteHooks {
             hooks: Arc::new(hooks),
-            before_budget: Duration::from_secs(2),
-            after_budget: Duration::from_secs(30),
         }
-    }
-
-    /// Overrides the budgets.
-    pub fn with_budgets(mut self, before: Duration, after: Duration) -> Self {
-        self.before_budget = before;
-        self.after_budget = after;
-        self
     }
 
     /// Whether any hook is installed.
@@ -52,34 +72,40 @@ impl WriteHooks {
         self.hooks.is_empty()
     }
 
-    /// Runs every `before` concurrently, each cut off at the baseline budget.
-    pub async fn run_before(&self, paths: &[WritePath]) {
-        let budget = self.before_budget;
+    /// Runs every `before` concurrently, each cut off at its own budget.
+    pub async fn run_before(&self, paths: &[WritePath]) -> Baselines {
         let runs = self.hooks.iter().map(|hook| async move {
-            if tokio::time::timeout(budget, hook.before(paths))
-                .await
-                .is_err()
-            {
-                tracing::warn!(hook = hook.name(), "write hook baseline timed out");
+            let budget = hook.budgets().before;
+            match tokio::time::timeout(budget, hook.before(paths)).await {
+                Ok(b) => Some(b),
+                Err(_) => {
+                    tracing::warn!(hook = hook.name(), "write hook baseline timed out");
+                    None
+                }
             }
         });
-        futures::future::join_all(runs).await;
+        Baselines(futures::future::join_all(runs).await)
     }
 
-    /// Runs every `after` concurrently and collects their reports, in hook order.
-    pub async fn run_after(&self, receipts: &[FileReceipt]) -> Vec<String> {
+    /// Runs every `after` concurrently with its own baseline and collects their reports, in
+    /// hook order.
+    pub async fn run_after(&self, baselines: Baselines, receipts: &[FileReceipt]) -> Vec<String> {
         if receipts.is_empty() {
             return Vec::new();
         }
-        let budget = self.after_budget;
-        let runs = self.hooks.iter().map(|hook| async move {
-            match tokio::time::timeout(budget, hook.after(receipts)).await {
-                Ok(report) => report,
-                Err(_) => Some(format!(
-                    "{}: no report within {} s; the write itself succeeded",
-                    hook.name(),
-                    budget.as_secs()
-                )),
+        let mut baselines = baselines.0.into_iter();
+        let runs = self.hooks.iter().map(|hook| {
+            let baseline = baselines.next().flatten();
+            async move {
+                let budget = hook.budgets().after;
+                match tokio::time::timeout(budget, hook.after(baseline, receipts)).await {
+                    Ok(report) => report,
+                    Err(_) => Some(format!(
+                        "{}: no report within {} s; the write itself succeeded",
+                        hook.name(),
+                        budget.as_secs()
+                    )),
+                }
             }
         });
         futures::future::join_all(runs)

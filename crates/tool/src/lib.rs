@@ -15,9 +15,9 @@ mod tier;
 mod tool;
 
 pub use approval::{ApprovalPolicy, Card, CardAnswer, CardOption, QuestionPort};
-pub use cx::{CallCx, CallCxParts, CallScope, Dispatcher, FsDoor, PermitKey};
+pub use cx::{CallCx, CallCxParts, CallScope, Dispatcher, FsDoor, PermitKey, Write};
 pub use error::ToolError;
-pub use hooks::{WriteHook, WriteHooks};
+pub use hooks::{Baseline, Baselines, HookBudgets, WriteHook, WriteHooks};
 pub use notice::{Notice, NoticeQueue};
 pub use output::{Block, ToolOutput, capped_list, cut_line};
 pub use tier::{Concurrency, Surface, Tier};
