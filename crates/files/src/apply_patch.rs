@@ -38,7 +38,7 @@ impl Tool for ApplyPatchTool {
         Tier::Write
     }
 
-    fn concurrency(&self) -> Concurrency {
+    fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Workspace
     }
 

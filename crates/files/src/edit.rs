@@ -41,7 +41,7 @@ impl Tool for EditTool {
         Tier::Write
     }
 
-    fn concurrency(&self) -> Concurrency {
+    fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Workspace
     }
 

@@ -44,7 +44,7 @@ impl Tool for ReadTool {
         Tier::Read
     }
 
-    fn concurrency(&self) -> Concurrency {
+    fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Free
     }
 

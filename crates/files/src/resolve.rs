@@ -44,7 +44,7 @@ impl Tool for ResolveTool {
         Tier::Write
     }
 
-    fn concurrency(&self) -> Concurrency {
+    fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Workspace
     }
 

@@ -35,7 +35,7 @@ impl Tool for WriteTool {
         Tier::Write
     }
 
-    fn concurrency(&self) -> Concurrency {
+    fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Workspace
     }
 

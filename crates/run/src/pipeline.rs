@@ -61,33 +61,33 @@ async fn run_call(
     args: Value,
 ) -> Result<ToolOutput, ToolError> {
     let surface = origin.surface;
-    let Some(tool) = inner.tools.get(name).cloned() else {
+    let Some(registered) = inner.tools.get(name) else {
         return Err(ToolError::UnknownTool {
             name: name.to_string(),
             available: inner
                 .tools
                 .values()
-                .map(|t| t.spec())
-                .filter(|s| surface.admits(s.tier))
-                .map(|s| s.name)
+                .filter(|t| surface.admits(t.spec.tier))
+                .map(|t| t.spec.name.clone())
                 .collect(),
         });
     };
-    let concurrency = tool.concurrency();
+    let spec = &registered.spec;
+    if !surface.admits(spec.tier) {
+        return Err(ToolError::Refused {
+            tool: spec.name.clone(),
+            tier: spec.tier,
+            surface,
+        });
+    }
+    // The arguments are parsed once; the prepared call knows the permit it needs.
+    let prepared = registered.tool.clone().prepare(args.clone())?;
+    let concurrency = prepared.concurrency.clone();
     // Only a write waits for the calls that arrived before it; any other call leaves the line
     // at once, so reads never hold up a write. A write keeps its place through approval.
     let place = origin
         .place
         .filter(|_| concurrency == tether_tool::Concurrency::Workspace);
-    let spec = tool.spec();
-    if !surface.admits(spec.tier) {
-        return Err(ToolError::Refused {
-            tool: spec.name,
-            tier: spec.tier,
-            surface,
-        });
-    }
-    tool.check_args(&args)?;
     if let Some(parent) = origin.parent
         && parent.stack.iter().any(|t| t == name)
     {
@@ -167,7 +167,7 @@ async fn run_call(
         }),
         conversation: res.conversation.clone(),
     });
-    let call = tool.call_json(&cx, args);
+    let call = (prepared.run)(&cx);
     tokio::pin!(call);
     let result = tokio::select! {
         r = &mut call => r,

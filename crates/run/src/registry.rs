@@ -37,7 +37,14 @@ pub struct RunResources {
 /// Collects the tools of one run; tools whose resource is absent are simply never added.
 pub struct RegistryBuilder {
     resources: RunResources,
-    tools: BTreeMap<String, Arc<dyn DynTool>>,
+    tools: BTreeMap<String, Registered>,
+}
+
+/// A tool with the spec computed once, when it was registered.
+#[derive(Clone)]
+pub(crate) struct Registered {
+    pub(crate) spec: ToolSpec,
+    pub(crate) tool: Arc<dyn DynTool>,
 }
 
 impl RegistryBuilder {
@@ -61,7 +68,9 @@ impl RegistryBuilder {
 
     /// Adds an already type-erased tool.
     pub fn register_dyn(&mut self, tool: Arc<dyn DynTool>) -> &mut Self {
-        self.tools.insert(tool.spec().name, tool);
+        let spec = tool.spec();
+        self.tools
+            .insert(spec.name.clone(), Registered { spec, tool });
         self
     }
 
@@ -86,7 +95,7 @@ impl RegistryBuilder {
 
 pub(crate) struct Inner {
     pub(crate) resources: RunResources,
-    pub(crate) tools: BTreeMap<String, Arc<dyn DynTool>>,
+    pub(crate) tools: BTreeMap<String, Registered>,
     pub(crate) gate: Gate,
     pub(crate) next_call: AtomicU64,
 }
@@ -103,7 +112,7 @@ impl Registry {
         self.inner
             .tools
             .values()
-            .map(|t| t.spec())
+            .map(|t| t.spec.clone())
             .filter(|spec| surface.admits(spec.tier))
             .collect()
     }

@@ -2,7 +2,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tether_fs::{ChangeKind, FileReceipt, Workspace, WritePath};
-use tether_tool::{BoxFuture, CallCx, Concurrency, DynTool, ToolError, ToolOutput, ToolSpec};
+use tether_tool::{
+    CallCx, Concurrency, DynTool, Prepared, RunCall, ToolError, ToolOutput, ToolSpec,
+};
 
 /// Names the files a call's JSON arguments will write, for a wrapped host tool.
 pub type PathsOf = Arc<dyn Fn(&Value) -> Vec<String> + Send + Sync>;
@@ -24,49 +26,49 @@ impl DynTool for WrappedWrite {
         self.tool.spec()
     }
 
-    fn concurrency(&self) -> Concurrency {
-        Concurrency::Workspace
-    }
-
-    fn check_args(&self, args: &Value) -> Result<(), ToolError> {
-        self.tool.check_args(args)
-    }
-
-    fn call_json<'a>(
-        &'a self,
-        cx: &'a CallCx,
-        args: Value,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            let mut paths: Vec<WritePath> = Vec::new();
-            for p in (self.paths_of)(&args) {
-                paths.push(cx.workspace().resolve_write(&p)?);
-            }
-            let before: Vec<_> = paths.iter().map(|p| hash_of(cx.workspace(), p)).collect();
-            let baselines = cx.fs().hooks().run_before(&paths).await;
-            let result = self.tool.call_json(cx, args).await;
-            let receipts = paths
-                .into_iter()
-                .zip(before)
-                .filter_map(|(path, old)| {
-                    let new = hash_of(cx.workspace(), &path);
-                    let kind = match (old, new) {
-                        (a, b) if a == b => return None,
-                        (None, Some(_)) => ChangeKind::Created,
-                        (Some(_), None) => ChangeKind::Deleted,
-                        _ => ChangeKind::Modified,
-                    };
-                    Some(FileReceipt {
-                        path,
-                        kind,
-                        hash_after: new,
-                    })
-                })
-                .collect();
-            cx.fs().record(baselines, receipts);
-            result
+    fn prepare(self: Arc<Self>, args: Value) -> Result<Prepared, ToolError> {
+        let names = (self.paths_of)(&args);
+        let inner = self.tool.clone().prepare(args)?;
+        Ok(Prepared {
+            concurrency: Concurrency::Workspace,
+            run: Box::new(move |cx| Box::pin(run_wrapped(cx, names, inner.run))),
         })
     }
+}
+
+/// Runs a host's write with baselines before and receipts after, like `cx.fs().commit`.
+async fn run_wrapped(
+    cx: &CallCx,
+    names: Vec<String>,
+    run: RunCall,
+) -> Result<ToolOutput, ToolError> {
+    let mut paths: Vec<WritePath> = Vec::new();
+    for p in names {
+        paths.push(cx.workspace().resolve_write(&p)?);
+    }
+    let before: Vec<_> = paths.iter().map(|p| hash_of(cx.workspace(), p)).collect();
+    let baselines = cx.fs().hooks().run_before(&paths).await;
+    let result = run(cx).await;
+    let receipts = paths
+        .into_iter()
+        .zip(before)
+        .filter_map(|(path, old)| {
+            let new = hash_of(cx.workspace(), &path);
+            let kind = match (old, new) {
+                (a, b) if a == b => return None,
+                (None, Some(_)) => ChangeKind::Created,
+                (Some(_), None) => ChangeKind::Deleted,
+                _ => ChangeKind::Modified,
+            };
+            Some(FileReceipt {
+                path,
+                kind,
+                hash_after: new,
+            })
+        })
+        .collect();
+    cx.fs().record(baselines, receipts);
+    result
 }
 
 fn hash_of(ws: &Workspace, path: &WritePath) -> Option<tether_fs::ContentHash> {

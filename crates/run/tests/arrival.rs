@@ -37,7 +37,7 @@ impl Tool for Link {
     fn tier(&self) -> Tier {
         Tier::Write
     }
-    fn concurrency(&self) -> Concurrency {
+    fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Workspace
     }
     async fn call(&self, cx: &CallCx, a: LinkArgs) -> Result<ToolOutput, ToolError> {
@@ -82,7 +82,7 @@ impl Tool for Look {
     fn tier(&self) -> Tier {
         Tier::Read
     }
-    fn concurrency(&self) -> Concurrency {
+    fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Free
     }
     async fn call(&self, _cx: &CallCx, _a: NoArgs) -> Result<ToolOutput, ToolError> {

@@ -47,7 +47,7 @@ impl Tool for Put {
     fn tier(&self) -> Tier {
         Tier::Write
     }
-    fn concurrency(&self) -> Concurrency {
+    fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Workspace
     }
     async fn call(&self, cx: &CallCx, a: PutArgs) -> Result<ToolOutput, ToolError> {
@@ -75,7 +75,7 @@ impl Tool for LatePut {
     fn tier(&self) -> Tier {
         Tier::Write
     }
-    fn concurrency(&self) -> Concurrency {
+    fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Workspace
     }
     async fn call(&self, cx: &CallCx, a: PutArgs) -> Result<ToolOutput, ToolError> {
@@ -103,7 +103,7 @@ impl Tool for Tidy {
     fn tier(&self) -> Tier {
         Tier::Read
     }
-    fn concurrency(&self) -> Concurrency {
+    fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Free
     }
     async fn call(&self, cx: &CallCx, _: NoArgs) -> Result<ToolOutput, ToolError> {
@@ -127,7 +127,7 @@ impl Tool for SneakyPut {
     fn tier(&self) -> Tier {
         Tier::Write
     }
-    fn concurrency(&self) -> Concurrency {
+    fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Free
     }
     async fn call(&self, cx: &CallCx, a: PutArgs) -> Result<ToolOutput, ToolError> {
@@ -152,7 +152,7 @@ impl Tool for Nest {
     fn tier(&self) -> Tier {
         self.tier
     }
-    fn concurrency(&self) -> Concurrency {
+    fn concurrency(&self, _: &Self::Args) -> Concurrency {
         self.concurrency.clone()
     }
     async fn call(&self, cx: &CallCx, a: NestArgs) -> Result<ToolOutput, ToolError> {
@@ -177,7 +177,7 @@ impl Tool for Wait {
     fn tier(&self) -> Tier {
         Tier::Read
     }
-    fn concurrency(&self) -> Concurrency {
+    fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Free
     }
     async fn call(&self, cx: &CallCx, _: NoArgs) -> Result<ToolOutput, ToolError> {
@@ -651,7 +651,7 @@ impl Tool for HostWrite {
     fn tier(&self) -> Tier {
         Tier::Write
     }
-    fn concurrency(&self) -> Concurrency {
+    fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Workspace
     }
     async fn call(&self, cx: &CallCx, a: HostWriteArgs) -> Result<ToolOutput, ToolError> {
@@ -709,7 +709,7 @@ impl Tool for PutThenWait {
     fn tier(&self) -> Tier {
         Tier::Write
     }
-    fn concurrency(&self) -> Concurrency {
+    fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Workspace
     }
     async fn call(&self, cx: &CallCx, a: PutArgs) -> Result<ToolOutput, ToolError> {

@@ -200,7 +200,7 @@ impl Tool for AstGrepTool {
         Tier::Read
     }
 
-    fn concurrency(&self) -> Concurrency {
+    fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Free
     }
 
@@ -249,7 +249,7 @@ impl Tool for AstEditTool {
         Tier::Write
     }
 
-    fn concurrency(&self) -> Concurrency {
+    fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Free
     }
 

@@ -1,4 +1,5 @@
 use std::future::Future;
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -10,7 +11,7 @@ use crate::{BoxFuture, CallCx, Concurrency, Tier, ToolError, ToolOutput};
 /// The input schema is generated from `Args`, which is also what the handler receives.
 pub trait Tool: Send + Sync + 'static {
     /// The arguments, deserialized from the call's JSON; use `#[serde(deny_unknown_fields)]`.
-    type Args: DeserializeOwned + JsonSchema + Send;
+    type Args: DeserializeOwned + JsonSchema + Send + 'static;
 
     /// The name the model calls it by.
     fn name(&self) -> &'static str;
@@ -18,8 +19,8 @@ pub trait Tool: Send + Sync + 'static {
     fn description(&self) -> String;
     /// The tier, which decides the surfaces that see it.
     fn tier(&self) -> Tier;
-    /// How its calls are scheduled.
-    fn concurrency(&self) -> Concurrency;
+    /// How this call is scheduled; it may depend on what the call names (a session key).
+    fn concurrency(&self, args: &Self::Args) -> Concurrency;
     /// Runs one call.
     fn call(
         &self,
@@ -43,18 +44,22 @@ pub struct ToolSpec {
 
 /// The object-safe form of [`Tool`] that the registry stores.
 pub trait DynTool: Send + Sync {
-    /// The spec, schema included.
+    /// The spec, schema included; the registry computes it once, at registration.
     fn spec(&self) -> ToolSpec;
-    /// The declared concurrency.
-    fn concurrency(&self) -> Concurrency;
-    /// Checks `args` against the schema without running anything.
-    fn check_args(&self, args: &Value) -> Result<(), ToolError>;
-    /// Deserializes `args` against the schema and runs the call.
-    fn call_json<'a>(
-        &'a self,
-        cx: &'a CallCx,
-        args: Value,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+    /// Parses `args` once into a call ready to run, which knows the permit it needs.
+    fn prepare(self: Arc<Self>, args: Value) -> Result<Prepared, ToolError>;
+}
+
+/// The handler of a prepared call: it runs once, with the call's context.
+pub type RunCall =
+    Box<dyn for<'a> FnOnce(&'a CallCx) -> BoxFuture<'a, Result<ToolOutput, ToolError>> + Send>;
+
+/// A call whose arguments were parsed: its permit, and the handler to run under it.
+pub struct Prepared {
+    /// The permit this call needs, which may depend on its arguments.
+    pub concurrency: Concurrency,
+    /// Runs the call.
+    pub run: RunCall,
 }
 
 impl<T: Tool> DynTool for T {
@@ -67,22 +72,12 @@ impl<T: Tool> DynTool for T {
         }
     }
 
-    fn concurrency(&self) -> Concurrency {
-        Tool::concurrency(self)
-    }
-
-    fn check_args(&self, args: &Value) -> Result<(), ToolError> {
-        parse_args::<T>(self, args.clone()).map(drop)
-    }
-
-    fn call_json<'a>(
-        &'a self,
-        cx: &'a CallCx,
-        args: Value,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            let parsed = parse_args::<T>(self, args)?;
-            self.call(cx, parsed).await
+    fn prepare(self: Arc<Self>, args: Value) -> Result<Prepared, ToolError> {
+        let parsed = parse_args::<T>(&self, args)?;
+        let concurrency = Tool::concurrency(&*self, &parsed);
+        Ok(Prepared {
+            concurrency,
+            run: Box::new(move |cx| Box::pin(async move { self.call(cx, parsed).await })),
         })
     }
 }
