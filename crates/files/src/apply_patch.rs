@@ -5,7 +5,7 @@ use serde::Deserialize;
 use tether_fs::{ChangeOp, encode_text};
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
 
-use crate::patch::{FilePatch, apply_hunks, parse_patch};
+use crate::patch::{FilePatch, MatchBudget, Stopped, apply_hunks_within, parse_patch};
 use crate::read_text;
 
 /// `apply_patch`: a multi-file patch applied in one all-or-nothing transaction.
@@ -49,6 +49,10 @@ impl Tool for ApplyPatchTool {
             return Err(ToolError::invalid("the patch changes no file"));
         }
         let ws = cx.workspace();
+        // Locating hunks runs on this thread, so it polls the call's cancellation itself.
+        let cancel = cx.cancel_token();
+        let cancelled = || cancel.is_cancelled();
+        let mut budget = MatchBudget::new(&cancelled);
         let mut ops = Vec::new();
         let mut summary = Vec::new();
         let mut seen = HashSet::new();
@@ -95,8 +99,14 @@ impl Tool for ApplyPatchTool {
                     }
                     let text = read_text(ws, &path)
                         .map_err(|e| ToolError::invalid(format!("{e}{nothing}")))?;
-                    let new_text = apply_hunks(&text.text, hunks)
-                        .map_err(|e| ToolError::invalid(format!("{}: {e}{nothing}", path.rel())))?;
+                    let hunked = apply_hunks_within(&text.text, hunks, &mut budget);
+                    let new_text = hunked.map_err(|e| {
+                        if e.stopped == Some(Stopped::Cancelled) {
+                            ToolError::Cancelled
+                        } else {
+                            ToolError::invalid(format!("{}: {e}{nothing}", path.rel()))
+                        }
+                    })?;
                     let content = encode_text(&new_text, text.shape);
                     match move_to {
                         None => {

@@ -16,6 +16,10 @@ const END_OF_FILE: &str = "*** End of File";
 
 #[path = "patch_apply.rs"]
 mod apply;
+#[path = "patch_match.rs"]
+mod matcher;
+
+pub use matcher::MatchBudget;
 
 /// A parsed patch: the file operations in the order they appear, so callers can apply them in sequence.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,13 +94,36 @@ pub struct HunkError {
     pub hunk: usize,
     /// Human-readable explanation aimed at letting a model fix its patch.
     pub reason: String,
+    /// Set when matching was stopped (over budget or cancelled) rather than the hunk not fitting.
+    pub stopped: Option<Stopped>,
+}
+
+/// Why matching ended before it could decide, so a caller can tell a cancelled call apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// The patch used up its [`MatchBudget`].
+    OverBudget,
+    /// The budget's cancellation check said the call was cancelled.
+    Cancelled,
 }
 
 /// Applies hunks in order to LF-normalized text (no BOM, no CR), returning the new text.
 ///
 /// Whether the original ended with `\n` is preserved; each hunk is searched for after the previous one.
+/// Uses a fresh standard [`MatchBudget`] that is never cancelled; the tool shares one per patch.
+#[cfg(test)]
 pub fn apply_hunks(original: &str, hunks: &[Hunk]) -> Result<String, HunkError> {
-    apply::apply_hunks(original, hunks)
+    apply::apply_hunks(original, hunks, &mut MatchBudget::default())
+}
+
+/// [`apply_hunks`] drawing on `budget`, which one patch shares across its files so the total
+/// matching work stays bounded and a cancelled call stops promptly.
+pub fn apply_hunks_within(
+    original: &str,
+    hunks: &[Hunk],
+    budget: &mut MatchBudget,
+) -> Result<String, HunkError> {
+    apply::apply_hunks(original, hunks, budget)
 }
 
 fn parse_err(line: usize, message: impl Into<String>) -> PatchParseError {
