@@ -221,6 +221,22 @@ impl<'a> Parser<'a> {
                 format!("missing path after `{marker}`"),
             ));
         }
+        // Confinement would quietly drop a trailing `/` or `/.` and act on a file of that name.
+        if let Some(ending) = folder_ending(path) {
+            let base = path.trim_end_matches('/');
+            let example = if base.is_empty() || ending != "/" {
+                "src/name.ext".to_string()
+            } else {
+                format!("{base}/name.ext")
+            };
+            return Err(parse_err(
+                self.line_no(),
+                format!(
+                    "`{marker} {path}` names a folder (the path ends in `{ending}`), but every \
+                     patch operation needs the path of a file; give one such as `{example}`"
+                ),
+            ));
+        }
         Ok(path.to_string())
     }
 
@@ -403,6 +419,19 @@ impl<'a> Parser<'a> {
             move_to,
             hunks,
         })
+    }
+}
+
+/// The ending that makes `path` name a folder rather than a file: a trailing `/`, or a last
+/// component of `.` or `..`.
+fn folder_ending(path: &str) -> Option<&'static str> {
+    if path.ends_with('/') {
+        return Some("/");
+    }
+    match path.rsplit('/').next() {
+        Some(".") => Some("."),
+        Some("..") => Some(".."),
+        _ => None,
     }
 }
 

@@ -218,6 +218,42 @@ fn structural_errors() {
 }
 
 #[test]
+fn folder_paths_are_refused_for_every_operation() {
+    let cases: &[(&str, usize, &str)] = &[
+        ("*** Add File: newdir/\n+x", 2, "`*** Add File: newdir/`"),
+        ("*** Delete File: src/", 2, "`*** Delete File: src/`"),
+        ("*** Update File: a/b/\n-x", 2, "`*** Update File: a/b/`"),
+        (
+            "*** Update File: a\n*** Move to: out/\n-x",
+            3,
+            "`*** Move to: out/`",
+        ),
+        ("*** Add File: src/.\n+x", 2, "ends in `.`"),
+        ("*** Add File: src/x/..\n+x", 2, "ends in `..`"),
+        ("*** Add File: /\n+x", 2, "`src/name.ext`"),
+    ];
+    for (ops, line, needle) in cases {
+        let text = format!("*** Begin Patch\n{ops}\n*** End Patch");
+        let err = parse_patch(&text).unwrap_err();
+        assert_eq!(err.line, *line, "{text:?}: {err}");
+        assert!(
+            err.message.contains(needle) && err.message.contains("the path of a file"),
+            "{text:?}: {err}"
+        );
+    }
+    let err = parse_patch("*** Begin Patch\n*** Add File: newdir/\n+x\n*** End Patch").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "patch line 2: `*** Add File: newdir/` names a folder (the path ends in `/`), but \
+         every patch operation needs the path of a file; give one such as `newdir/name.ext`"
+    );
+    // Dots inside a name, or a folder part of `..`, are fine.
+    let ok =
+        "*** Begin Patch\n*** Add File: a/../b.txt\n+x\n*** Add File: .env.\n+y\n*** End Patch";
+    assert_eq!(parse_patch(ok).unwrap().files.len(), 2);
+}
+
+#[test]
 fn blank_lines_between_sections_do_not_start_hunks() {
     let text = "*** Begin Patch\n*** Update File: a\n*** Move to: b\n\n*** Update File: c\n-x\n*** End of File\n\n*** Delete File: d\n*** End Patch";
     let patch = parse_patch(text).unwrap();

@@ -256,3 +256,19 @@ async fn patch_moves_and_updates_explain_missing_and_existing_files() {
         "two\n"
     );
 }
+
+#[tokio::test]
+async fn a_patch_path_ending_in_a_slash_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = open(dir.path());
+    let patch = "*** Begin Patch\n*** Add File: newdir/\n+x\n*** End Patch\n";
+    let err = call(&run, "apply_patch", json!({"patch": patch}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`*** Add File: newdir/` names a folder") && err.contains("`newdir/name.ext`"),
+        "{err}"
+    );
+    assert!(!dir.path().join("newdir").exists());
+}
