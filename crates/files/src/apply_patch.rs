@@ -1,11 +1,11 @@
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tether_fs::{ChangeOp, encode_text};
+use tether_fs::{ChangeOp, ContentHash, WritePath, encode_text};
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
 
-use crate::patch::{FilePatch, apply_hunks, parse_patch};
+use crate::patch::{FilePatch, MatchBudget, Stopped, apply_hunks_within, parse_patch};
 use crate::read_text;
 
 /// `apply_patch`: a multi-file patch applied in one all-or-nothing transaction.
@@ -49,9 +49,15 @@ impl Tool for ApplyPatchTool {
             return Err(ToolError::invalid("the patch changes no file"));
         }
         let ws = cx.workspace();
+        // Locating hunks runs on this thread, so it polls the call's cancellation itself.
+        let cancel = cx.cancel_token();
+        let cancelled = || cancel.is_cancelled();
+        let mut budget = MatchBudget::new(&cancelled);
         let mut ops = Vec::new();
         let mut summary = Vec::new();
         let mut seen = HashSet::new();
+        // Files deleted earlier in this patch, by their op's index: a `Move to` may replace one.
+        let mut deleted: HashMap<WritePath, (usize, ContentHash)> = HashMap::new();
         for file in &patch.files {
             let nothing = "; nothing was written";
             match file {
@@ -63,6 +69,7 @@ impl Tool for ApplyPatchTool {
                             path.rel()
                         )));
                     }
+                    claim(&mut seen, &path)?;
                     summary.push(format!("A {}", path.rel()));
                     ops.push(ChangeOp::Create {
                         path,
@@ -71,6 +78,7 @@ impl Tool for ApplyPatchTool {
                 }
                 FilePatch::Delete { path } => {
                     let path = ws.resolve_write(path)?;
+                    claim(&mut seen, &path)?;
                     let Some((_, expect)) = ws.read_hashed(&path)? else {
                         return Err(ToolError::invalid(format!(
                             "{}: `Delete File` but the file does not exist{nothing}",
@@ -78,6 +86,7 @@ impl Tool for ApplyPatchTool {
                         )));
                     };
                     summary.push(format!("D {}", path.rel()));
+                    deleted.insert(path.clone(), (ops.len(), expect));
                     ops.push(ChangeOp::Delete { path, expect });
                 }
                 FilePatch::Update {
@@ -86,6 +95,8 @@ impl Tool for ApplyPatchTool {
                     hunks,
                 } => {
                     let path = ws.resolve_write(path)?;
+                    // Refused before reading, so naming one big file many times costs nothing.
+                    claim(&mut seen, &path)?;
                     if ws.read_hashed(&path)?.is_none() {
                         return Err(ToolError::invalid(format!(
                             "{}: `Update File` but the file does not exist; use `*** Add File:` \
@@ -95,8 +106,14 @@ impl Tool for ApplyPatchTool {
                     }
                     let text = read_text(ws, &path)
                         .map_err(|e| ToolError::invalid(format!("{e}{nothing}")))?;
-                    let new_text = apply_hunks(&text.text, hunks)
-                        .map_err(|e| ToolError::invalid(format!("{}: {e}{nothing}", path.rel())))?;
+                    let hunked = apply_hunks_within(&text.text, hunks, &mut budget);
+                    let new_text = hunked.map_err(|e| {
+                        if e.stopped == Some(Stopped::Cancelled) {
+                            ToolError::Cancelled
+                        } else {
+                            ToolError::invalid(format!("{}: {e}{nothing}", path.rel()))
+                        }
+                    })?;
                     let content = encode_text(&new_text, text.shape);
                     match move_to {
                         None => {
@@ -116,12 +133,34 @@ impl Tool for ApplyPatchTool {
                                     path.rel()
                                 )));
                             }
+                            if let Some((at, to_hash)) = deleted.remove(&to) {
+                                // The patch deleted `to` first, so the moved text replaces it:
+                                // `to` is rewritten in place (keeping its own permission bits)
+                                // and the source removed, all in the same transaction.
+                                summary.push(format!("R {} -> {}", path.rel(), to.rel()));
+                                if let Some(op) = ops.get_mut(at) {
+                                    *op = ChangeOp::Write {
+                                        path: to,
+                                        content,
+                                        expect: to_hash,
+                                    };
+                                }
+                                ops.push(ChangeOp::Delete {
+                                    path,
+                                    expect: text.hash,
+                                });
+                                continue;
+                            }
+                            claim(&mut seen, &to)?;
                             if ws.read_hashed(&to)?.is_some() {
                                 return Err(ToolError::invalid(format!(
-                                    "{}: `Move to: {}` but that file exists; delete it in the \
-                                     patch first or pick another name{nothing}",
+                                    "{}: `Move to: {}` but that file exists; to replace it, put \
+                                     `*** Delete File: {}` before the `*** Update File: {}` \
+                                     section, or pick another name{nothing}",
                                     path.rel(),
-                                    to.rel()
+                                    to.rel(),
+                                    to.rel(),
+                                    path.rel()
                                 )));
                             }
                             summary.push(format!("R {} -> {}", path.rel(), to.rel()));
@@ -136,21 +175,24 @@ impl Tool for ApplyPatchTool {
                 }
             }
         }
-        for op in &ops {
-            for p in op.paths() {
-                if !seen.insert(p.clone()) {
-                    return Err(ToolError::invalid(format!(
-                        "{} appears twice in the patch; merge its changes into one section",
-                        p.rel()
-                    )));
-                }
-            }
-        }
         cx.fs().commit(ops).await?;
         Ok(ToolOutput::text(format!(
             "applied the patch to {} files:\n{}",
             summary.len(),
             summary.join("\n")
+        )))
+    }
+}
+
+/// Records that the patch names `path`, refusing a second mention before anything is read, so
+/// one file is never matched twice and the model learns to merge its sections.
+fn claim(seen: &mut HashSet<WritePath>, path: &WritePath) -> Result<(), ToolError> {
+    if seen.insert(path.clone()) {
+        Ok(())
+    } else {
+        Err(ToolError::invalid(format!(
+            "{} appears twice in the patch; merge its changes into one section",
+            path.rel()
         )))
     }
 }

@@ -1,165 +1,177 @@
 //! Applying parsed hunks to file text: locating each hunk by content, with progressively looser
 //! whitespace matching, and explaining precisely why a hunk did not fit.
+//!
+//! The file's lines are never edited in place: the new text is built front to back while the
+//! search moves forward over the untouched original, whose index ([`FileIndex`]) stays valid.
 
-use super::{END_OF_FILE, Hunk, HunkError, HunkLine};
+use super::matcher::{FileIndex, MatchBudget, STRICTNESS_LEVELS, TextHits};
+use super::{END_OF_FILE, Hunk, HunkError, HunkLine, Stopped};
 
-/// How loosely a patch line may match a file line; tried in declaration order.
+/// Why a hunk could not be placed: a reason for the model, or matching stopped early.
+enum Failure {
+    Reason(String),
+    Stopped(Stopped),
+}
+
+impl From<Stopped> for Failure {
+    fn from(s: Stopped) -> Self {
+        Failure::Stopped(s)
+    }
+}
+
+/// Where the next hunk starts, in the original file and in the text written so far, so error
+/// messages refer to the file the model actually saw.
 #[derive(Clone, Copy)]
-enum Strictness {
-    Exact,
-    TrimEnd,
-    Trim,
+struct Cursor {
+    /// Lines of the original file consumed so far; the search starts here.
+    line: usize,
+    /// Lines of the new text written so far.
+    written: usize,
 }
 
-const STRICTNESS_LEVELS: [Strictness; 3] =
-    [Strictness::Exact, Strictness::TrimEnd, Strictness::Trim];
+impl Cursor {
+    /// The original line the cursor follows, or `None` at the very start of the new text.
+    fn after_line(self) -> Option<usize> {
+        (self.written > 0).then_some(self.line.max(1))
+    }
 
-fn line_eq(file: &str, patch: &str, strictness: Strictness) -> bool {
-    match strictness {
-        Strictness::Exact => file == patch,
-        Strictness::TrimEnd => file.trim_end() == patch.trim_end(),
-        Strictness::Trim => file.trim() == patch.trim(),
+    /// The position of original line `idx` (at or after the cursor) in the edited text.
+    fn edited(self, idx: usize) -> usize {
+        (idx + self.written).saturating_sub(self.line)
     }
 }
 
-fn matches_at(lines: &[String], old: &[&str], pos: usize, strictness: Strictness) -> bool {
-    old.iter().enumerate().all(|(k, want)| {
-        lines
-            .get(pos + k)
-            .is_some_and(|have| line_eq(have, want, strictness))
-    })
+/// One placed hunk: `old_len` original lines at `pos` give way to the hunk's lines.
+struct Placement<'h> {
+    pos: usize,
+    old_len: usize,
+    lines: &'h [HunkLine],
 }
 
-/// First position at or after `start` where `old` matches, trying each strictness in turn.
-fn find_old(lines: &[String], old: &[&str], start: usize, end_of_file: bool) -> Option<usize> {
-    let last_start = lines.len().checked_sub(old.len())?;
-    for strictness in STRICTNESS_LEVELS {
-        if end_of_file {
-            if last_start >= start && matches_at(lines, old, last_start, strictness) {
-                return Some(last_start);
-            }
-        } else if let Some(pos) =
-            (start..=last_start).find(|&p| matches_at(lines, old, p, strictness))
-        {
-            return Some(pos);
-        }
-    }
-    None
-}
-
-/// Maps between the working line vector and the original file's 1-based line numbers,
-/// so error messages refer to the file the model actually saw.
-#[derive(Clone, Copy)]
-struct LineMap {
-    /// Lines added minus lines removed by the hunks applied so far (all of them above the cursor).
-    delta: isize,
-}
-
-impl LineMap {
-    fn original(self, idx: usize) -> usize {
-        let idx = isize::try_from(idx).unwrap_or(isize::MAX);
-        usize::try_from(idx.saturating_sub(self.delta).saturating_add(1))
-            .unwrap_or(1)
-            .max(1)
-    }
-}
-
-/// Implementation of [`super::apply_hunks`].
-pub(super) fn apply_hunks(original: &str, hunks: &[Hunk]) -> Result<String, HunkError> {
-    let (mut lines, trailing_newline) = match original.strip_suffix('\n') {
-        _ if original.is_empty() => (Vec::new(), true),
-        Some(body) => (body.split('\n').map(str::to_string).collect(), true),
-        None => (
-            original.split('\n').map(str::to_string).collect::<Vec<_>>(),
-            false,
-        ),
+/// Implementation of [`super::apply_hunks_within`].
+pub(super) fn apply_hunks(
+    original: &str,
+    hunks: &[Hunk],
+    budget: &mut MatchBudget,
+) -> Result<String, HunkError> {
+    let trailing_newline = original.is_empty() || original.ends_with('\n');
+    let body = (!original.is_empty()).then(|| original.strip_suffix('\n').unwrap_or(original));
+    let mut index = FileIndex::new(body);
+    let mut out: Vec<&str> = Vec::with_capacity(index.len());
+    let mut cursor = Cursor {
+        line: 0,
+        written: 0,
     };
-    let mut cursor = 0usize;
-    let mut map = LineMap { delta: 0 };
     for (idx, hunk) in hunks.iter().enumerate() {
-        let (new_cursor, delta) =
-            apply_one(&mut lines, cursor, map, hunk).map_err(|reason| HunkError {
+        let placed = place(&mut index, cursor, hunk, budget).map_err(|f| {
+            let (reason, stopped) = match f {
+                Failure::Reason(r) => (r, None),
+                Failure::Stopped(s) => (stopped_reason(s, budget.limit()), Some(s)),
+            };
+            HunkError {
                 hunk: idx + 1,
                 reason,
-            })?;
-        cursor = new_cursor;
-        map.delta = map.delta.saturating_add(delta);
+                stopped,
+            }
+        })?;
+        let lines = index.lines();
+        out.extend(lines.get(cursor.line..placed.pos).unwrap_or_default());
+        // Context lines keep the file's own text, so a whitespace-tolerant match does not
+        // rewrite untouched lines.
+        let mut k = placed.pos;
+        for line in placed.lines {
+            match line {
+                HunkLine::Context(s) => {
+                    out.push(lines.get(k).copied().unwrap_or(s));
+                    k += 1;
+                }
+                HunkLine::Remove(_) => k += 1,
+                HunkLine::Add(s) => out.push(s),
+            }
+        }
+        cursor = Cursor {
+            line: (placed.pos + placed.old_len).min(lines.len()),
+            written: out.len(),
+        };
     }
-    if lines.is_empty() {
+    out.extend(index.lines().get(cursor.line..).unwrap_or_default());
+    if out.is_empty() {
         return Ok(String::new());
     }
-    let mut out = lines.join("\n");
+    let mut text = out.join("\n");
     if trailing_newline {
-        out.push('\n');
+        text.push('\n');
     }
-    Ok(out)
+    Ok(text)
+}
+
+fn stopped_reason(s: Stopped, limit: u64) -> String {
+    match s {
+        Stopped::Cancelled => "the call was cancelled while locating the hunks".into(),
+        Stopped::OverBudget => format!(
+            "locating the hunks took more than {limit} comparison steps, the limit for one \
+             patch, so it was stopped: the hunks' lines occur very often in the file (for \
+             example many identical or blank lines). Give each hunk a line that occurs rarely, \
+             or an `@@` line naming a nearby unique line, or split the patch into smaller ones"
+        ),
+    }
 }
 
 /// Finds the line a `@@ header` names, at or after `cursor`: a line that is the header (trimmed)
 /// wins; then one holding it as whole words (`class Foo` is not `class FooBar`); a line that
 /// merely contains it is used only when it is the only one, since a wrong guess edits the
 /// wrong block.
-fn find_header(lines: &[String], cursor: usize, h: &str) -> Result<Option<usize>, String> {
-    let after = || (cursor..lines.len()).filter_map(|i| lines.get(i).map(|l| (i, l)));
-    if let Some((i, _)) = after().find(|(_, l)| l.trim() == h) {
+fn find_header(
+    index: &mut FileIndex,
+    cursor: Cursor,
+    h: &str,
+    budget: &mut MatchBudget,
+) -> Result<Option<usize>, Failure> {
+    if let Some(i) = index.find_trimmed_line(h, cursor.line) {
         return Ok(Some(i));
     }
-    if let Some((i, _)) = after().find(|(_, l)| contains_as_words(l, h)) {
-        return Ok(Some(i));
-    }
-    let loose: Vec<usize> = after()
-        .filter(|(_, l)| l.contains(h))
-        .map(|(i, _)| i)
-        .collect();
+    let loose = match index.find_in_text(h, cursor.line, budget)? {
+        TextHits::Words(i) => return Ok(Some(i)),
+        TextHits::Loose(loose) => loose,
+    };
     match loose.as_slice() {
         [] => Ok(None),
         [one] => Ok(Some(*one)),
-        many => Err(format!(
+        many => Err(Failure::Reason(format!(
             "context header `{h}` is ambiguous: it is part of {} lines ({}); give the whole line",
             many.len(),
             many.iter()
                 .take(5)
-                .map(|i| format!("line {}", i + 1))
+                .map(|&i| format!("line {}", cursor.edited(i) + 1))
                 .collect::<Vec<_>>()
                 .join(", ")
-        )),
+        ))),
     }
 }
 
-/// Whether `line` holds `h` with no identifier character glued to either end.
-fn contains_as_words(line: &str, h: &str) -> bool {
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    line.match_indices(h).any(|(at, _)| {
-        let before = line[..at].chars().next_back();
-        let after = line[at + h.len()..].chars().next();
-        let glued_before = before.is_some_and(ident) && h.starts_with(ident);
-        let glued_after = after.is_some_and(ident) && h.ends_with(ident);
-        !glued_before && !glued_after
-    })
-}
-
-/// Applies one hunk at or after `cursor`; returns the new cursor and the change in line count.
-fn apply_one(
-    lines: &mut Vec<String>,
-    cursor: usize,
-    map: LineMap,
-    hunk: &Hunk,
-) -> Result<(usize, isize), String> {
+/// Locates one hunk at or after `cursor` without changing anything.
+fn place<'h>(
+    index: &mut FileIndex,
+    cursor: Cursor,
+    hunk: &'h Hunk,
+    budget: &mut MatchBudget,
+) -> Result<Placement<'h>, Failure> {
     let header = hunk
         .header
         .as_deref()
         .map(str::trim)
         .filter(|h| !h.is_empty());
     let header_idx = match header {
-        Some(h) => match find_header(lines, cursor, h)? {
+        Some(h) => match find_header(index, cursor, h, budget)? {
             Some(i) => Some(i),
             None => {
-                let place = if cursor == 0 {
-                    String::new()
-                } else {
-                    format!(" after line {}", map.original(cursor - 1))
+                let place = match cursor.after_line() {
+                    None => String::new(),
+                    Some(line) => format!(" after line {line}"),
                 };
-                return Err(format!("context header `{h}` not found{place}"));
+                return Err(Failure::Reason(format!(
+                    "context header `{h}` not found{place}"
+                )));
             }
         },
         None => None,
@@ -167,18 +179,22 @@ fn apply_one(
 
     let old: Vec<&str> = old_lines(&hunk.lines);
     if old.is_empty() {
-        let at = match header_idx {
+        let pos = match header_idx {
             Some(i) if !hunk.end_of_file => i + 1,
-            _ => lines.len(),
+            _ => index.len(),
         };
-        return Ok(splice(lines, at, 0, &hunk.lines));
+        return Ok(Placement {
+            pos,
+            old_len: 0,
+            lines: &hunk.lines,
+        });
     }
 
     // Search after the header line; fall back to including it, for hunks whose first
     // context line repeats the header.
     let starts: Vec<usize> = match header_idx {
         Some(i) => vec![i + 1, i],
-        None => vec![cursor],
+        None => vec![cursor.line],
     };
     // If the hunk ends in empty context lines (often a stray blank line in the patch),
     // retry without them before giving up.
@@ -197,20 +213,29 @@ fn apply_one(
     for variant in &variants {
         let variant_old = old_lines(variant);
         for &start in &starts {
-            if let Some(pos) = find_old(lines, &variant_old, start, hunk.end_of_file) {
-                return Ok(splice(lines, pos, variant_old.len(), variant));
+            for strictness in STRICTNESS_LEVELS {
+                if let Some(pos) =
+                    index.find(&variant_old, start, hunk.end_of_file, strictness, budget)?
+                {
+                    return Ok(Placement {
+                        pos,
+                        old_len: variant_old.len(),
+                        lines: variant,
+                    });
+                }
             }
         }
     }
-    let start = starts.first().copied().unwrap_or(cursor);
-    Err(diagnose(
-        lines,
+    let start = starts.first().copied().unwrap_or(cursor.line);
+    Err(Failure::Reason(diagnose(
+        index,
         &old,
         start,
         hunk.end_of_file,
-        map,
+        cursor,
         header.zip(header_idx),
-    ))
+        budget,
+    )?))
 }
 
 fn old_lines(hunk_lines: &[HunkLine]) -> Vec<&str> {
@@ -223,65 +248,23 @@ fn old_lines(hunk_lines: &[HunkLine]) -> Vec<&str> {
         .collect()
 }
 
-/// Replaces `old_len` lines at `pos` with the hunk's context and added lines. Context lines keep
-/// the file's own text so a whitespace-tolerant match does not rewrite untouched lines.
-fn splice(
-    lines: &mut Vec<String>,
-    pos: usize,
-    old_len: usize,
-    hunk_lines: &[HunkLine],
-) -> (usize, isize) {
-    let pos = pos.min(lines.len());
-    let end = pos.saturating_add(old_len).min(lines.len());
-    let mut replacement = Vec::with_capacity(hunk_lines.len());
-    let mut k = pos;
-    for line in hunk_lines {
-        match line {
-            HunkLine::Context(s) => {
-                replacement.push(lines.get(k).cloned().unwrap_or_else(|| s.clone()));
-                k += 1;
-            }
-            HunkLine::Remove(_) => k += 1,
-            HunkLine::Add(s) => replacement.push(s.clone()),
-        }
-    }
-    let added = replacement.len();
-    let removed = end - pos;
-    lines.splice(pos..end, replacement);
-    let delta = isize::try_from(added)
-        .unwrap_or(isize::MAX)
-        .saturating_sub(isize::try_from(removed).unwrap_or(isize::MAX));
-    (pos + added, delta)
-}
-
 /// Explains why `old` was not found: the longest loosely-matching prefix and where it broke off.
 fn diagnose(
-    lines: &[String],
+    index: &mut FileIndex,
     old: &[&str],
     start: usize,
     end_of_file: bool,
-    map: LineMap,
+    cursor: Cursor,
     header: Option<(&str, usize)>,
-) -> String {
-    let prefix_len = |pos: usize| {
-        old.iter()
-            .zip(lines.iter().skip(pos))
-            .take_while(|(want, have)| line_eq(have, want, Strictness::Trim))
-            .count()
-    };
-    let mut best: Option<(usize, usize)> = None;
-    for pos in start..lines.len() {
-        let len = prefix_len(pos);
-        if len > 0 && best.is_none_or(|(_, b)| len > b) {
-            best = Some((pos, len));
-        }
-    }
+    budget: &mut MatchBudget,
+) -> Result<String, Stopped> {
+    let best = index.longest_prefix(old, start, budget)?;
     let first = old.first().copied().unwrap_or_default();
-    match best {
+    Ok(match best {
         Some((pos, len)) if len >= old.len() && end_of_file => format!(
             "the hunk is marked `{END_OF_FILE}`, but its lines match at line {} and the file continues to line {}",
-            map.original(pos),
-            map.original(lines.len().saturating_sub(1)),
+            pos + 1,
+            index.len().max(1),
         ),
         Some((pos, len)) => {
             let matched = if len == 1 {
@@ -290,35 +273,35 @@ fn diagnose(
                 format!("lines 1-{len} of the hunk match")
             };
             let expected = old.get(len).copied().unwrap_or_default();
-            let found = match lines.get(pos + len) {
+            let found = match index.line(pos + len) {
                 Some(have) => format!("the file has \"{have}\""),
                 None => "the file ends there".to_string(),
             };
             format!(
                 "could not find the lines to replace; {matched} at line {} but line {} expected \"{expected}\" and {found}",
-                map.original(pos),
+                pos + 1,
                 len + 1,
             )
         }
         None => {
-            let place = match header {
-                Some((h, idx)) => format!(
-                    "after the context header `{h}` (line {})",
-                    map.original(idx)
-                ),
-                None if start == 0 => "in the file".to_string(),
-                None => format!("after line {}", map.original(start - 1)),
+            let place = match (header, cursor.after_line()) {
+                (Some((h, idx)), _) => {
+                    format!("after the context header `{h}` (line {})", idx + 1)
+                }
+                (None, None) => "in the file".to_string(),
+                (None, Some(line)) => format!("after line {line}"),
             };
             format!(
                 "could not find the lines to replace; the first expected line \"{first}\" does not occur {place}"
             )
         }
-    }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::patch::apply_hunks;
 
     fn ctx(s: &str) -> HunkLine {
         HunkLine::Context(s.to_string())

@@ -256,3 +256,89 @@ async fn patch_moves_and_updates_explain_missing_and_existing_files() {
         "two\n"
     );
 }
+
+#[tokio::test]
+async fn a_move_onto_an_existing_file_works_the_way_its_error_advises() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    std::fs::write(p("a.txt"), "one\n").unwrap();
+    std::fs::write(p("b.txt"), "two\n").unwrap();
+    let run = open(dir.path());
+    let section = "*** Update File: a.txt\n*** Move to: b.txt\n@@\n-one\n+uno\n";
+    let err = call(
+        &run,
+        "apply_patch",
+        json!({"patch": format!("*** Begin Patch\n{section}*** End Patch\n")}),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        err,
+        "a.txt: `Move to: b.txt` but that file exists; to replace it, put `*** Delete File: \
+         b.txt` before the `*** Update File: a.txt` section, or pick another name; nothing was \
+         written"
+    );
+
+    // A Delete after the section does not count: sections apply in order.
+    let late = format!("*** Begin Patch\n{section}*** Delete File: b.txt\n*** End Patch\n");
+    let again = call(&run, "apply_patch", json!({"patch": late}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(again, err);
+    assert_eq!(std::fs::read_to_string(p("b.txt")).unwrap(), "two\n");
+
+    // Do what the message says, with the line it quotes.
+    let delete = err
+        .split('`')
+        .find(|s| s.starts_with("*** Delete File:"))
+        .unwrap();
+    let advised = format!("*** Begin Patch\n{delete}\n{section}*** End Patch\n");
+    let out = call(&run, "apply_patch", json!({"patch": advised}))
+        .await
+        .unwrap();
+    assert_eq!(
+        out,
+        "applied the patch to 2 files:\nD b.txt\nR a.txt -> b.txt"
+    );
+    assert!(!p("a.txt").exists());
+    assert_eq!(std::fs::read_to_string(p("b.txt")).unwrap(), "uno\n");
+}
+
+#[tokio::test]
+async fn a_patch_naming_a_file_twice_is_refused_before_its_hunks_are_matched() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+    let run = open(dir.path());
+    // The second section would not apply either; the repeat is the error worth reporting.
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+1\n*** Update File: a.txt\n@@\n-absent\n+x\n*** End Patch\n";
+    let err = call(&run, "apply_patch", json!({"patch": patch}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "a.txt appears twice in the patch; merge its changes into one section"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "one\n"
+    );
+}
+
+#[tokio::test]
+async fn a_patch_path_ending_in_a_slash_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = open(dir.path());
+    let patch = "*** Begin Patch\n*** Add File: newdir/\n+x\n*** End Patch\n";
+    let err = call(&run, "apply_patch", json!({"patch": patch}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`*** Add File: newdir/` names a folder") && err.contains("`newdir/name.ext`"),
+        "{err}"
+    );
+    assert!(!dir.path().join("newdir").exists());
+}
