@@ -118,6 +118,9 @@ fn main() -> ExitCode {
     }
 }
 
+/// How long a run's capabilities get to stop politely when tether exits.
+const SHUTDOWN_BUDGET: std::time::Duration = std::time::Duration::from_secs(3);
+
 fn root_of(root: Option<PathBuf>) -> Result<PathBuf, Exit> {
     match root {
         Some(r) => Ok(r),
@@ -141,10 +144,12 @@ async fn run(command: Command) -> Result<(), Exit> {
         Command::Serve { run, conversation } => {
             let surface = run.surface;
             let tether = Arc::new(open(run.root, conversation)?);
-            tether_mcp::TetherServer::new(tether, surface)
+            let served = tether_mcp::TetherServer::new(tether.clone(), surface)
                 .serve_stdio()
-                .await
-                .map_err(|e| Exit(1, e))
+                .await;
+            // The client went away: end the run's resources before the process does.
+            tether.shutdown(SHUTDOWN_BUDGET).await;
+            served.map_err(|e| Exit(1, e))
         }
         Command::Call {
             tool,
@@ -154,7 +159,12 @@ async fn run(command: Command) -> Result<(), Exit> {
         } => {
             let surface = run.surface;
             match (stdin, tool) {
-                (true, None) => call_lines(&open(run.root, None)?, surface).await,
+                (true, None) => {
+                    let tether = open(run.root, None)?;
+                    let done = call_lines(&tether, surface).await;
+                    tether.shutdown(SHUTDOWN_BUDGET).await;
+                    done
+                }
                 (true, Some(_)) => Err(usage("give either TOOL 'JSON' or --stdin, not both")),
                 (false, None) => Err(usage(
                     "missing TOOL: use `tether call TOOL '{...}'` or `tether call --stdin`",
@@ -162,10 +172,11 @@ async fn run(command: Command) -> Result<(), Exit> {
                 (false, Some(tool)) => {
                     let tether = build(RunBuilder::new(root_of(run.root)?).single_call(), None)?;
                     let args = parse_args(&tether, &tool, args.as_deref().unwrap_or("{}"))?;
-                    match tether
+                    let result = tether
                         .call(surface, &tool, args, CancellationToken::new())
-                        .await
-                    {
+                        .await;
+                    tether.shutdown(SHUTDOWN_BUDGET).await;
+                    match result {
                         Ok(out) => {
                             say!("{}", out.to_text());
                             let pending = tether.registry().pending_staged();

@@ -16,7 +16,31 @@ pub use resolve::ResolveTool;
 pub use write::WriteTool;
 
 use tether_fs::{ContentHash, TextShape, Workspace, WritePath, decode_text};
-use tether_tool::ToolError;
+use tether_tool::{Capability, Install, ToolError};
+
+/// The file tools as a capability: `read`, `write`, `edit`, `apply_patch` (the harness tools,
+/// which a host with its own may leave out) and `resolve`, which every run has because every
+/// run has a staged store.
+pub struct FileTools {
+    /// Whether to install the harness tools (read, write, edit, apply_patch).
+    pub harness: bool,
+}
+
+impl Capability for FileTools {
+    fn name(&self) -> &'static str {
+        "files"
+    }
+
+    fn install(&mut self, run: &mut Install) {
+        if self.harness {
+            run.tool(ReadTool)
+                .tool(WriteTool)
+                .tool(EditTool)
+                .tool(ApplyPatchTool);
+        }
+        run.tool(ResolveTool);
+    }
+}
 
 /// A text file as it is on disk now: its LF-normalized text, shape and hash for the change op.
 struct TextFile {

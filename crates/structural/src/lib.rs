@@ -8,6 +8,7 @@
 //! than reading the files.
 
 mod cache;
+mod capability;
 mod config;
 mod index;
 mod lang;
@@ -20,6 +21,7 @@ mod template;
 mod tools;
 
 pub use cache::TreeCache;
+pub use capability::Structural;
 pub use config::StructuralConfig;
 pub use lang::Lang;
 pub use pattern::{Compiled, Unparseable, compile};

@@ -5,8 +5,8 @@ use serde_json::Value;
 use tether_fs::{Journal, RecoveryReport, StagedStore, Workspace};
 use tether_run::{PathsOf, Registry, RegistryBuilder, RunResources};
 use tether_tool::{
-    NoticeQueue, QuestionPort, Surface, Tool, ToolError, ToolOutput, ToolSpec, WriteHook,
-    WriteHooks,
+    Capability, Install, NoticeQueue, QuestionPort, Surface, Tool, ToolError, ToolOutput, ToolSpec,
+    WriteHook, WriteHooks,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -40,6 +40,7 @@ pub struct RunBuilder {
     file_tools: bool,
     single_call: bool,
     host_tools: Vec<HostTool>,
+    capabilities: Vec<Box<dyn Capability>>,
 }
 
 impl RunBuilder {
@@ -55,6 +56,7 @@ impl RunBuilder {
             file_tools: true,
             single_call: false,
             host_tools: Vec::new(),
+            capabilities: Vec::new(),
         }
     }
 
@@ -102,6 +104,12 @@ impl RunBuilder {
         self
     }
 
+    /// Adds a capability after the built-in ones (files, structural).
+    pub fn capability(mut self, capability: impl Capability) -> Self {
+        self.capabilities.push(Box::new(capability));
+        self
+    }
+
     /// Registers a host tool as it is.
     pub fn tool<T: Tool>(mut self, tool: T) -> Self {
         self.host_tools.push(Box::new(move |r| {
@@ -143,24 +151,44 @@ impl RunBuilder {
         let approval = config.approval().map_err(BuildError::Config)?;
         let (journal, recovered) = Journal::open(&workspace, &state_dir)
             .map_err(|e| BuildError::Journal(e.to_string()))?;
-        let structural = tether_structural::StructuralConfig::from_section(
-            config.get("structural"),
-        )
-        .map_err(|e| {
-            BuildError::Config(format!("{}: {e}", config.source_of("structural").display()))
-        })?;
         let notices = NoticeQueue::default();
         for report in &recovered {
             tracing::warn!("{report}");
             notices.push("fs", report.to_string());
         }
         let workspace = Arc::new(workspace);
-        let mut hooks = self.hooks;
-        if structural.syntax_check {
-            hooks.push(Arc::new(tether_structural::SyntaxCheck::new(
-                workspace.clone(),
-            )));
+        let cancel = CancellationToken::new();
+        let mut install = Install::new(
+            workspace.clone(),
+            notices.clone(),
+            cancel.clone(),
+            self.single_call,
+        );
+        let mut capabilities: Vec<Box<dyn Capability>> = vec![
+            Box::new(tether_files::FileTools {
+                harness: self.file_tools,
+            }),
+            Box::new(tether_structural::Structural::default()),
+        ];
+        capabilities.extend(self.capabilities);
+        let mut installed = Vec::new();
+        for mut cap in capabilities {
+            let section = cap.section();
+            let on =
+                cap.configure(section.and_then(|s| config.get(s)))
+                    .map_err(|e| match section {
+                        Some(s) => {
+                            BuildError::Config(format!("{}: {e}", config.source_of(s).display()))
+                        }
+                        None => BuildError::Config(e),
+                    })?;
+            if on {
+                cap.install(&mut install);
+                installed.push(cap);
+            }
         }
+        let (tools, mut hooks) = (install.take_tools(), install.take_hooks());
+        hooks.extend(self.hooks);
         let mut registry = RegistryBuilder::new(RunResources {
             workspace,
             journal: Arc::new(journal),
@@ -171,26 +199,9 @@ impl RunBuilder {
             questions: self.questions,
             conversation: self.conversation,
         });
-        if self.file_tools {
-            registry
-                .register(tether_files::ReadTool)
-                .register(tether_files::WriteTool)
-                .register(tether_files::EditTool)
-                .register(tether_files::ApplyPatchTool);
+        for tool in tools {
+            registry.register_dyn(tool);
         }
-        // `resolve` belongs to the staged store, which every run has; the staging tools
-        // (ast_edit, lsp_rename) register with their own resources.
-        registry.register(tether_files::ResolveTool);
-        // The grammars are bundled, so structural search is always available.
-        // A one-call run keeps no trees: there is no later call to reuse them.
-        let budget = match self.single_call {
-            true => 0,
-            false => structural.cache_bytes(),
-        };
-        let cache = Arc::new(tether_structural::TreeCache::new(budget));
-        registry
-            .register(tether_structural::AstGrepTool::new(cache.clone()))
-            .register(tether_structural::AstEditTool::new(cache));
         for add in self.host_tools {
             add(&mut registry);
         }
@@ -198,15 +209,20 @@ impl RunBuilder {
             registry: registry.build(),
             config,
             recovered,
+            capabilities: installed,
+            cancel,
         })
     }
 }
 
-/// One assembled run: its registry and what it was built from.
+/// One assembled run: its registry, its capabilities and what it was built from. Dropping it
+/// drops the capabilities, which kills whatever they still run.
 pub struct Run {
     registry: Registry,
     config: Config,
     recovered: Vec<RecoveryReport>,
+    capabilities: Vec<Box<dyn Capability>>,
+    cancel: CancellationToken,
 }
 
 impl Run {
@@ -234,6 +250,27 @@ impl Run {
     /// The merged configuration.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// Ends the run deliberately: cancels the run-wide token (calls still running see it),
+    /// asks every capability to stop within `budget`, then leaves the rest to drop, which
+    /// kills what did not stop.
+    pub async fn shutdown(&self, budget: std::time::Duration) {
+        self.cancel.cancel();
+        let stops = self.capabilities.iter().map(|c| async move {
+            if tokio::time::timeout(budget, c.shutdown(budget))
+                .await
+                .is_err()
+            {
+                tracing::warn!(capability = c.name(), "did not stop within its budget");
+            }
+        });
+        futures::future::join_all(stops).await;
+    }
+
+    /// The names of the capabilities that configured themselves on.
+    pub fn capabilities(&self) -> Vec<&'static str> {
+        self.capabilities.iter().map(|c| c.name()).collect()
     }
 
     /// Transactions of dead runs this run finished or rolled back on start.

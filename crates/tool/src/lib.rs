@@ -1,11 +1,13 @@
 //! What a tool author sees: the [`Tool`] trait that ties a model-visible spec to its handler,
 //! the [`Tier`] that decides visibility, the [`Concurrency`] that decides scheduling, and the
-//! [`CallCx`] through which a handler writes files, re-enters the run and posts notices.
+//! [`CallCx`] through which a handler writes files, re-enters the run and posts notices, and
+//! the [`Capability`] shape through which a family of tools joins a run.
 //!
 //! The crate holds no domain traits: language servers, kernels and debuggers live in their own
 //! crates and reach the run only through these seams.
 
 mod approval;
+mod capability;
 mod cx;
 mod error;
 mod hooks;
@@ -15,6 +17,7 @@ mod tier;
 mod tool;
 
 pub use approval::{ApprovalPolicy, Card, CardAnswer, CardOption, QuestionPort};
+pub use capability::{Capability, Install};
 pub use cx::{CallCx, CallCxParts, CallScope, Dispatcher, FsDoor, PermitKey, Write};
 pub use error::ToolError;
 pub use hooks::{Baseline, Baselines, HookBudgets, WriteHook, WriteHooks};

@@ -1,0 +1,43 @@
+//! Structural search and the syntax check as one capability over the bundled grammars.
+
+use std::sync::Arc;
+
+use tether_tool::{Capability, Install};
+
+use crate::{AstEditTool, AstGrepTool, StructuralConfig, SyntaxCheck, TreeCache};
+
+/// `ast_grep`, `ast_edit` and the syntax-error write hook; configured by `[structural]`.
+#[derive(Default)]
+pub struct Structural {
+    config: StructuralConfig,
+}
+
+impl Capability for Structural {
+    fn name(&self) -> &'static str {
+        "structural"
+    }
+
+    fn section(&self) -> Option<&'static str> {
+        Some("structural")
+    }
+
+    fn configure(&mut self, section: Option<&toml::Value>) -> Result<bool, String> {
+        self.config = StructuralConfig::from_section(section)?;
+        Ok(true)
+    }
+
+    fn install(&mut self, run: &mut Install) {
+        if self.config.syntax_check {
+            run.hook(Arc::new(SyntaxCheck::new(run.workspace.clone())));
+        }
+        // A one-call run keeps no trees: there is no later call to reuse them. The cache
+        // itself holds nothing until the first search.
+        let budget = match run.single_call {
+            true => 0,
+            false => self.config.cache_bytes(),
+        };
+        let cache = Arc::new(TreeCache::new(budget));
+        run.tool(AstGrepTool::new(cache.clone()))
+            .tool(AstEditTool::new(cache));
+    }
+}

@@ -1,0 +1,88 @@
+//! The one shape every capability has: configure from its own config section, install its
+//! tools and hooks with the run's handles, and shut down what it started.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tether_fs::Workspace;
+use tokio_util::sync::CancellationToken;
+
+use crate::{BoxFuture, DynTool, NoticeQueue, Tool, WriteHook};
+
+/// A family of tools over one kind of resource (files, structural search, a language server).
+/// Resources are made on first use, never at install, and end at [`Capability::shutdown`] or
+/// when the capability is dropped.
+pub trait Capability: Send + Sync + 'static {
+    /// The name for logs and doctor, such as `structural`.
+    fn name(&self) -> &'static str;
+    /// The `tether.toml` section it reads, if any.
+    fn section(&self) -> Option<&'static str> {
+        None
+    }
+    /// Configures from that section (`None` when absent). `Ok(false)` declines: the capability
+    /// stays off and installs nothing. An error names the key and what is allowed.
+    fn configure(&mut self, _section: Option<&toml::Value>) -> Result<bool, String> {
+        Ok(true)
+    }
+    /// Registers tools and hooks, keeping whichever run handles it needs.
+    fn install(&mut self, run: &mut Install);
+    /// Asks what it started to stop, within `budget`; what is left is killed on drop.
+    fn shutdown(&self, _budget: Duration) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+}
+
+/// What a capability installs into, and the run's handles it may keep.
+pub struct Install {
+    /// The confined workspace.
+    pub workspace: Arc<Workspace>,
+    /// The run's notice queue.
+    pub notices: NoticeQueue,
+    /// Cancelled when the run shuts down.
+    pub cancel: CancellationToken,
+    /// True when the run serves one call only, so nothing is worth keeping for later.
+    pub single_call: bool,
+    tools: Vec<Arc<dyn DynTool>>,
+    hooks: Vec<Arc<dyn WriteHook>>,
+}
+
+impl Install {
+    /// An empty installation over the run's handles.
+    pub fn new(
+        workspace: Arc<Workspace>,
+        notices: NoticeQueue,
+        cancel: CancellationToken,
+        single_call: bool,
+    ) -> Self {
+        Install {
+            workspace,
+            notices,
+            cancel,
+            single_call,
+            tools: Vec::new(),
+            hooks: Vec::new(),
+        }
+    }
+
+    /// Adds a tool.
+    pub fn tool<T: Tool>(&mut self, tool: T) -> &mut Self {
+        self.tools.push(Arc::new(tool));
+        self
+    }
+
+    /// Adds a write hook, run around every write of every tool.
+    pub fn hook(&mut self, hook: Arc<dyn WriteHook>) -> &mut Self {
+        self.hooks.push(hook);
+        self
+    }
+
+    /// The tools installed so far, taken out for the registry.
+    pub fn take_tools(&mut self) -> Vec<Arc<dyn DynTool>> {
+        std::mem::take(&mut self.tools)
+    }
+
+    /// The write hooks installed so far, taken out for the run's resources.
+    pub fn take_hooks(&mut self) -> Vec<Arc<dyn WriteHook>> {
+        std::mem::take(&mut self.hooks)
+    }
+}
