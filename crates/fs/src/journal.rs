@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::beneath::Kind;
 use crate::rollback::{finish, remove_quietly_abs, rollback, slash, validate_entries};
-use crate::{FsError, STATE_DIR, Workspace, hash_bytes};
+use crate::{ChangeOp, CommitReceipt, FsError, STATE_DIR, Workspace, hash_bytes};
 
 /// Version of the on-disk journal format; version 1 kept absolute paths inside the workspace.
 pub(crate) const JOURNAL_VERSION: u32 = 2;
@@ -219,6 +219,27 @@ impl Journal {
     pub fn with_lock_wait(mut self, wait: Duration) -> Self {
         self.lock_wait = wait;
         self
+    }
+
+    /// All-or-nothing commit: validates every op against the disk, then writes them all or none.
+    ///
+    /// Any stale expectation gives [`FsError::Conflict`] with nothing written; any later failure
+    /// rolls back every file already changed. Receipts come back in op order. The workspace's
+    /// write lock is held from the check to the last rename, so other processes' commits
+    /// never interleave with this one.
+    pub fn commit(&self, ops: Vec<ChangeOp>) -> Result<CommitReceipt, FsError> {
+        self.commit_with_fault(ops, &|_| Ok(()))
+    }
+
+    /// [`Journal::commit`] with a test hook: `fault(n)` runs just before the n-th apply step
+    /// (rename or removal, 0-based) and an error aborts the commit like a failed rename.
+    #[doc(hidden)]
+    pub fn commit_with_fault(
+        &self,
+        ops: Vec<ChangeOp>,
+        fault: &dyn Fn(usize) -> std::io::Result<()>,
+    ) -> Result<CommitReceipt, FsError> {
+        crate::txn::run_commit(self, ops, fault)
     }
 
     /// This run's unique id (`r<pid>-<hex>`).

@@ -41,155 +41,140 @@ struct Keep {
     gid: u32,
 }
 
-impl Journal {
-    /// All-or-nothing commit: validates every op against the disk, then writes them all or none.
-    ///
-    /// Any stale expectation gives [`FsError::Conflict`] with nothing written; any later failure
-    /// rolls back every file already changed. Receipts come back in op order. The workspace's
-    /// write lock is held from the check to the last rename, so other processes' commits
-    /// never interleave with this one.
-    pub fn commit(&self, ops: Vec<ChangeOp>) -> Result<CommitReceipt, FsError> {
-        self.commit_with_fault(ops, &|_| Ok(()))
+/// The all-or-nothing commit behind [`Journal::commit`]; `fault(n)` runs just before the n-th
+/// apply step (tests only).
+pub(crate) fn run_commit(
+    j: &Journal,
+    ops: Vec<ChangeOp>,
+    fault: &dyn Fn(usize) -> std::io::Result<()>,
+) -> Result<CommitReceipt, FsError> {
+    let mut next = j.commit_lock.lock().unwrap_or_else(|e| e.into_inner());
+    let txn_id = *next;
+    *next += 1;
+    let kept = j.journal_path(&j.run_id);
+    if kept.exists() {
+        return Err(FsError::Journal {
+            path: kept,
+            detail: "an earlier write of this run could not be rolled back, so no more \
+                     writes are made in this run; restart it and the next run will recover \
+                     or report that transaction"
+                .into(),
+        });
     }
+    let _held = WriteLock::take(&j.write_lock, j.lock_wait)?;
+    let dir = j.ws.beneath();
+    let (steps, files) = plan(&j.ws, ops)?;
+    if steps.is_empty() {
+        return Ok(CommitReceipt { txn_id, files });
+    }
+    let journal = journal_for(j, txn_id, &steps);
+    j.write_journal(&journal)?;
+    let mut dirs_made = 0;
+    let result = apply(j, &journal, &steps, fault, &mut dirs_made).and_then(|()| {
+        let mut done = journal.clone();
+        done.state = TxnState::Committed;
+        j.write_journal(&done)
+    });
+    let path = j.journal_path(&j.run_id);
+    match result {
+        Ok(()) => {
+            finish(dir, &journal.entries);
+            remove_quietly_abs(&path);
+            Ok(CommitReceipt { txn_id, files })
+        }
+        Err(err) => {
+            let unmade = &journal.created_dirs[dirs_made..];
+            match rollback(dir, &journal.entries, &journal.created_dirs, Some(unmade)) {
+                Ok(()) => remove_quietly_abs(&path),
+                // Leave the journal: the next run recovers it once this one has ended.
+                Err(e) => tracing::error!(error = %e, "rollback incomplete; journal kept"),
+            }
+            Err(err)
+        }
+    }
+}
 
-    /// [`Journal::commit`] with a test hook: `fault(n)` runs just before the n-th apply step
-    /// (rename or removal, 0-based) and an error aborts the commit like a failed rename.
-    #[doc(hidden)]
-    pub fn commit_with_fault(
-        &self,
-        ops: Vec<ChangeOp>,
-        fault: &dyn Fn(usize) -> std::io::Result<()>,
-    ) -> Result<CommitReceipt, FsError> {
-        let mut next = self.commit_lock.lock().unwrap_or_else(|e| e.into_inner());
-        let txn_id = *next;
-        *next += 1;
-        let kept = self.journal_path(&self.run_id);
-        if kept.exists() {
-            return Err(FsError::Journal {
-                path: kept,
-                detail: "an earlier write of this run could not be rolled back, so no more \
-                         writes are made in this run; restart it and the next run will recover \
-                         or report that transaction"
-                    .into(),
-            });
+/// Lays out temp, backup and folder paths for every step before anything touches the disk.
+fn journal_for(j: &Journal, txn_id: u64, steps: &[Step]) -> JournalFile {
+    let dir = j.ws.beneath();
+    let mut created_dirs: Vec<PathBuf> = Vec::new();
+    let mut entries = Vec::new();
+    for (i, s) in steps.iter().enumerate() {
+        let parent = s.target.parent().unwrap_or(Path::new(""));
+        let mut missing = Vec::new();
+        let mut d = parent;
+        while !d.as_os_str().is_empty()
+            && !created_dirs.iter().any(|c| c == d)
+            && dir.kind(d).ok().flatten().is_none()
+        {
+            missing.push(d.to_path_buf());
+            d = d.parent().unwrap_or(Path::new(""));
         }
-        let _held = WriteLock::take(&self.write_lock, self.lock_wait)?;
-        let dir = self.ws.beneath();
-        let (steps, files) = plan(&self.ws, ops)?;
-        if steps.is_empty() {
-            return Ok(CommitReceipt { txn_id, files });
-        }
-        let journal = self.journal_for(txn_id, &steps);
-        self.write_journal(&journal)?;
-        let mut dirs_made = 0;
-        let result = self
-            .apply(&journal, &steps, fault, &mut dirs_made)
-            .and_then(|()| {
-                let mut done = journal.clone();
-                done.state = TxnState::Committed;
-                self.write_journal(&done)
-            });
-        let path = self.journal_path(&self.run_id);
-        match result {
-            Ok(()) => {
-                finish(dir, &journal.entries);
-                remove_quietly_abs(&path);
-                Ok(CommitReceipt { txn_id, files })
-            }
-            Err(err) => {
-                let unmade = &journal.created_dirs[dirs_made..];
-                match rollback(dir, &journal.entries, &journal.created_dirs, Some(unmade)) {
-                    Ok(()) => remove_quietly_abs(&path),
-                    // Leave the journal: the next run recovers it once this one has ended.
-                    Err(e) => tracing::error!(error = %e, "rollback incomplete; journal kept"),
-                }
-                Err(err)
-            }
-        }
+        created_dirs.extend(missing.into_iter().rev());
+        entries.push(Entry {
+            target: s.target.clone(),
+            temp: s
+                .content
+                .as_ref()
+                .map(|_| s.target.with_file_name(temp_name(&j.run_id, txn_id, i))),
+            backup: s.existed.then(|| backup_path(&j.run_id, txn_id, i)),
+            new_hash: s.content.as_ref().map(|c| hash_bytes(c).to_string()),
+            old_hash: s.old_hash.map(|h| h.to_string()),
+        });
     }
+    JournalFile {
+        version: JOURNAL_VERSION,
+        root: j.ws.root().to_path_buf(),
+        run_id: j.run_id.clone(),
+        txn_id,
+        state: TxnState::Applying,
+        entries,
+        created_dirs,
+    }
+}
 
-    /// Lays out temp, backup and folder paths for every step before anything touches the disk.
-    fn journal_for(&self, txn_id: u64, steps: &[Step]) -> JournalFile {
-        let dir = self.ws.beneath();
-        let mut created_dirs: Vec<PathBuf> = Vec::new();
-        let mut entries = Vec::new();
-        for (i, s) in steps.iter().enumerate() {
-            let parent = s.target.parent().unwrap_or(Path::new(""));
-            let mut missing = Vec::new();
-            let mut d = parent;
-            while !d.as_os_str().is_empty()
-                && !created_dirs.iter().any(|c| c == d)
-                && dir.kind(d).ok().flatten().is_none()
-            {
-                missing.push(d.to_path_buf());
-                d = d.parent().unwrap_or(Path::new(""));
+/// Prepares temps and backups, then performs the renames and removals in order.
+fn apply(
+    journal: &Journal,
+    j: &JournalFile,
+    steps: &[Step],
+    fault: &dyn Fn(usize) -> std::io::Result<()>,
+    dirs_made: &mut usize,
+) -> Result<(), FsError> {
+    let dir = journal.ws.beneath();
+    for d in &j.created_dirs {
+        match dir.mkdir(d) {
+            Err(e) if e.kind() != ErrorKind::AlreadyExists => {
+                return Err(FsError::io("create folder", d.display(), e));
             }
-            created_dirs.extend(missing.into_iter().rev());
-            entries.push(Entry {
-                target: s.target.clone(),
-                temp: s
-                    .content
-                    .as_ref()
-                    .map(|_| s.target.with_file_name(temp_name(&self.run_id, txn_id, i))),
-                backup: s.existed.then(|| backup_path(&self.run_id, txn_id, i)),
-                new_hash: s.content.as_ref().map(|c| hash_bytes(c).to_string()),
-                old_hash: s.old_hash.map(|h| h.to_string()),
-            });
-        }
-        JournalFile {
-            version: JOURNAL_VERSION,
-            root: self.ws.root().to_path_buf(),
-            run_id: self.run_id.clone(),
-            txn_id,
-            state: TxnState::Applying,
-            entries,
-            created_dirs,
+            _ => *dirs_made += 1,
         }
     }
-
-    /// Prepares temps and backups, then performs the renames and removals in order.
-    fn apply(
-        &self,
-        j: &JournalFile,
-        steps: &[Step],
-        fault: &dyn Fn(usize) -> std::io::Result<()>,
-        dirs_made: &mut usize,
-    ) -> Result<(), FsError> {
-        let dir = self.ws.beneath();
-        for d in &j.created_dirs {
-            match dir.mkdir(d) {
-                Err(e) if e.kind() != ErrorKind::AlreadyExists => {
-                    return Err(FsError::io("create folder", d.display(), e));
-                }
-                _ => *dirs_made += 1,
-            }
+    for (e, s) in j.entries.iter().zip(steps) {
+        if let (Some(temp), Some(content)) = (&e.temp, &s.content) {
+            write_temp(dir, temp, content, s.keep)
+                .map_err(|err| FsError::io("write", &s.rel, err))?;
         }
-        for (e, s) in j.entries.iter().zip(steps) {
-            if let (Some(temp), Some(content)) = (&e.temp, &s.content) {
-                write_temp(dir, temp, content, s.keep)
-                    .map_err(|err| FsError::io("write", &s.rel, err))?;
-            }
-            if let Some(backup) = &e.backup {
-                make_backup(dir, &e.target, backup)
-                    .map_err(|err| FsError::io("back up", &s.rel, err))?;
-            }
+        if let Some(backup) = &e.backup {
+            make_backup(dir, &e.target, backup)
+                .map_err(|err| FsError::io("back up", &s.rel, err))?;
         }
-        let mut dirs = HashSet::new();
-        for (n, (e, s)) in j.entries.iter().zip(steps).enumerate() {
-            let op = if e.temp.is_some() { "rename" } else { "remove" };
-            fault(n).map_err(|err| FsError::io(op, &s.rel, err))?;
-            match &e.temp {
-                Some(temp) => dir.rename(temp, &e.target),
-                None => dir.unlink(&e.target),
-            }
-            .map_err(|err| FsError::io(op, &s.rel, err))?;
-            dirs.insert(e.target.parent().unwrap_or(Path::new("")).to_path_buf());
-        }
-        for d in dirs {
-            dir.sync_dir(&d);
-        }
-        Ok(())
     }
+    let mut dirs = HashSet::new();
+    for (n, (e, s)) in j.entries.iter().zip(steps).enumerate() {
+        let op = if e.temp.is_some() { "rename" } else { "remove" };
+        fault(n).map_err(|err| FsError::io(op, &s.rel, err))?;
+        match &e.temp {
+            Some(temp) => dir.rename(temp, &e.target),
+            None => dir.unlink(&e.target),
+        }
+        .map_err(|err| FsError::io(op, &s.rel, err))?;
+        dirs.insert(e.target.parent().unwrap_or(Path::new("")).to_path_buf());
+    }
+    for d in dirs {
+        dir.sync_dir(&d);
+    }
+    Ok(())
 }
 
 /// The workspace-wide write lock (flock), released on drop.

@@ -14,9 +14,7 @@ const UPDATE: &str = "*** Update File:";
 const MOVE: &str = "*** Move to:";
 const END_OF_FILE: &str = "*** End of File";
 
-#[path = "patch_apply.rs"]
 mod apply;
-#[path = "patch_match.rs"]
 mod matcher;
 
 pub use matcher::MatchBudget;
@@ -477,5 +475,4 @@ fn parse_header(rest: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-#[path = "patch_parse_tests.rs"]
 mod tests;

@@ -612,5 +612,4 @@ fn z_array(s: &[u32]) -> Vec<usize> {
 }
 
 #[cfg(test)]
-#[path = "patch_match_tests.rs"]
 mod tests;
