@@ -149,7 +149,7 @@ async fn run(command: Command) -> Result<(), Exit> {
                 .await;
             // The client went away: end the run's resources before the process does.
             tether.shutdown(SHUTDOWN_BUDGET).await;
-            served.map_err(|e| Exit(1, e))
+            served.map_err(|e| Exit(1, e.to_string()))
         }
         Command::Call {
             tool,

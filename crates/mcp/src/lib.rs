@@ -39,20 +39,32 @@ impl TetherServer {
     }
 
     /// Serves MCP on stdin/stdout until the client disconnects, then cancels what still runs.
-    pub async fn serve_stdio(self) -> Result<(), String> {
+    pub async fn serve_stdio(self) -> Result<(), ServeError> {
         let (stdin, stdout) = rmcp::transport::stdio();
         self.serve_io(stdin, stdout).await
     }
 
     /// Serves MCP over any pair of byte streams, one JSON-RPC message per line, as
     /// [`TetherServer::serve_stdio`] does over stdin and stdout.
-    pub async fn serve_io<R, W>(self, input: R, output: W) -> Result<(), String>
+    pub async fn serve_io<R, W>(self, input: R, output: W) -> Result<(), ServeError>
     where
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
         wire::serve(self, input, output).await
     }
+}
+
+/// Why serving MCP ended other than by the client closing its input.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The client closed the connection before `initialize` completed.
+    #[error("MCP handshake failed: {0}")]
+    Handshake(#[source] rmcp::service::ServerInitializeError),
+    /// The server task ended abnormally.
+    #[error("MCP server task failed: {0}")]
+    Task(String),
 }
 
 /// The MCP form of a tool spec, with hints that follow the tier.

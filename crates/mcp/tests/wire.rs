@@ -15,7 +15,7 @@ struct Client {
     to_server: WriteHalf<DuplexStream>,
     from_server: Lines<BufReader<tokio::io::ReadHalf<DuplexStream>>>,
     seen: Vec<Value>,
-    server: tokio::task::JoinHandle<Result<(), String>>,
+    server: tokio::task::JoinHandle<Result<(), tether_mcp::ServeError>>,
     dir: tempfile::TempDir,
 }
 

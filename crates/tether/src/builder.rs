@@ -10,7 +10,7 @@ use tether_tool::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::config::Config;
+use crate::config::{Config, ConfigError};
 
 /// Why a run could not be assembled.
 #[derive(Debug, thiserror::Error)]
@@ -18,13 +18,13 @@ use crate::config::Config;
 pub enum BuildError {
     /// The workspace root is missing or not a folder.
     #[error("workspace root: {0}")]
-    Root(String),
+    Root(#[source] tether_fs::FsError),
     /// A `tether.toml` is malformed.
     #[error("{0}")]
-    Config(String),
+    Config(#[from] ConfigError),
     /// The state folder or journal could not be opened.
     #[error("cannot open the run's journal: {0}")]
-    Journal(String),
+    Journal(#[source] tether_fs::FsError),
 }
 
 type HostTool = Box<dyn FnOnce(&mut RegistryBuilder) + Send>;
@@ -134,12 +134,12 @@ impl RunBuilder {
     /// Opens the run. A transaction left half-done by a dead run is finished or rolled back
     /// first, and the first root result says so.
     pub fn build(self) -> Result<Run, BuildError> {
-        let workspace = Workspace::new(&self.root).map_err(|e| BuildError::Root(e.to_string()))?;
+        let workspace = Workspace::new(&self.root).map_err(BuildError::Root)?;
         let user_dir = self.user_dir.unwrap_or_else(Config::user_dir);
-        let config = Config::load(workspace.root(), &user_dir).map_err(BuildError::Config)?;
+        let config = Config::load(workspace.root(), &user_dir)?;
         let state_dir = self.state_dir.unwrap_or_else(Config::state_dir);
         let workspace = workspace
-            .with_read_roots(config.read_roots().map_err(BuildError::Config)?)
+            .with_read_roots(config.read_roots()?)
             .protect(
                 &user_dir,
                 "the user's tether config folder (settings and trust list)",
@@ -148,9 +148,9 @@ impl RunBuilder {
                 &state_dir,
                 "tether's state folder (journals of interrupted writes)",
             );
-        let approval = config.approval().map_err(BuildError::Config)?;
-        let (journal, recovered) = Journal::open(&workspace, &state_dir)
-            .map_err(|e| BuildError::Journal(e.to_string()))?;
+        let approval = config.approval()?;
+        let (journal, recovered) =
+            Journal::open(&workspace, &state_dir).map_err(BuildError::Journal)?;
         let notices = NoticeQueue::default();
         for report in &recovered {
             tracing::warn!("{report}");
@@ -174,14 +174,13 @@ impl RunBuilder {
         let mut installed = Vec::new();
         for mut cap in capabilities {
             let section = cap.section();
-            let on =
-                cap.configure(section.and_then(|s| config.get(s)))
-                    .map_err(|e| match section {
-                        Some(s) => {
-                            BuildError::Config(format!("{}: {e}", config.source_of(s).display()))
-                        }
-                        None => BuildError::Config(e),
-                    })?;
+            let on = cap
+                .configure(section.and_then(|s| config.get(s)))
+                .map_err(|reason| {
+                    let file = section
+                        .map_or_else(|| config.dir().join("tether.toml"), |s| config.source_of(s));
+                    ConfigError::new(&file, section, reason)
+                })?;
             if on {
                 cap.install(&mut install);
                 installed.push(cap);

@@ -10,6 +10,28 @@ use crate::trust::{TrustState, TrustStore, Untrusted};
 /// a later capability adds) is held back until the user trusts this exact file.
 const INERT_KEYS: &[&str] = &["approval", "structural.cache_mb", "structural.syntax_check"];
 
+/// A config file that cannot be used: which file, which key (when one is to blame), and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {}{reason}", .file.display(), .key.as_ref().map(|k| format!("`{k}`: ")).unwrap_or_default())]
+pub struct ConfigError {
+    /// The file.
+    pub file: PathBuf,
+    /// The dotted key at fault, if one is.
+    pub key: Option<String>,
+    /// What is wrong and what is allowed.
+    pub reason: String,
+}
+
+impl ConfigError {
+    pub(crate) fn new(file: &Path, key: Option<&str>, reason: impl Into<String>) -> Self {
+        ConfigError {
+            file: file.to_path_buf(),
+            key: key.map(str::to_string),
+            reason: reason.into(),
+        }
+    }
+}
+
 /// Which file a setting came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -85,7 +107,7 @@ impl Config {
     ///
     /// A user config folder inside the workspace is the agent's to write, so its file counts
     /// as a workspace file and its trust list is ignored.
-    pub fn load(root: &Path, user_dir: &Path) -> Result<Self, String> {
+    pub fn load(root: &Path, user_dir: &Path) -> Result<Self, ConfigError> {
         let mut files = Vec::new();
         let user_inside = lies_inside(user_dir, root);
         let user_file = user_dir.join("tether.toml");
@@ -175,15 +197,16 @@ impl Config {
 
     /// The approval policy. A workspace file may tighten it to `ask`, but loosen it to
     /// `never` only once trusted.
-    pub fn approval(&self) -> Result<ApprovalPolicy, String> {
-        let parse = |t: &Table, file: PathBuf| -> Result<Option<ApprovalPolicy>, String> {
+    pub fn approval(&self) -> Result<ApprovalPolicy, ConfigError> {
+        let parse = |t: &Table, file: PathBuf| -> Result<Option<ApprovalPolicy>, ConfigError> {
             match t.get("approval") {
                 None => Ok(None),
                 Some(Value::String(s)) if s == "never" => Ok(Some(ApprovalPolicy::Never)),
                 Some(Value::String(s)) if s == "ask" => Ok(Some(ApprovalPolicy::Ask)),
-                Some(other) => Err(format!(
-                    "{}: `approval = {other}` is not valid; use \"never\" or \"ask\"",
-                    file.display()
+                Some(other) => Err(ConfigError::new(
+                    &file,
+                    Some("approval"),
+                    format!("{other} is not valid; use \"never\" or \"ask\""),
                 )),
             }
         };
@@ -199,7 +222,7 @@ impl Config {
 
     /// Extra folders `read` may look into (`[files] read_roots`): `~` is expanded and a
     /// relative path is taken from the folder of the file that set it.
-    pub fn read_roots(&self) -> Result<Vec<PathBuf>, String> {
+    pub fn read_roots(&self) -> Result<Vec<PathBuf>, ConfigError> {
         const KEY: &str = "files.read_roots";
         let (value, base, file) = match (lookup(&self.workspace, KEY), lookup(&self.user, KEY)) {
             (Some(v), _) if self.workspace_trusted_now() => {
@@ -209,9 +232,10 @@ impl Config {
             _ => return Ok(Vec::new()),
         };
         let Some(items) = value.as_array() else {
-            return Err(format!(
-                "{}: `{KEY}` must be a list of paths",
-                file.display()
+            return Err(ConfigError::new(
+                &file,
+                Some(KEY),
+                "must be a list of paths",
             ));
         };
         items
@@ -220,10 +244,7 @@ impl Config {
                 v.as_str()
                     .map(|p| base.join(expand_home(p)))
                     .ok_or_else(|| {
-                        format!(
-                            "{}: `{KEY}` holds {v}, which is not a path string",
-                            file.display()
-                        )
+                        ConfigError::new(&file, Some(KEY), format!("holds {v}, not a path string"))
                     })
             })
             .collect()
@@ -276,37 +297,42 @@ impl Config {
     }
 }
 
-fn read_table(path: &Path) -> Result<Option<Table>, String> {
+fn read_table(path: &Path) -> Result<Option<Table>, ConfigError> {
     match std::fs::read(path) {
         Ok(bytes) => parse_table(path, &bytes).map(Some),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        Err(e) => Err(ConfigError::new(path, None, format!("cannot read it: {e}"))),
     }
 }
 
-fn parse_table(path: &Path, bytes: &[u8]) -> Result<Table, String> {
-    let text =
-        std::str::from_utf8(bytes).map_err(|_| format!("{} is not UTF-8 text", path.display()))?;
+fn parse_table(path: &Path, bytes: &[u8]) -> Result<Table, ConfigError> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| ConfigError::new(path, None, "it is not UTF-8 text"))?;
     text.parse::<Table>()
-        .map_err(|e| format!("{} does not parse: {e}", path.display()))
+        .map_err(|e| ConfigError::new(path, None, format!("it does not parse: {e}")))
 }
 
 /// Reads the workspace `tether.toml`, which must be a regular file inside the root: a symlink
 /// (say, to /etc/passwd) or a FIFO is refused before anything is read from it.
-fn read_workspace_file(path: &Path) -> Result<Option<Vec<u8>>, String> {
+fn read_workspace_file(path: &Path) -> Result<Option<Vec<u8>>, ConfigError> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let refuse = |what: &str| {
-        format!(
-            "{} is {what}; a workspace tether.toml must be a regular file inside the workspace \
-             root (replace it with a real file, or remove it)",
-            path.display()
+        ConfigError::new(
+            path,
+            None,
+            format!(
+                "it is {what}; a workspace tether.toml must be a regular file inside the \
+                 workspace root (replace it with a real file, or remove it)"
+            ),
         )
     };
+    let unreadable =
+        |e: std::io::Error| ConfigError::new(path, None, format!("cannot read it: {e}"));
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        Err(e) => return Err(unreadable(e)),
     };
     if meta.file_type().is_symlink() {
         return Err(refuse("a symlink"));
@@ -318,20 +344,18 @@ fn read_workspace_file(path: &Path) -> Result<Option<Vec<u8>>, String> {
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let is_file = file.metadata().map(|m| m.is_file()).unwrap_or(false);
-    if !is_file {
+        .map_err(unreadable)?;
+    if !file.metadata().map(|m| m.is_file()).unwrap_or(false) {
         return Err(refuse("not a regular file"));
     }
     let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    file.read_to_end(&mut bytes).map_err(unreadable)?;
     Ok(Some(bytes))
 }
 
 /// The fingerprint trust is tied to: a hash of the workspace `tether.toml`'s bytes, or `none`
 /// when there is no such file.
-pub(crate) fn fingerprint(root: &Path) -> Result<String, String> {
+pub(crate) fn fingerprint(root: &Path) -> Result<String, ConfigError> {
     Ok(fingerprint_of(
         read_workspace_file(&root.join("tether.toml"))?.as_deref(),
     ))
@@ -496,7 +520,7 @@ mod tests {
         let (u, w) = setup("", "");
         std::fs::remove_file(w.path().join("tether.toml")).unwrap();
         std::os::unix::fs::symlink("/etc/passwd", w.path().join("tether.toml")).unwrap();
-        let e = Config::load(w.path(), u.path()).unwrap_err();
+        let e = Config::load(w.path(), u.path()).unwrap_err().to_string();
         assert!(
             e.contains("is a symlink") && e.contains("regular file"),
             "{e}"
@@ -565,11 +589,11 @@ mod tests {
     #[test]
     fn bad_files_and_values_are_explained() {
         let (u, w) = setup("approval = 3\n", "[x\n");
-        let e = Config::load(w.path(), u.path()).unwrap_err();
+        let e = Config::load(w.path(), u.path()).unwrap_err().to_string();
         assert!(e.contains("does not parse"), "{e}");
         std::fs::write(w.path().join("tether.toml"), "").unwrap();
         let c = Config::load(w.path(), u.path()).unwrap();
-        let e = c.approval().unwrap_err();
+        let e = c.approval().unwrap_err().to_string();
         assert!(
             e.contains("\"never\" or \"ask\"") && e.contains(&u.path().display().to_string()),
             "{e}"

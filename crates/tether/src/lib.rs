@@ -10,7 +10,7 @@ mod doctor;
 mod trust;
 
 pub use builder::{BuildError, Run, RunBuilder};
-pub use config::{Config, ConfigSource, Loaded};
+pub use config::{Config, ConfigError, ConfigSource, Loaded};
 pub use doctor::doctor_report;
 pub use trust::{TrustState, TrustStore, Untrusted};
 

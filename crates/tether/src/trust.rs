@@ -87,7 +87,7 @@ impl TrustStore {
                 root.display()
             ));
         }
-        let config = crate::config::fingerprint(root)?;
+        let config = crate::config::fingerprint(root).map_err(|e| e.to_string())?;
         let mut file = self.load()?;
         if self.state(root, &config) == TrustState::Trusted {
             return Ok(false);

@@ -19,7 +19,7 @@ use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::{Mutex, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use crate::TetherServer;
+use crate::{ServeError, TetherServer};
 use check::{INVALID_REQUEST, Verdict, check_line, error_reply};
 use lines::{Line, LineReader};
 use transport::{WireTransport, write_lines};
@@ -34,7 +34,7 @@ const OUTBOX: usize = 256;
 const DRAIN: Duration = Duration::from_secs(10);
 
 /// Serves `server` over `input` and `output` until the client closes its input.
-pub(crate) async fn serve<R, W>(server: TetherServer, input: R, output: W) -> Result<(), String>
+pub(crate) async fn serve<R, W>(server: TetherServer, input: R, output: W) -> Result<(), ServeError>
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -70,7 +70,7 @@ async fn sessions(
     server: TetherServer,
     inbox: Arc<Mutex<mpsc::Receiver<ClientJsonRpcMessage>>>,
     out: mpsc::Sender<String>,
-) -> Result<(), String> {
+) -> Result<(), ServeError> {
     loop {
         let transport = WireTransport {
             inbox: inbox.clone(),
@@ -82,14 +82,12 @@ async fn sessions(
                     .waiting()
                     .await
                     .map(drop)
-                    .map_err(|e| format!("MCP server task failed: {e}"));
+                    .map_err(|e| ServeError::Task(e.to_string()));
             }
             Err(e @ ServerInitializeError::ConnectionClosed(_)) => {
-                return Err(format!("MCP handshake failed: {e}"));
+                return Err(ServeError::Handshake(e));
             }
-            Err(e) if server.shutdown.is_cancelled() => {
-                return Err(format!("MCP handshake failed: {e}"));
-            }
+            Err(e) if server.shutdown.is_cancelled() => return Err(ServeError::Handshake(e)),
             Err(e) => tracing::warn!("MCP handshake failed ({e}); waiting for `initialize`"),
         }
     }
