@@ -61,7 +61,7 @@ impl TetherServer {
 pub enum ServeError {
     /// The client closed the connection before `initialize` completed.
     #[error("MCP handshake failed: {0}")]
-    Handshake(#[source] rmcp::service::ServerInitializeError),
+    Handshake(#[source] Box<rmcp::service::ServerInitializeError>),
     /// The server task ended abnormally.
     #[error("MCP server task failed: {0}")]
     Task(String),

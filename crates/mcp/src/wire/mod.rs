@@ -85,9 +85,9 @@ async fn sessions(
                     .map_err(|e| ServeError::Task(e.to_string()));
             }
             Err(e @ ServerInitializeError::ConnectionClosed(_)) => {
-                return Err(ServeError::Handshake(e));
+                return Err(ServeError::Handshake(Box::new(e)));
             }
-            Err(e) if server.shutdown.is_cancelled() => return Err(ServeError::Handshake(e)),
+            Err(e) if server.shutdown.is_cancelled() => return Err(ServeError::Handshake(Box::new(e))),
             Err(e) => tracing::warn!("MCP handshake failed ({e}); waiting for `initialize`"),
         }
     }
