@@ -10,13 +10,14 @@ use std::sync::Arc;
 use base64::Engine as _;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-    Tool as McpTool, ToolAnnotations,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ServerCapabilities, ServerConfig, Tool as McpTool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tether::{Block, Run, Surface, Tier, ToolError, ToolOutput, ToolSpec};
-use tether_run::Arrival;
+use tether_run::{Arrival, CallOptions};
+use tether_tool::ProgressPort;
 use tokio_util::sync::CancellationToken;
 
 /// Serves one run over MCP.
@@ -138,26 +139,48 @@ impl ServerHandler for TetherServer {
                 cancel.cancel();
             })
         };
+        let mut opts = CallOptions::default().cancel(cancel);
         // The place the wire guard gave this request when it arrived, so writes run in order.
-        let result = match context.extensions.get::<Arrival>() {
-            Some(arrival) => {
-                let registry = self.run.registry();
-                registry
-                    .call_in_order(self.surface, &request.name, args, cancel, arrival)
-                    .await
-            }
-            None => {
-                self.run
-                    .call(self.surface, &request.name, args, cancel)
-                    .await
-            }
-        };
+        if let Some(arrival) = context.extensions.get::<Arrival>() {
+            opts = opts.in_order(arrival);
+        }
+        // A client that sent a progress token hears that a long call is alive.
+        if let Some(token) = context.meta.get_progress_token() {
+            opts = opts.progress(Arc::new(McpProgress {
+                peer: context.peer.clone(),
+                token,
+            }));
+        }
+        let result = self
+            .run
+            .registry()
+            .call_with(self.surface, &request.name, args, opts)
+            .await;
         link.abort();
         Ok(match result {
             Ok(output) => CallToolResult::success(content(&output)),
             Err(e) => CallToolResult::error(vec![ContentBlock::text(error_text(&e))]),
         }
         .into())
+    }
+}
+
+/// Turns a call's progress reports into MCP progress notifications for its token.
+struct McpProgress {
+    peer: rmcp::Peer<RoleServer>,
+    token: rmcp::model::ProgressToken,
+}
+
+impl ProgressPort for McpProgress {
+    fn report(&self, done: u64, message: &str) {
+        let param =
+            ProgressNotificationParam::new(self.token.clone(), done as f64).with_message(message);
+        let peer = self.peer.clone();
+        tokio::spawn(async move {
+            if let Err(e) = peer.notify_progress(param).await {
+                tracing::debug!("progress notification not sent: {e}");
+            }
+        });
     }
 }
 

@@ -10,5 +10,5 @@ mod registry;
 mod wrap;
 
 pub use arrival::Arrival;
-pub use registry::{Registry, RegistryBuilder, RunResources};
+pub use registry::{CallOptions, Registry, RegistryBuilder, RunResources};
 pub use wrap::PathsOf;

@@ -3,12 +3,13 @@ use std::sync::atomic::Ordering;
 
 use serde_json::Value;
 use tether_tool::{
-    BoxFuture, CallCx, CallCxParts, CallScope, Dispatcher, FsDoor, PermitKey, Surface, ToolError,
-    ToolOutput,
+    BoxFuture, CallCx, CallCxParts, CallScope, Dispatcher, FsDoor, PermitKey, ProgressPort,
+    Surface, ToolError, ToolOutput,
 };
 use tokio_util::sync::CancellationToken;
 
 use crate::arrival::Place;
+use crate::registry::CallOptions;
 
 /// How long a cancelled handler may run on to clean up (send an interrupt, disconnect).
 pub const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
@@ -24,6 +25,8 @@ struct Origin<'a> {
     cancel: CancellationToken,
     /// The root call's place in the front end's arrival order, if it has one.
     place: Option<Place>,
+    /// Where progress goes; nested calls inherit the root's.
+    progress: Option<Arc<dyn ProgressPort>>,
 }
 
 pub(crate) async fn call_root(
@@ -31,14 +34,14 @@ pub(crate) async fn call_root(
     surface: Surface,
     tool: &str,
     args: Value,
-    cancel: CancellationToken,
-    place: Option<Place>,
+    opts: CallOptions,
 ) -> Result<ToolOutput, ToolError> {
     let origin = Origin {
         surface,
         parent: None,
-        cancel,
-        place,
+        cancel: opts.cancel,
+        place: opts.place,
+        progress: opts.progress,
     };
     let mut output = run_call(inner, origin, tool, args).await?;
     let (notices, dropped) = inner.resources.notices.drain();
@@ -166,6 +169,7 @@ async fn run_call(
             inner: inner.clone(),
         }),
         conversation: res.conversation.clone(),
+        progress: origin.progress.clone(),
     });
     let call = (prepared.run)(&cx);
     tokio::pin!(call);
@@ -230,6 +234,7 @@ impl Dispatcher for Reentry {
                 parent: Some(parent.scope()),
                 cancel: parent.cancel_token().child_token(),
                 place: None,
+                progress: parent.progress_port(),
             };
             run_call(&self.inner, origin, tool, args).await
         })

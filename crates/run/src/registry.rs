@@ -5,12 +5,12 @@ use std::sync::atomic::AtomicU64;
 use serde_json::Value;
 use tether_fs::{Journal, StagedStore, Workspace};
 use tether_tool::{
-    ApprovalPolicy, DynTool, NoticeQueue, QuestionPort, Surface, Tool, ToolError, ToolOutput,
-    ToolSpec, WriteHooks,
+    ApprovalPolicy, DynTool, NoticeQueue, ProgressPort, QuestionPort, Surface, Tool, ToolError,
+    ToolOutput, ToolSpec, WriteHooks,
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::arrival::Arrival;
+use crate::arrival::{Arrival, Place};
 use crate::gate::Gate;
 use crate::wrap::{PathsOf, WrappedWrite};
 
@@ -100,6 +100,35 @@ pub(crate) struct Inner {
     pub(crate) next_call: AtomicU64,
 }
 
+/// How a front end starts a root call: its cancellation, its place in arrival order (writes
+/// then run in the order their requests arrived), and where its progress goes.
+#[derive(Default)]
+pub struct CallOptions {
+    pub(crate) cancel: CancellationToken,
+    pub(crate) place: Option<Place>,
+    pub(crate) progress: Option<Arc<dyn ProgressPort>>,
+}
+
+impl CallOptions {
+    /// Cancelled by `cancel`.
+    pub fn cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// Takes the place `arrival` holds in the run's arrival order.
+    pub fn in_order(mut self, arrival: &Arrival) -> Self {
+        self.place = arrival.take();
+        self
+    }
+
+    /// Sends the call's progress reports to `port`.
+    pub fn progress(mut self, port: Arc<dyn ProgressPort>) -> Self {
+        self.progress = Some(port);
+        self
+    }
+}
+
 /// One run's tools and its call pipeline. Cheap to clone; clones share the run.
 #[derive(Clone)]
 pub struct Registry {
@@ -125,7 +154,23 @@ impl Registry {
         args: Value,
         cancel: CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
-        crate::pipeline::call_root(&self.inner, surface, tool, args, cancel, None).await
+        let opts = CallOptions {
+            cancel,
+            ..CallOptions::default()
+        };
+        crate::pipeline::call_root(&self.inner, surface, tool, args, opts).await
+    }
+
+    /// A root call with everything a front end can add: its place in arrival order and a
+    /// progress port.
+    pub async fn call_with(
+        &self,
+        surface: Surface,
+        tool: &str,
+        args: Value,
+        opts: CallOptions,
+    ) -> Result<ToolOutput, ToolError> {
+        crate::pipeline::call_root(&self.inner, surface, tool, args, opts).await
     }
 
     /// A place in this run's arrival order, for a front end to hand to the request that
@@ -144,8 +189,8 @@ impl Registry {
         cancel: CancellationToken,
         arrival: &Arrival,
     ) -> Result<ToolOutput, ToolError> {
-        let place = arrival.take();
-        crate::pipeline::call_root(&self.inner, surface, tool, args, cancel, place).await
+        let opts = CallOptions::default().cancel(cancel).in_order(arrival);
+        crate::pipeline::call_root(&self.inner, surface, tool, args, opts).await
     }
 
     /// The run's notice queue, for resources that learn of something outside any call.

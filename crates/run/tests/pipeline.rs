@@ -600,6 +600,65 @@ async fn overlapping_writes_each_get_their_own_baseline() {
     assert!(second.contains("baseline Some(1)"), "{second}");
 }
 
+/// Collects progress reports.
+struct Reports(Mutex<Vec<(u64, String)>>);
+impl tether_tool::ProgressPort for Reports {
+    fn report(&self, done: u64, message: &str) {
+        self.0.lock().unwrap().push((done, message.to_string()));
+    }
+}
+
+/// Reports progress twice from inside a nested call.
+struct Busy;
+impl Tool for Busy {
+    type Args = NoArgs;
+    fn name(&self) -> &'static str {
+        "busy"
+    }
+    fn description(&self) -> String {
+        "report progress".into()
+    }
+    fn tier(&self) -> Tier {
+        Tier::Read
+    }
+    fn concurrency(&self, _: &NoArgs) -> Concurrency {
+        Concurrency::Free
+    }
+    async fn call(&self, cx: &CallCx, _: NoArgs) -> Result<ToolOutput, ToolError> {
+        cx.progress("warming up");
+        cx.progress("still waiting");
+        Ok(ToolOutput::text("done"))
+    }
+}
+
+#[tokio::test]
+async fn progress_reaches_the_front_ends_port_from_nested_calls_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hook, _) = recorder();
+    let mut b = builder(dir.path(), hook, ApprovalPolicy::Never, None);
+    b.register(Busy).register(Nest {
+        name: "peek",
+        concurrency: Concurrency::Free,
+        tier: Tier::Read,
+    });
+    let registry = b.build();
+    let port = Arc::new(Reports(Mutex::new(Vec::new())));
+    let opts = tether_run::CallOptions::default().progress(port.clone());
+    let args = json!({"tool": "busy", "args": {}});
+    registry
+        .call_with(Surface::Agent, "peek", args, opts)
+        .await
+        .unwrap();
+    let got = port.0.lock().unwrap().clone();
+    assert_eq!(
+        got,
+        [
+            (1, "warming up".to_string()),
+            (2, "still waiting".to_string())
+        ]
+    );
+}
+
 struct Answer(CardAnswer, Arc<Mutex<Vec<String>>>);
 impl QuestionPort for Answer {
     fn ask(&self, card: Card, _t: Duration) -> BoxFuture<'_, Result<CardAnswer, String>> {

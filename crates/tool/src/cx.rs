@@ -177,6 +177,13 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Where a call's progress goes: a front end that can show it (MCP progress notifications).
+pub trait ProgressPort: Send + Sync {
+    /// Reports that the call is alive: `done` grows with every report, `message` says what
+    /// it waits for.
+    fn report(&self, done: u64, message: &str);
+}
+
 /// Everything a [`CallCx`] is made of; the run's pipeline fills it in.
 pub struct CallCxParts {
     /// Scope of the call.
@@ -191,17 +198,39 @@ pub struct CallCxParts {
     pub dispatcher: Arc<dyn Dispatcher>,
     /// The conversation this run serves, if the host gave one.
     pub conversation: Option<String>,
+    /// Where progress reports go, when the front end asked for them.
+    pub progress: Option<Arc<dyn ProgressPort>>,
 }
 
 /// What a handler gets: the workspace, the write door, cancellation, notices and re-entry.
 pub struct CallCx {
     parts: CallCxParts,
+    progressed: std::sync::atomic::AtomicU64,
 }
 
 impl CallCx {
     /// Builds a context; only the run's pipeline should need this.
     pub fn from_parts(parts: CallCxParts) -> Self {
-        CallCx { parts }
+        CallCx {
+            parts,
+            progressed: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// Says the call is still alive and what it waits for (a cold server, a debuggee), so a
+    /// client with a short tool timeout sees progress; a no-op when no one asked for it.
+    pub fn progress(&self, message: &str) {
+        if let Some(port) = &self.parts.progress {
+            let done = self
+                .progressed
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            port.report(done + 1, message);
+        }
+    }
+
+    /// The progress port, for nested calls to inherit.
+    pub fn progress_port(&self) -> Option<Arc<dyn ProgressPort>> {
+        self.parts.progress.clone()
     }
 
     /// The workspace root and read roots.

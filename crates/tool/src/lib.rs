@@ -18,7 +18,7 @@ mod tool;
 
 pub use approval::{ApprovalPolicy, Card, CardAnswer, CardOption, QuestionPort};
 pub use capability::{Capability, Install};
-pub use cx::{CallCx, CallCxParts, CallScope, Dispatcher, FsDoor, PermitKey, Write};
+pub use cx::{CallCx, CallCxParts, CallScope, Dispatcher, FsDoor, PermitKey, ProgressPort, Write};
 pub use error::ToolError;
 pub use hooks::{Baseline, Baselines, HookBudgets, WriteHook, WriteHooks};
 pub use notice::{Notice, NoticeQueue};

@@ -87,7 +87,9 @@ async fn sessions(
             Err(e @ ServerInitializeError::ConnectionClosed(_)) => {
                 return Err(ServeError::Handshake(Box::new(e)));
             }
-            Err(e) if server.shutdown.is_cancelled() => return Err(ServeError::Handshake(Box::new(e))),
+            Err(e) if server.shutdown.is_cancelled() => {
+                return Err(ServeError::Handshake(Box::new(e)));
+            }
             Err(e) => tracing::warn!("MCP handshake failed ({e}); waiting for `initialize`"),
         }
     }
