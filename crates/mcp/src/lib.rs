@@ -17,7 +17,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tether::{Block, Run, Surface, Tier, ToolError, ToolOutput, ToolSpec};
 use tether_run::{Arrival, CallOptions};
-use tether_tool::ProgressPort;
+use tether_tool::{ClientFeature, ProgressPort};
 use tokio_util::sync::CancellationToken;
 
 /// Serves one run over MCP.
@@ -105,6 +105,17 @@ impl ServerHandler for TetherServer {
                 "Run-bound tools for this workspace. Paths are relative to the workspace root; \
                  lines are 1-based.",
             )
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        // Tools that need a client feature appear once the handshake says the client has it.
+        let can_elicit = context
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.elicitation.is_some());
+        if can_elicit {
+            self.run.registry().client_has(ClientFeature::Elicitation);
+        }
     }
 
     async fn list_tools(

@@ -64,13 +64,13 @@ async fn run_call(
     args: Value,
 ) -> Result<ToolOutput, ToolError> {
     let surface = origin.surface;
-    let Some(registered) = inner.tools.get(name) else {
+    let Some(registered) = inner.tools.get(name).filter(|t| inner.offered(t)) else {
         return Err(ToolError::UnknownTool {
             name: name.to_string(),
             available: inner
                 .tools
                 .values()
-                .filter(|t| surface.admits(t.spec.tier))
+                .filter(|t| inner.offered(t) && surface.admits(t.spec.tier))
                 .map(|t| t.spec.name.clone())
                 .collect(),
         });

@@ -5,8 +5,8 @@ use std::sync::atomic::AtomicU64;
 use serde_json::Value;
 use tether_fs::{Journal, StagedStore, Workspace};
 use tether_tool::{
-    ApprovalPolicy, DynTool, NoticeQueue, ProgressPort, QuestionPort, Surface, Tool, ToolError,
-    ToolOutput, ToolSpec, WriteHooks,
+    ApprovalPolicy, ClientFeature, DynTool, NoticeQueue, ProgressPort, QuestionPort, Surface, Tool,
+    ToolError, ToolOutput, ToolSpec, WriteHooks,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -45,6 +45,8 @@ pub struct RegistryBuilder {
 pub(crate) struct Registered {
     pub(crate) spec: ToolSpec,
     pub(crate) tool: Arc<dyn DynTool>,
+    /// Hidden until the front end says the client has this.
+    pub(crate) needs: Option<ClientFeature>,
 }
 
 impl RegistryBuilder {
@@ -68,9 +70,19 @@ impl RegistryBuilder {
 
     /// Adds an already type-erased tool.
     pub fn register_dyn(&mut self, tool: Arc<dyn DynTool>) -> &mut Self {
+        self.register_needing(tool, None)
+    }
+
+    /// Adds a tool that is hidden (not listed, not callable) until the front end says the
+    /// client has `needs` (see [`Registry::client_has`]).
+    pub fn register_needing(
+        &mut self,
+        tool: Arc<dyn DynTool>,
+        needs: Option<ClientFeature>,
+    ) -> &mut Self {
         let spec = tool.spec();
-        self.tools
-            .insert(spec.name.clone(), Registered { spec, tool });
+        let entry = Registered { spec, tool, needs };
+        self.tools.insert(entry.spec.name.clone(), entry);
         self
     }
 
@@ -87,6 +99,7 @@ impl RegistryBuilder {
                 resources: self.resources,
                 tools: self.tools,
                 gate: Gate::default(),
+                client: std::sync::RwLock::default(),
                 next_call: AtomicU64::new(1),
             }),
         }
@@ -97,6 +110,8 @@ pub(crate) struct Inner {
     pub(crate) resources: RunResources,
     pub(crate) tools: BTreeMap<String, Registered>,
     pub(crate) gate: Gate,
+    /// What the front end learned the client can do, at its handshake.
+    pub(crate) client: std::sync::RwLock<std::collections::BTreeSet<ClientFeature>>,
     pub(crate) next_call: AtomicU64,
 }
 
@@ -129,6 +144,20 @@ impl CallOptions {
     }
 }
 
+impl Inner {
+    /// Whether a registered tool is offered to this client.
+    pub(crate) fn offered(&self, t: &Registered) -> bool {
+        match t.needs {
+            None => true,
+            Some(f) => self
+                .client
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains(&f),
+        }
+    }
+}
+
 /// One run's tools and its call pipeline. Cheap to clone; clones share the run.
 #[derive(Clone)]
 pub struct Registry {
@@ -141,6 +170,7 @@ impl Registry {
         self.inner
             .tools
             .values()
+            .filter(|t| self.inner.offered(t))
             .map(|t| t.spec.clone())
             .filter(|spec| surface.admits(spec.tier))
             .collect()
@@ -191,6 +221,13 @@ impl Registry {
     ) -> Result<ToolOutput, ToolError> {
         let opts = CallOptions::default().cancel(cancel).in_order(arrival);
         crate::pipeline::call_root(&self.inner, surface, tool, args, opts).await
+    }
+
+    /// Tells the run the client has `feature`, which shows the tools that need it; a front
+    /// end calls this after its handshake, without rebuilding the run.
+    pub fn client_has(&self, feature: ClientFeature) {
+        let mut set = self.inner.client.write().unwrap_or_else(|p| p.into_inner());
+        set.insert(feature);
     }
 
     /// The run's notice queue, for resources that learn of something outside any call.

@@ -659,6 +659,36 @@ async fn progress_reaches_the_front_ends_port_from_nested_calls_too() {
     );
 }
 
+#[tokio::test]
+async fn a_tool_needing_a_client_feature_appears_once_the_front_end_enables_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hook, _) = recorder();
+    let mut b = builder(dir.path(), hook, ApprovalPolicy::Never, None);
+    b.register_needing(
+        Arc::new(Busy),
+        Some(tether_tool::ClientFeature::Elicitation),
+    );
+    let registry = b.build();
+    let names = |r: &Registry| -> Vec<String> {
+        r.tools(Surface::Agent)
+            .into_iter()
+            .map(|t| t.name)
+            .collect()
+    };
+    assert!(!names(&registry).contains(&"busy".to_string()));
+    let err = registry
+        .call(Surface::Agent, "busy", json!({}), CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::UnknownTool { .. }), "{err}");
+    registry.client_has(tether_tool::ClientFeature::Elicitation);
+    assert!(names(&registry).contains(&"busy".to_string()));
+    registry
+        .call(Surface::Agent, "busy", json!({}), CancellationToken::new())
+        .await
+        .unwrap();
+}
+
 struct Answer(CardAnswer, Arc<Mutex<Vec<String>>>);
 impl QuestionPort for Answer {
     fn ask(&self, card: Card, _t: Duration) -> BoxFuture<'_, Result<CardAnswer, String>> {

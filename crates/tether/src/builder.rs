@@ -198,8 +198,8 @@ impl RunBuilder {
             questions: self.questions,
             conversation: self.conversation,
         });
-        for tool in tools {
-            registry.register_dyn(tool);
+        for (tool, needs) in tools {
+            registry.register_needing(tool, needs);
         }
         for add in self.host_tools {
             add(&mut registry);

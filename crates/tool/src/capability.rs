@@ -32,6 +32,15 @@ pub trait Capability: Send + Sync + 'static {
     }
 }
 
+/// Something only some clients can do; a tool that needs it stays hidden until the front end
+/// learns, at its handshake, that the client can.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ClientFeature {
+    /// The client can put a question to the user (MCP elicitation).
+    Elicitation,
+}
+
 /// What a capability installs into, and the run's handles it may keep.
 pub struct Install {
     /// The confined workspace.
@@ -42,7 +51,7 @@ pub struct Install {
     pub cancel: CancellationToken,
     /// True when the run serves one call only, so nothing is worth keeping for later.
     pub single_call: bool,
-    tools: Vec<Arc<dyn DynTool>>,
+    tools: Vec<(Arc<dyn DynTool>, Option<ClientFeature>)>,
     hooks: Vec<Arc<dyn WriteHook>>,
 }
 
@@ -66,7 +75,13 @@ impl Install {
 
     /// Adds a tool.
     pub fn tool<T: Tool>(&mut self, tool: T) -> &mut Self {
-        self.tools.push(Arc::new(tool));
+        self.tools.push((Arc::new(tool), None));
+        self
+    }
+
+    /// Adds a tool that stays hidden until the front end says the client has `feature`.
+    pub fn tool_needing<T: Tool>(&mut self, tool: T, feature: ClientFeature) -> &mut Self {
+        self.tools.push((Arc::new(tool), Some(feature)));
         self
     }
 
@@ -77,7 +92,7 @@ impl Install {
     }
 
     /// The tools installed so far, taken out for the registry.
-    pub fn take_tools(&mut self) -> Vec<Arc<dyn DynTool>> {
+    pub fn take_tools(&mut self) -> Vec<(Arc<dyn DynTool>, Option<ClientFeature>)> {
         std::mem::take(&mut self.tools)
     }
 

@@ -17,7 +17,7 @@ mod tier;
 mod tool;
 
 pub use approval::{ApprovalPolicy, Card, CardAnswer, CardOption, QuestionPort};
-pub use capability::{Capability, Install};
+pub use capability::{Capability, ClientFeature, Install};
 pub use cx::{CallCx, CallCxParts, CallScope, Dispatcher, FsDoor, PermitKey, ProgressPort, Write};
 pub use error::ToolError;
 pub use hooks::{Baseline, Baselines, HookBudgets, WriteHook, WriteHooks};
