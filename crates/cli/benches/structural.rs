@@ -49,7 +49,17 @@ fn cli_count(sg: &Path, corpus: &Path, pattern: &str) -> usize {
         .arg(corpus)
         .output()
         .unwrap();
-    String::from_utf8_lossy(&out.stdout).lines().count()
+    assert!(
+        out.status.success(),
+        "ast-grep failed on {pattern:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let n = String::from_utf8_lossy(&out.stdout).lines().count();
+    assert!(
+        n > 0,
+        "ast-grep found nothing for {pattern:?}: the corpus is wrong"
+    );
+    n
 }
 
 fn tether_count(reply: &str) -> usize {
@@ -65,6 +75,14 @@ fn args(pattern: &str) -> serde_json::Value {
     json!({"pattern": pattern, "language": "python"})
 }
 
+/// Times a whole process, which must succeed: a tool error is not a fast result.
+/// Arguments that print every match, as the CLI does, so both sides do the same work.
+fn all_results(pattern: &str) -> String {
+    let mut a = args(pattern);
+    a["max_results"] = json!(usize::MAX >> 1);
+    a.to_string()
+}
+
 fn time_process(cmd: &mut Command) -> Duration {
     let start = Instant::now();
     let status = cmd
@@ -73,10 +91,7 @@ fn time_process(cmd: &mut Command) -> Duration {
         .status()
         .unwrap();
     let elapsed = start.elapsed();
-    assert!(
-        status.code().is_some_and(|c| c <= 1),
-        "{cmd:?} failed: {status}"
-    );
+    assert!(status.success(), "{cmd:?} failed: {status}");
     elapsed
 }
 
@@ -112,7 +127,7 @@ fn main() {
     for _ in 0..COLD_ROUNDS {
         ours.push(time_process(
             Command::new(tether)
-                .args(["call", "ast_grep", &args(PATTERNS[0]).to_string(), "--root"])
+                .args(["call", "ast_grep", &all_results(PATTERNS[0]), "--root"])
                 .arg(&corpus)
                 .env("TETHER_CONFIG_DIR", cfg.path()),
         ));
