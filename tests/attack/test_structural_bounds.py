@@ -7,7 +7,7 @@ import asyncio
 
 import anyio
 
-from conftest import cpu_seconds, peak_rss_mib, serve, server_pid, text
+from mcp_attack import cpu_seconds, peak_rss_mib, serve, server_pid, text, workspace  # noqa: F401
 
 # Generous: the server idles at about 20 MiB, and each input below once took 1 to 2 GiB.
 MEMORY_BOUND_MIB = 400
@@ -177,3 +177,20 @@ def test_a_cancelled_edit_stops_working_and_the_server_answers(workspace):
             await still_answers(s, workspace)
 
     run(main(), deadline=60)
+
+
+def test_a_huge_pattern_is_refused_before_it_is_parsed(workspace):
+    # A 3 MB pattern took 7 s and 570 MB to compile, once per rung of the ladder.
+    (workspace / "a.js").write_text("f(1);\n")
+    pattern = "f(" + ", ".join(["a"] * 1_000_000) + ")"
+
+    async def main():
+        async with serve(workspace, "plan") as s:
+            pid = server_pid(workspace)
+            r = await s.call_tool("ast_grep", {"pattern": pattern, "path": "a.js"})
+            await still_answers(s, workspace)
+            return r, peak_rss_mib(pid)
+
+    r, peak = run(main())
+    assert r.is_error and "more than the limit of 64 KiB" in text(r), text(r)[:300]
+    assert peak < 200, f"server peaked at {peak:.0f} MiB"

@@ -16,6 +16,10 @@ pub const STACK_BYTES: usize = 64 << 20;
 /// leaves [`STACK_BYTES`] a twenty-fold margin.
 pub const MAX_PATTERN_DEPTH: usize = 1_000;
 
+/// The longest pattern accepted, in bytes (64 KiB). A whole function is a few KiB; each rung of
+/// the ladder parses the pattern again, and a 3 MB one took 7 s and 570 MB to compile.
+pub const MAX_PATTERN_BYTES: usize = 64 << 10;
+
 /// Files whose syntax tree nests deeper than this are skipped and counted, as huge files are:
 /// comparing a repeated metavariable recurses over the captured subtree (about 1.3 KiB of stack
 /// a level in a debug build, so this keeps a five-fold margin), and no hand-written code nests

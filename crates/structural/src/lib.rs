@@ -8,9 +8,10 @@
 //! than reading the files.
 //!
 //! Every call is bounded: it compiles and matches on a thread with a known large stack
-//! ([`STACK_BYTES`]), refuses patterns deeper than [`MAX_PATTERN_DEPTH`], skips files nested
-//! deeper than [`MAX_TREE_DEPTH`], stops at its [`TIME_BUDGET`] or when cancelled, and an edit
-//! stages at most [`REWRITE_BUDGET`] bytes. Meeting a bound is an error that names it.
+//! ([`STACK_BYTES`]), refuses patterns longer than [`MAX_PATTERN_BYTES`] or deeper than
+//! [`MAX_PATTERN_DEPTH`], skips files nested deeper than [`MAX_TREE_DEPTH`], stops at its
+//! [`TIME_BUDGET`] or when cancelled, and an edit stages at most [`REWRITE_BUDGET`] bytes.
+//! Meeting a bound is an error that names it, never a silently shorter answer.
 
 mod budget;
 mod cache;
@@ -27,7 +28,8 @@ mod template;
 mod tools;
 
 pub use budget::{
-    MAX_PATTERN_DEPTH, MAX_RESULTS, MAX_TREE_DEPTH, REWRITE_BUDGET, STACK_BYTES, TIME_BUDGET,
+    MAX_PATTERN_BYTES, MAX_PATTERN_DEPTH, MAX_RESULTS, MAX_TREE_DEPTH, REWRITE_BUDGET, STACK_BYTES,
+    TIME_BUDGET,
 };
 pub use cache::TreeCache;
 pub use capability::Structural;

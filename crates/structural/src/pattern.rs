@@ -5,7 +5,7 @@ use ast_grep_core::matcher::PatternNode;
 use ast_grep_core::meta_var::MetaVariable;
 use ast_grep_core::{Language as _, Node, Pattern};
 
-use crate::budget::MAX_PATTERN_DEPTH;
+use crate::budget::{MAX_PATTERN_BYTES, MAX_PATTERN_DEPTH};
 use crate::index::subtree_depth;
 use crate::lang::{HOLE, Lang, Tree};
 
@@ -36,6 +36,18 @@ pub fn compile(fragment: &str, lang: Lang) -> Result<Compiled, Unparseable> {
     if fragment.is_empty() {
         return Err(Unparseable {
             message: format!("unparseable {} pattern: the pattern is empty", lang.id()),
+        });
+    }
+    if fragment.len() > MAX_PATTERN_BYTES {
+        return Err(Unparseable {
+            message: format!(
+                "the {} pattern is {} KiB, more than the limit of {} KiB; search for a smaller, \
+                 characteristic part of the code, with metavariables (`$X`, `$$$ARGS`) for \
+                 the rest",
+                lang.id(),
+                fragment.len().div_ceil(1024),
+                MAX_PATTERN_BYTES >> 10
+            ),
         });
     }
     let processed = lang.sg().pre_process_pattern(fragment).into_owned();
@@ -481,7 +493,7 @@ mod tests {
             for l in ["javascript", "python", "c"] {
                 let at_limit = compile(&nested(MAX_PATTERN_DEPTH), lang(l));
                 assert!(at_limit.is_ok(), "{l}: {:?}", at_limit.err());
-                for n in [MAX_PATTERN_DEPTH + 1, 4_000, 50_000] {
+                for n in [MAX_PATTERN_DEPTH + 1, 4_000, 30_000] {
                     let e = compile(&nested(n), lang(l)).err().unwrap();
                     assert!(
                         e.message.contains(&format!("nests {n} levels deep"))
@@ -493,6 +505,19 @@ mod tests {
                 }
             }
         });
+    }
+
+    #[test]
+    fn patterns_longer_than_the_limit_are_refused() {
+        let args = |n: usize| format!("f({})", vec!["a"; n].join(", "));
+        assert!(compile(&args(20_000), lang("python")).is_ok());
+        let e = compile(&args(1_000_000), lang("python")).err().unwrap();
+        assert!(
+            e.message
+                .contains("2930 KiB, more than the limit of 64 KiB"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
 """Attack-suite helpers: a real `tether serve` over stdio with the official MCP Python SDK,
-plus what the tests measure about that server process (peak memory, CPU time) from /proc."""
+plus what the tests measure about that server process (peak memory, CPU time) from /proc.
+(Not a conftest.py: tests/mcp imports its own `conftest` by name, and the two would clash.)"""
 
 import contextlib
 import os
