@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use tether_fs::ContentHash;
 
-use crate::index::KindIndex;
+use crate::index::{KindIndex, depth_of};
 use crate::lang::{Lang, Tree};
 
 /// Estimated bytes of one tree-sitter node, used to bound the cache without allocator hooks.
@@ -36,10 +36,12 @@ pub struct TreeCache {
     budget: usize,
 }
 
-/// A tree as the search sees it: the parse, and its kind index when it is cached.
+/// A tree as the search sees it: the parse, its depth, and its kind index when it is cached.
 pub(crate) struct Cached {
     pub(crate) tree: Arc<Tree>,
     pub(crate) index: Option<Arc<KindIndex>>,
+    /// The deepest level of the tree (the root is level 0).
+    pub(crate) depth: usize,
     pub(crate) lookup: Lookup,
 }
 
@@ -78,6 +80,7 @@ impl TreeCache {
                 entry.tick = tick;
                 return Cached {
                     tree: entry.tree.clone(),
+                    depth: entry.index.depth(),
                     index: Some(entry.index.clone()),
                     lookup: Lookup::Hit,
                 };
@@ -93,7 +96,9 @@ impl TreeCache {
         }
         if cost > self.budget {
             // Not kept (a one-call run, or a tree larger than the budget): no index either.
+            drop(inner);
             return Cached {
+                depth: depth_of(&tree),
                 tree,
                 index: None,
                 lookup: Lookup::Parsed,
@@ -105,6 +110,7 @@ impl TreeCache {
         self.insert(path, hash, lang, tree.clone(), index.clone(), cost);
         Cached {
             tree,
+            depth: index.depth(),
             index: Some(index),
             lookup: Lookup::Parsed,
         }

@@ -6,7 +6,14 @@
 //! error, never an empty result. Searches skip files lacking the pattern's fixed text before
 //! parsing, and validate cached trees by content hash, so a warm search costs little more
 //! than reading the files.
+//!
+//! Every call is bounded: it compiles and matches on a thread with a known large stack
+//! ([`STACK_BYTES`]), refuses patterns longer than [`MAX_PATTERN_BYTES`] or deeper than
+//! [`MAX_PATTERN_DEPTH`], skips files nested deeper than [`MAX_TREE_DEPTH`], stops at its
+//! [`TIME_BUDGET`] or when cancelled, and an edit stages at most [`REWRITE_BUDGET`] bytes.
+//! Meeting a bound is an error that names it, never a silently shorter answer.
 
+mod budget;
 mod cache;
 mod capability;
 mod config;
@@ -20,6 +27,10 @@ mod syntax;
 mod template;
 mod tools;
 
+pub use budget::{
+    MAX_PATTERN_BYTES, MAX_PATTERN_DEPTH, MAX_RESULTS, MAX_TREE_DEPTH, REWRITE_BUDGET, STACK_BYTES,
+    TIME_BUDGET,
+};
 pub use cache::TreeCache;
 pub use capability::Structural;
 pub use config::StructuralConfig;

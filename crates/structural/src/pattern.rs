@@ -5,6 +5,8 @@ use ast_grep_core::matcher::PatternNode;
 use ast_grep_core::meta_var::MetaVariable;
 use ast_grep_core::{Language as _, Node, Pattern};
 
+use crate::budget::{MAX_PATTERN_BYTES, MAX_PATTERN_DEPTH};
+use crate::index::subtree_depth;
 use crate::lang::{HOLE, Lang, Tree};
 
 /// A pattern ready to match: the ast-grep pattern, the rung that accepted it, and the texts
@@ -18,7 +20,7 @@ pub struct Compiled {
     pub(crate) literals: Vec<String>,
 }
 
-/// Why no rung accepted a pattern.
+/// Why a pattern was refused: no rung accepted it, or it nests too deep to match safely.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unparseable {
     /// The full message: says "unparseable", names the language, shows where parsing failed.
@@ -27,11 +29,25 @@ pub struct Unparseable {
 
 /// Compiles `fragment` by trying each rung of the language's ladder in order and keeping the
 /// first whose whole tree has no ERROR or MISSING node and in which one node spans the fragment.
+/// It recurses once per pattern level (up to [`MAX_PATTERN_DEPTH`]): call it on a thread with a
+/// [`STACK_BYTES`](crate::STACK_BYTES) stack, as the tools do.
 pub fn compile(fragment: &str, lang: Lang) -> Result<Compiled, Unparseable> {
     let fragment = fragment.trim();
     if fragment.is_empty() {
         return Err(Unparseable {
             message: format!("unparseable {} pattern: the pattern is empty", lang.id()),
+        });
+    }
+    if fragment.len() > MAX_PATTERN_BYTES {
+        return Err(Unparseable {
+            message: format!(
+                "the {} pattern is {} KiB, more than the limit of {} KiB; search for a smaller, \
+                 characteristic part of the code, with metavariables (`$X`, `$$$ARGS`) for \
+                 the rest",
+                lang.id(),
+                fragment.len().div_ceil(1024),
+                MAX_PATTERN_BYTES >> 10
+            ),
         });
     }
     let processed = lang.sg().pre_process_pattern(fragment).into_owned();
@@ -64,7 +80,12 @@ pub fn compile(fragment: &str, lang: Lang) -> Result<Compiled, Unparseable> {
                             literals,
                         });
                     }
-                    Err(why) => {
+                    Err(Failure::TooDeep(depth)) => {
+                        return Err(Unparseable {
+                            message: too_deep(depth, lang),
+                        });
+                    }
+                    Err(Failure::Rung(why)) => {
                         if first_failure.is_none() {
                             first_failure = Some(why);
                         }
@@ -84,6 +105,31 @@ pub fn compile(fragment: &str, lang: Lang) -> Result<Compiled, Unparseable> {
     })
 }
 
+/// The refusal of a pattern deeper than [`MAX_PATTERN_DEPTH`], with what to do instead.
+fn too_deep(depth: usize, lang: Lang) -> String {
+    format!(
+        "the {} pattern nests {depth} levels deep in its syntax tree, more than the limit of \
+         {MAX_PATTERN_DEPTH} (matching recurses once per level). Put a metavariable such as `$X` \
+         where the deeply nested part is, and narrow with a second search inside what it \
+         captures",
+        lang.id()
+    )
+}
+
+/// Why one rung did not give a pattern.
+enum Failure {
+    /// This rung does not parse the fragment cleanly; says where, for the error message.
+    Rung(String),
+    /// It parses, but nests deeper than [`MAX_PATTERN_DEPTH`]; no other rung is tried.
+    TooDeep(usize),
+}
+
+impl From<String> for Failure {
+    fn from(why: String) -> Self {
+        Failure::Rung(why)
+    }
+}
+
 /// One try of the ladder: the fragment in one scaffold, with or without the leniency.
 struct Attempt<'a> {
     /// The fragment with `$` replaced by the language's expando character.
@@ -96,7 +142,7 @@ struct Attempt<'a> {
 }
 
 /// Parses the fragment inside one scaffold; Err says where it failed, in fragment coordinates.
-fn try_rung(attempt: &Attempt<'_>, lang: Lang) -> Result<Pattern, String> {
+fn try_rung(attempt: &Attempt<'_>, lang: Lang) -> Result<Pattern, Failure> {
     let Attempt {
         fragment,
         original,
@@ -127,9 +173,9 @@ fn try_rung(attempt: &Attempt<'_>, lang: Lang) -> Result<Pattern, String> {
             n.is_leaf() && inserted.iter().any(|&at| r.start < at && at < r.end)
         });
         if splits_a_token {
-            return Err(
+            return Err(Failure::Rung(
                 "Its indentation inside this context would change a multi-line token.".to_string(),
-            );
+            ));
         }
     }
     // A MISSING token says most precisely what is wrong; otherwise the first ERROR node.
@@ -148,7 +194,7 @@ fn try_rung(attempt: &Attempt<'_>, lang: Lang) -> Result<Pattern, String> {
         .find(|n| n.is_missing() && !forgiven_missing(n))
         .or_else(|| root.dfs().find(|n| n.is_error() && !forgiven_error(n)));
     if let Some(bad) = bad {
-        return Err(describe_failure(&bad, original, &embedded, span.start));
+        return Err(describe_failure(&bad, original, &embedded, span.start).into());
     }
     // The fragment itself, then with the `;` this rung added, then without a `;` the user
     // wrote where the grammar keeps it as a separate token (a TypeScript class field).
@@ -166,7 +212,13 @@ fn try_rung(attempt: &Attempt<'_>, lang: Lang) -> Result<Pattern, String> {
          statement, expression or declaration."
             .to_string()
     })?;
-    let mut pattern = Pattern::from(descend_single_children(node));
+    let node = descend_single_children(node);
+    // Converting and matching recurse once per level: measure first, with a cursor.
+    let depth = subtree_depth(&node);
+    if depth > MAX_PATTERN_DEPTH {
+        return Err(Failure::TooDeep(depth));
+    }
+    let mut pattern = Pattern::from(node);
     if added_semicolon && let Some(metavariable) = drop_added_semicolon(&mut pattern.node) {
         // The whole pattern was `$X` made into `$X;`: it stands for any node.
         pattern.node = metavariable;
@@ -175,9 +227,9 @@ fn try_rung(attempt: &Attempt<'_>, lang: Lang) -> Result<Pattern, String> {
         meta_var: MetaVariable::MultiCapture(_) | MetaVariable::Multiple,
     } = pattern.node
     {
-        return Err(
+        return Err(Failure::Rung(
             "A pattern cannot be only a `$$$` list; put it inside a larger pattern.".to_string(),
-        );
+        ));
     }
     Ok(pattern)
 }
@@ -420,6 +472,52 @@ mod tests {
                 e.message
             );
         }
+    }
+
+    /// Runs `f` on a thread with the stack the tools give compilation.
+    fn on_tool_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+        std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .stack_size(crate::budget::STACK_BYTES)
+                .spawn_scoped(s, f)
+                .unwrap()
+                .join()
+                .unwrap()
+        })
+    }
+
+    #[test]
+    fn patterns_nested_deeper_than_the_limit_are_refused_with_advice() {
+        let nested = |n: usize| format!("{}x{}", "(".repeat(n), ")".repeat(n));
+        on_tool_stack(|| {
+            for l in ["javascript", "python", "c"] {
+                let at_limit = compile(&nested(MAX_PATTERN_DEPTH), lang(l));
+                assert!(at_limit.is_ok(), "{l}: {:?}", at_limit.err());
+                for n in [MAX_PATTERN_DEPTH + 1, 4_000, 30_000] {
+                    let e = compile(&nested(n), lang(l)).err().unwrap();
+                    assert!(
+                        e.message.contains(&format!("nests {n} levels deep"))
+                            && e.message.contains("limit of 1000")
+                            && e.message.contains("`$X`"),
+                        "{}",
+                        e.message
+                    );
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn patterns_longer_than_the_limit_are_refused() {
+        let args = |n: usize| format!("f({})", vec!["a"; n].join(", "));
+        assert!(compile(&args(20_000), lang("python")).is_ok());
+        let e = compile(&args(1_000_000), lang("python")).err().unwrap();
+        assert!(
+            e.message
+                .contains("2930 KiB, more than the limit of 64 KiB"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

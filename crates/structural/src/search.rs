@@ -1,17 +1,23 @@
-//! Finding a compiled pattern in files: the walk (.gitignore, binary and size limits), the
-//! fixed-text prefilter, the cached parse, and the parallel fan-out over all cores.
+//! Finding a compiled pattern in files: the walk (.gitignore, binary, size and depth limits),
+//! the fixed-text prefilter, the cached parse, and the parallel fan-out over all cores. Only
+//! what a result can show is kept of each match, so nested matches (each a near-copy of the
+//! file) cost a count, not a copy.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use ast_grep_core::Matcher as _;
 use ast_grep_core::matcher::MatcherExt as _;
+use ast_grep_core::tree_sitter::StrDoc;
+use ast_grep_core::{Matcher as _, NodeMatch};
+use ast_grep_language::SupportLang;
 use tether_fs::{ContentHash, hash_bytes};
 
+use crate::budget::{Budget, CHECK_EVERY, MAX_TREE_DEPTH, STACK_BYTES, Stop};
 use crate::cache::{Lookup, TreeCache};
 use crate::lang::Lang;
 use crate::pattern::Compiled;
-use crate::template::Template;
+use crate::render::{CAPTURE_CHARS, excerpt, one_line_cut};
+use crate::template::{LineStarts, Template};
 
 /// Folders never searched: version control internals and tether's own state. Other hidden
 /// folders (`.github`, `.config`) are searched unless .gitignore says otherwise.
@@ -21,16 +27,31 @@ const SKIPPED_DIRS: &[&str] = &[".git", ".hg", ".svn", ".tether"];
 pub const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
 const SNIFF_BYTES: usize = 8192;
 
-/// One match: where it is, its text, its captures, and (for ast_edit) its replacement.
+/// What a search keeps of each match.
+#[derive(Clone, Copy)]
+pub enum Mode<'t> {
+    /// ast_grep: count every match, and describe the first `keep` of each file (no more can
+    /// be shown), so memory does not grow with matches that nest or repeat.
+    Find {
+        /// Matches described per file.
+        keep: usize,
+    },
+    /// ast_edit: render the outermost matches with the template; inner ones are only counted,
+    /// as they wait for a second pass.
+    Rewrite(&'t Template),
+}
+
+/// One match: where it is, and what the result shows of it or puts in its place.
 #[derive(Debug, Clone)]
 pub struct Match {
     /// Byte range in the file.
     pub range: std::ops::Range<usize>,
     /// 1-based line of the match start.
     pub line: usize,
-    /// The matched text.
-    pub text: String,
-    /// Metavariable captures, sorted by name (`$$$` ones joined with ", ").
+    /// The match as ast_grep shows it: its first lines, each cut.
+    pub excerpt: String,
+    /// Metavariable captures as shown, sorted by name: on one line, cut (`$$$` ones joined
+    /// with ", ").
     pub captures: Vec<(String, String)>,
     /// The rewritten text, when a rewrite template was given.
     pub replacement: Option<String>,
@@ -44,8 +65,25 @@ pub struct FileMatches {
     pub hash: ContentHash,
     /// The text that was searched, kept only when rewriting (the staged change is built on it).
     pub source: Option<String>,
-    /// Matches in source order.
+    /// Matches in source order: the first `keep` (find), or the outermost ones (rewrite).
     pub matches: Vec<Match>,
+    /// Every match in the file, including those not in `matches`.
+    pub total: usize,
+}
+
+/// Why a search gave no result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchError {
+    /// It met a bound of its budget.
+    Stopped(Stop),
+    /// A worker thread could not start or panicked, so the results would be incomplete.
+    WorkerFailed,
+}
+
+impl From<Stop> for SearchError {
+    fn from(stop: Stop) -> Self {
+        SearchError::Stopped(stop)
+    }
 }
 
 /// What was looked at, so that an empty result is a trustworthy negative.
@@ -67,6 +105,8 @@ pub struct SearchStats {
     pub too_large: usize,
     /// Skipped: binary content.
     pub binary: usize,
+    /// Skipped: a syntax tree nested deeper than [`MAX_TREE_DEPTH`].
+    pub too_deep: usize,
 }
 
 impl SearchStats {
@@ -79,76 +119,96 @@ impl SearchStats {
         self.failed += o.failed;
         self.too_large += o.too_large;
         self.binary += o.binary;
+        self.too_deep += o.too_deep;
     }
 }
 
 /// Lists the files of `lang` under `target` (or `target` itself), honouring .gitignore even
 /// outside a git repository; sorted for deterministic output.
-pub fn files_for(target: &Path, lang: Lang) -> Vec<PathBuf> {
+pub fn files_for(target: &Path, lang: Lang, budget: &Budget<'_>) -> Result<Vec<PathBuf>, Stop> {
     if target.is_file() {
-        return vec![target.to_path_buf()];
+        return Ok(vec![target.to_path_buf()]);
     }
-    let mut files: Vec<PathBuf> = ignore::WalkBuilder::new(target)
+    let walk = ignore::WalkBuilder::new(target)
         .require_git(false)
         .hidden(false)
         .filter_entry(|e| !SKIPPED_DIRS.iter().any(|d| e.file_name() == *d))
-        .build()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-        .map(ignore::DirEntry::into_path)
-        .filter(|p| Lang::from_path(p).is_some_and(|l| l.id() == lang.id()))
-        .collect();
+        .build();
+    let mut files = Vec::new();
+    for entry in walk {
+        budget.check()?;
+        let Ok(entry) = entry else { continue };
+        if entry.file_type().is_some_and(|t| t.is_file())
+            && Lang::from_path(entry.path()).is_some_and(|l| l.id() == lang.id())
+        {
+            files.push(entry.into_path());
+        }
+    }
     files.sort();
-    files
+    Ok(files)
 }
 
-/// Searches `files` on all cores. `display` turns an absolute path into the shown one.
+/// Searches `files` on all cores, on threads with a large stack, within `budget`. `display`
+/// turns an absolute path into the shown one.
 pub fn search(
     files: &[PathBuf],
     compiled: &Compiled,
-    rewrite: Option<&Template>,
+    mode: Mode<'_>,
     cache: &TreeCache,
     display: &(dyn Fn(&Path) -> String + Sync),
-    cancel: &AtomicBool,
-) -> Result<(Vec<FileMatches>, SearchStats), SearchFailed> {
+    budget: &Budget<'_>,
+) -> Result<(Vec<FileMatches>, SearchStats), SearchError> {
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .min(files.len().max(1));
-    let results: Vec<std::thread::Result<(Vec<FileMatches>, SearchStats)>> =
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..workers)
-                .map(|_| {
-                    scope.spawn(|| {
-                        let mut found = Vec::new();
-                        let mut stats = SearchStats::default();
-                        loop {
-                            let i = next.fetch_add(1, Ordering::Relaxed);
-                            if i >= files.len() || cancel.load(Ordering::Relaxed) {
-                                break;
-                            }
-                            let path = &files[i];
-                            if let Some(f) = search_file(path, compiled, rewrite, cache, &mut stats)
-                            {
-                                found.push(FileMatches {
-                                    rel: display(path),
-                                    ..f
-                                });
-                            }
-                        }
-                        (found, stats)
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join()).collect()
-        });
-    let results: Vec<(Vec<FileMatches>, SearchStats)> = match results.into_iter().collect() {
-        Ok(r) => r,
-        Err(_) => return Err(SearchFailed),
-    };
+    let mut vars: Vec<&str> = compiled.pattern.defined_vars().into_iter().collect();
+    vars.sort_unstable();
+    let vars = &vars;
+    type Found = Result<(Vec<FileMatches>, SearchStats), SearchError>;
+    let results: Vec<Found> = std::thread::scope(|scope| {
+        let worker = || -> Found {
+            let mut found = Vec::new();
+            let mut stats = SearchStats::default();
+            loop {
+                budget.check()?;
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(path) = files.get(i) else { break };
+                let file = File {
+                    path,
+                    compiled,
+                    mode,
+                    vars,
+                };
+                if let Some(f) = search_file(&file, cache, &mut stats, budget)? {
+                    found.push(FileMatches {
+                        rel: display(path),
+                        ..f
+                    });
+                }
+            }
+            Ok((found, stats))
+        };
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                std::thread::Builder::new()
+                    .name("tether-search".into())
+                    .stack_size(STACK_BYTES)
+                    .spawn_scoped(scope, worker)
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h.join().unwrap_or(Err(SearchError::WorkerFailed)),
+                Err(_) => Err(SearchError::WorkerFailed),
+            })
+            .collect()
+    });
     let mut all = Vec::new();
     let mut stats = SearchStats::default();
-    for (found, s) in results {
+    for r in results {
+        let (found, s) = r?;
         all.extend(found);
         stats.add(&s);
     }
@@ -156,33 +216,43 @@ pub fn search(
     Ok((all, stats))
 }
 
-/// A search worker panicked, so the results would be incomplete; none are given.
-#[derive(Debug, Clone, Copy)]
-pub struct SearchFailed;
+/// One file to search, and what to search it for.
+struct File<'a> {
+    path: &'a Path,
+    compiled: &'a Compiled,
+    mode: Mode<'a>,
+    /// The pattern's metavariables, sorted.
+    vars: &'a [&'a str],
+}
 
 fn search_file(
-    path: &Path,
-    compiled: &Compiled,
-    rewrite: Option<&Template>,
+    file: &File<'_>,
     cache: &TreeCache,
     stats: &mut SearchStats,
-) -> Option<FileMatches> {
+    budget: &Budget<'_>,
+) -> Result<Option<FileMatches>, Stop> {
+    let File {
+        path,
+        compiled,
+        mode,
+        vars,
+    } = *file;
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     if size > MAX_FILE_BYTES {
         stats.too_large += 1;
-        return None;
+        return Ok(None);
     }
     let Ok(bytes) = std::fs::read(path) else {
         stats.failed += 1;
-        return None;
+        return Ok(None);
     };
     if bytes[..bytes.len().min(SNIFF_BYTES)].contains(&0) {
         stats.binary += 1;
-        return None;
+        return Ok(None);
     }
     let Ok(text) = std::str::from_utf8(&bytes) else {
         stats.failed += 1;
-        return None;
+        return Ok(None);
     };
     stats.searched += 1;
     if !compiled
@@ -191,10 +261,16 @@ fn search_file(
         .all(|lit| memchr::memmem::find(&bytes, lit.as_bytes()).is_some())
     {
         stats.prefiltered += 1;
-        return None;
+        return Ok(None);
     }
     let hash = hash_bytes(&bytes);
     let cached = cache.tree(path, text, hash, compiled.lang);
+    if cached.depth > MAX_TREE_DEPTH {
+        // Skipped, not searched: matching may recurse over any subtree of it.
+        stats.searched -= 1;
+        stats.too_deep += 1;
+        return Ok(None);
+    }
     let tree = &cached.tree;
     match cached.lookup {
         Lookup::Hit => stats.cached += 1,
@@ -204,74 +280,172 @@ fn search_file(
     if root.get_inner_node().has_error() {
         stats.syntax_errors += 1;
     }
-    let mut vars: Vec<&str> = compiled.pattern.defined_vars().into_iter().collect();
-    vars.sort_unstable();
-    let indexed = match (&cached.index, compiled.pattern.potential_kinds()) {
+    let kinds = compiled.pattern.potential_kinds();
+    let indexed = match (&cached.index, &kinds) {
         (Some(index), Some(kinds)) => match kinds.iter().collect::<Vec<_>>().as_slice() {
             [kind] => index.nodes(tree, *kind as u16),
             _ => None,
         },
         _ => None,
     };
-    let found: Vec<_> = match indexed {
-        Some(nodes) => nodes
-            .into_iter()
-            .filter_map(|n| compiled.pattern.match_node(n))
-            .collect(),
-        None => root.find_all(&compiled.pattern).collect(),
+    let mut sink = Sink {
+        mode,
+        vars,
+        text,
+        budget,
+        lines: None,
+        matches: Vec::new(),
+        total: 0,
+        cursor: 0,
     };
-    let matches: Vec<Match> = found
-        .into_iter()
-        .map(|nm| {
-            let env = nm.get_env();
-            let captures = vars
-                .iter()
-                .map(|v| {
-                    if let Some(node) = env.get_match(v) {
-                        return (format!("${v}"), node.text().into_owned());
-                    }
-                    let many: Vec<String> = env
-                        .get_multiple_matches(v)
-                        .iter()
-                        .filter(|n| n.is_named())
-                        .map(|n| n.text().into_owned())
-                        .collect();
-                    (format!("$$${v}"), many.join(", "))
-                })
-                .collect();
-            let replacement = rewrite.map(|template| template.render(&nm, text));
-            Match {
-                range: nm.range(),
-                line: nm.start_pos().line() + 1,
-                text: nm.text().into_owned(),
-                captures,
-                replacement,
+    // The same candidates in the same order as `find_all`, with a look at the budget between.
+    match indexed {
+        Some(nodes) => {
+            for (i, node) in nodes.into_iter().enumerate() {
+                if i % CHECK_EVERY == 0 {
+                    budget.check()?;
+                }
+                if let Some(nm) = compiled.pattern.match_node(node) {
+                    sink.take(nm)?;
+                }
             }
-        })
-        .collect();
-    if matches.is_empty() {
-        return None;
+        }
+        None => {
+            for (i, node) in root.dfs().enumerate() {
+                if i % CHECK_EVERY == 0 {
+                    budget.check()?;
+                }
+                if let Some(k) = &kinds
+                    && !k.contains(node.kind_id().into())
+                {
+                    continue;
+                }
+                if let Some(nm) = compiled.pattern.match_node(node) {
+                    sink.take(nm)?;
+                }
+            }
+        }
     }
-    Some(FileMatches {
+    if sink.total == 0 {
+        return Ok(None);
+    }
+    Ok(Some(FileMatches {
         rel: String::new(),
         hash,
-        source: rewrite.map(|_| text.to_string()),
-        matches,
-    })
+        source: matches!(mode, Mode::Rewrite(_)).then(|| text.to_string()),
+        matches: sink.matches,
+        total: sink.total,
+    }))
+}
+
+/// Collects one file's matches as they are found, in pre-order.
+struct Sink<'a> {
+    mode: Mode<'a>,
+    vars: &'a [&'a str],
+    text: &'a str,
+    budget: &'a Budget<'a>,
+    /// Line starts of `text`, built at the first rewrite.
+    lines: Option<LineStarts>,
+    matches: Vec<Match>,
+    total: usize,
+    /// Where the last replaced match ends: a match starting before it is inner.
+    cursor: usize,
+}
+
+impl Sink<'_> {
+    fn take(&mut self, nm: NodeMatch<'_, StrDoc<SupportLang>>) -> Result<(), Stop> {
+        self.total += 1;
+        let range = nm.range();
+        let line = nm.start_pos().line() + 1;
+        match self.mode {
+            Mode::Find { keep } => {
+                if self.matches.len() < keep {
+                    self.matches.push(Match {
+                        range,
+                        line,
+                        excerpt: excerpt(&nm.text()),
+                        captures: shown_captures(&nm, self.vars),
+                        replacement: None,
+                    });
+                }
+            }
+            Mode::Rewrite(template) => {
+                // Pre-order puts an outer match before the ones inside it; those are left for
+                // a second pass and never rendered.
+                if range.start < self.cursor {
+                    return Ok(());
+                }
+                if self.matches.is_empty() {
+                    self.budget.add_output(self.text.len())?;
+                }
+                let lines = self.lines.get_or_insert_with(|| LineStarts::new(self.text));
+                let limit = self.budget.output_left() + range.len();
+                let replacement = template
+                    .render(&nm, self.text, lines, limit)
+                    .ok_or_else(|| self.budget.stop(Stop::TooMuchOutput))?;
+                self.budget.replace_output(range.len(), replacement.len())?;
+                self.cursor = range.end;
+                self.matches.push(Match {
+                    range,
+                    line,
+                    excerpt: String::new(),
+                    captures: Vec::new(),
+                    replacement: Some(replacement),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The captures of a match as the result shows them: whitespace runs made one space, cut.
+fn shown_captures(nm: &NodeMatch<'_, StrDoc<SupportLang>>, vars: &[&str]) -> Vec<(String, String)> {
+    let env = nm.get_env();
+    vars.iter()
+        .map(|v| {
+            if let Some(node) = env.get_match(v) {
+                return (
+                    format!("${v}"),
+                    one_line_cut(&[&node.text()], CAPTURE_CHARS),
+                );
+            }
+            let nodes: Vec<_> = env
+                .get_multiple_matches(v)
+                .into_iter()
+                .filter(|n| n.is_named())
+                .collect();
+            let texts: Vec<_> = nodes.iter().map(|n| n.text()).collect();
+            let mut pieces: Vec<&str> = Vec::with_capacity(texts.len() * 2);
+            for (i, t) in texts.iter().enumerate() {
+                if i > 0 {
+                    pieces.push(", ");
+                }
+                pieces.push(t);
+            }
+            (format!("$$${v}"), one_line_cut(&pieces, CAPTURE_CHARS))
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::budget::Limits;
     use crate::pattern::compile;
+    use std::sync::atomic::AtomicBool;
+
+    const FIND: Mode<'static> = Mode::Find { keep: usize::MAX };
 
     fn listing(found: &[FileMatches]) -> Vec<String> {
         found
             .iter()
             .flat_map(|f| {
-                f.matches
-                    .iter()
-                    .map(|m| format!("{}:{} {} {:?}", f.rel, m.line, m.text, m.captures))
+                f.matches.iter().map(|m| {
+                    format!(
+                        "{}:{} {:?} {} {:?}",
+                        f.rel, m.line, m.range, m.excerpt, m.captures
+                    )
+                })
             })
             .collect()
     }
@@ -280,18 +454,19 @@ mod tests {
     /// what a plain walk of every tree finds.
     fn assert_shortcuts_agree(dir: &Path, lang: &str, patterns: &[&str]) {
         let lang = Lang::by_id(lang).unwrap();
-        let files = files_for(dir, lang);
+        let stop = AtomicBool::new(false);
+        let budget = Budget::new(Limits::default(), &stop);
+        let files = files_for(dir, lang, &budget).unwrap();
         assert!(files.len() > 5, "too small a corpus in {}", dir.display());
         let display = |p: &Path| p.display().to_string();
-        let stop = AtomicBool::new(false);
         let warm = TreeCache::new(1 << 30);
         for p in patterns {
             let plain = compile(p, lang).unwrap().without_prefilter();
             let (reference, _) =
-                search(&files, &plain, None, &TreeCache::new(0), &display, &stop).unwrap();
+                search(&files, &plain, FIND, &TreeCache::new(0), &display, &budget).unwrap();
             let fast = compile(p, lang).unwrap();
-            let (cold, _) = search(&files, &fast, None, &warm, &display, &stop).unwrap();
-            let (hot, stats) = search(&files, &fast, None, &warm, &display, &stop).unwrap();
+            let (cold, _) = search(&files, &fast, FIND, &warm, &display, &budget).unwrap();
+            let (hot, stats) = search(&files, &fast, FIND, &warm, &display, &budget).unwrap();
             assert!(!reference.is_empty(), "{p}: the corpus should have matches");
             assert_eq!(listing(&cold), listing(&reference), "{p} cold");
             assert_eq!(listing(&hot), listing(&reference), "{p} warm");
@@ -339,5 +514,120 @@ mod tests {
                 "if $C: $$$B",
             ],
         );
+    }
+
+    /// A workspace with one file, searched with fresh (uncached) trees.
+    fn search_one(
+        name: &str,
+        text: &str,
+        pattern: &str,
+        mode: Mode<'_>,
+        limits: Limits,
+    ) -> Result<(Vec<FileMatches>, SearchStats), SearchError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let lang = Lang::from_path(&path).unwrap();
+        let compiled = std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .stack_size(STACK_BYTES)
+                .spawn_scoped(s, || compile(pattern, lang).unwrap())
+                .unwrap()
+                .join()
+                .unwrap()
+        });
+        let stop = AtomicBool::new(false);
+        let budget = Budget::new(limits, &stop);
+        let display = |p: &Path| p.file_name().unwrap().to_string_lossy().into_owned();
+        search(
+            &[path],
+            &compiled,
+            mode,
+            &TreeCache::new(1 << 30),
+            &display,
+            &budget,
+        )
+    }
+
+    fn nested(n: usize, inner: &str) -> String {
+        format!("{}{inner}{}", "(".repeat(n), ")".repeat(n))
+    }
+
+    #[test]
+    fn files_nested_deeper_than_the_limit_are_skipped_and_counted() {
+        // Comparing the two sides of `$A + $A` recursed once per level: on a 2 MiB stack this
+        // file aborted the process.
+        let side = nested(MAX_TREE_DEPTH + 10_000, "a");
+        let text = format!("x = {side} + {side};\n");
+        let (found, stats) =
+            search_one("deep.js", &text, "$A + $A", FIND, Limits::default()).unwrap();
+        assert!(found.is_empty());
+        assert_eq!((stats.searched, stats.too_deep), (0, 1));
+        // Just under the limit it is searched, on the workers' large stacks.
+        let side = nested(MAX_TREE_DEPTH / 2 - 10, "a");
+        let text = format!("x = {side} + {side};\n");
+        let (found, stats) =
+            search_one("deep.js", &text, "$A + $A", FIND, Limits::default()).unwrap();
+        assert_eq!((found[0].total, stats.too_deep), (1, 0));
+    }
+
+    #[test]
+    fn a_pattern_at_the_depth_limit_matches() {
+        let code = nested(crate::budget::MAX_PATTERN_DEPTH, "x");
+        let text = format!("y = {code};\n");
+        let (found, _) = search_one("a.js", &text, &code, FIND, Limits::default()).unwrap();
+        assert_eq!(found[0].total, 1);
+    }
+
+    #[test]
+    fn nested_matches_cost_a_count_not_a_copy() {
+        // Every `($X)` here contains the next: the texts of all matches add up to the square
+        // of the file. Only what can be shown is kept, each part cut.
+        let text = format!("x = {};\n", nested(3_000, "a"));
+        let keep = Mode::Find { keep: 50 };
+        let (found, _) = search_one("n.js", &text, "($X)", keep, Limits::default()).unwrap();
+        let file = &found[0];
+        assert_eq!((file.total, file.matches.len()), (3_000, 50));
+        assert_eq!(file.matches[0].range, 4..text.len() - 2);
+        for m in &file.matches {
+            assert!(m.excerpt.chars().count() < 340, "{}", m.excerpt);
+            assert!(m.captures[0].1.chars().count() < 150, "{:?}", m.captures);
+        }
+    }
+
+    #[test]
+    fn a_rewrite_renders_only_outer_matches_within_its_output_budget() {
+        let text = format!("x = {};\ny = (b);\n", nested(2_000, "a"));
+        let template = Template::parse("[$X]", &["X"].into_iter().collect()).unwrap();
+        let mode = Mode::Rewrite(&template);
+        let (found, _) = search_one("n.js", &text, "($X)", mode, Limits::default()).unwrap();
+        let file = &found[0];
+        assert_eq!((file.total, file.matches.len()), (2_001, 2));
+        let replaced: Vec<_> = file.matches.iter().map(|m| m.replacement.clone()).collect();
+        let outer = format!("[{}]", nested(1_999, "a"));
+        assert_eq!(replaced, [Some(outer), Some("[b]".to_string())]);
+        let doubled = Template::parse("[$X, $X]", &["X"].into_iter().collect()).unwrap();
+        let small = Limits {
+            rewrite_bytes: text.len() + 10,
+            ..Limits::default()
+        };
+        let too_much = search_one("n.js", &text, "($X)", Mode::Rewrite(&doubled), small).err();
+        assert_eq!(too_much, Some(SearchError::Stopped(Stop::TooMuchOutput)));
+    }
+
+    #[test]
+    fn a_spent_budget_stops_the_search_with_no_partial_result() {
+        let text = "f(1);\n".repeat(1000);
+        let none = Limits {
+            time: std::time::Duration::ZERO,
+            ..Limits::default()
+        };
+        let r = search_one("a.js", &text, "f($A)", FIND, none).err();
+        assert_eq!(r, Some(SearchError::Stopped(Stop::OutOfTime)));
+        let stop = AtomicBool::new(true);
+        let budget = Budget::new(Limits::default(), &stop);
+        let dir = tempfile::tempdir().unwrap();
+        let lang = Lang::by_id("javascript").unwrap();
+        assert_eq!(files_for(dir.path(), lang, &budget), Err(Stop::Cancelled));
     }
 }

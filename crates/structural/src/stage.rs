@@ -1,40 +1,50 @@
 //! Turning the matches of an `ast_edit` into a staged change: non-overlapping replacements,
-//! indentation and line endings of the site, and a capped unified-diff preview.
+//! indentation and line endings of the site, and a capped unified-diff preview. The texts are
+//! built and diffed on the search thread, within the call's budget; only staging happens on
+//! the async runtime.
+
+use std::time::{Duration, Instant};
 
 use similar::TextDiff;
-use tether_fs::ChangeOp;
+use tether_fs::{ChangeOp, ContentHash};
 use tether_tool::{CallCx, ToolError, ToolOutput};
 
-use crate::render::searched_line;
-use crate::search::{FileMatches, SearchStats};
+use crate::budget::{Budget, Stop};
+use crate::search::FileMatches;
 
 /// Lines of diff preview shown before it is cut.
 const PREVIEW_LINES: usize = 200;
 
+/// How long one file's preview diff may search for a minimal diff before it settles for a
+/// coarser one (still exact, just less tidy).
+const PREVIEW_DIFF_TIME: Duration = Duration::from_secs(5);
+
 /// One file's new content and how many replacements and skipped inner matches it has.
 struct Rewritten {
     rel: String,
-    old: String,
+    hash: ContentHash,
     new: String,
     replaced: usize,
     skipped_inner: usize,
 }
 
-/// Applies the outermost matches of a file, left to right; a match that starts inside an
-/// already-replaced one is left for a second pass, so the result is deterministic.
-fn rewrite_file(file: &FileMatches) -> Rewritten {
-    let old = file.source.clone().unwrap_or_default();
+/// An edit ready to stage: the changed files and the preview of all of them.
+pub(crate) struct Prepared {
+    files: Vec<Rewritten>,
+    /// Whether anything matched at all (a rewrite can match and change nothing).
+    matched: bool,
+    preview: String,
+}
+
+/// Applies the outermost matches of a file, left to right; the search already left the inner
+/// ones out for a second pass. Returns the old text and the new one.
+fn rewrite_file(file: FileMatches) -> (String, Rewritten) {
+    let old = file.source.unwrap_or_default();
     let crlf = old.matches("\r\n").count() * 2 > old.matches('\n').count();
     let mut new = String::with_capacity(old.len());
     let mut cursor = 0;
-    let (mut replaced, mut skipped_inner) = (0, 0);
-    let mut matches: Vec<_> = file.matches.iter().collect();
-    matches.sort_by_key(|m| (m.range.start, std::cmp::Reverse(m.range.end)));
-    for m in matches {
-        if m.range.start < cursor {
-            skipped_inner += 1;
-            continue;
-        }
+    let mut replaced = 0;
+    for m in &file.matches {
         let Some(text) = &m.replacement else { continue };
         new.push_str(&old[cursor..m.range.start]);
         if crlf {
@@ -46,45 +56,56 @@ fn rewrite_file(file: &FileMatches) -> Rewritten {
         replaced += 1;
     }
     new.push_str(&old[cursor..]);
-    Rewritten {
-        rel: file.rel.clone(),
-        old,
+    let rewritten = Rewritten {
+        rel: file.rel,
+        hash: file.hash,
         new,
         replaced,
-        skipped_inner,
-    }
+        skipped_inner: file.total - file.matches.len(),
+    };
+    (old, rewritten)
 }
 
-/// Stages the rewrite of every matched file under one edit id; writes nothing.
+/// Builds every changed file's new text and the preview, looking at the budget between files.
+pub(crate) fn prepare(found: Vec<FileMatches>, budget: &Budget<'_>) -> Result<Prepared, Stop> {
+    let matched = !found.is_empty();
+    let mut preview = Preview::default();
+    let mut files = Vec::new();
+    for file in found {
+        budget.check()?;
+        let (old, r) = rewrite_file(file);
+        if r.new == old {
+            continue;
+        }
+        let deadline = budget.deadline().min(Instant::now() + PREVIEW_DIFF_TIME);
+        preview.add(&r.rel, &old, &r.new, deadline);
+        files.push(r);
+    }
+    budget.check()?;
+    Ok(Prepared {
+        files,
+        matched,
+        preview: preview.finish(),
+    })
+}
+
+/// Stages the rewrite of every changed file under one edit id; writes nothing.
 pub(crate) fn stage_edit(
     cx: &CallCx,
     pattern: &str,
-    found: Vec<FileMatches>,
-    stats: &SearchStats,
-    lang: &str,
-    target: &str,
+    prepared: Prepared,
+    searched: &str,
 ) -> Result<ToolOutput, ToolError> {
-    let searched = searched_line(stats, lang, target);
-    let mut ops = Vec::new();
-    let mut files = Vec::new();
-    for file in &found {
-        let r = rewrite_file(file);
-        if r.new == r.old {
-            continue;
-        }
-        let path = cx.workspace().resolve_write(&file.rel)?;
-        ops.push(ChangeOp::Write {
-            path,
-            content: r.new.clone().into_bytes(),
-            expect: file.hash,
-        });
-        files.push(r);
-    }
-    if ops.is_empty() {
-        let why = if found.is_empty() {
-            "0 matches"
-        } else {
+    let Prepared {
+        files,
+        matched,
+        preview,
+    } = prepared;
+    if files.is_empty() {
+        let why = if matched {
             "the matches already read as the rewrite"
+        } else {
+            "0 matches"
         };
         return Ok(ToolOutput::text(format!(
             "{why}; nothing was staged\n{searched}"
@@ -92,24 +113,30 @@ pub(crate) fn stage_edit(
     }
     let replaced: usize = files.iter().map(|f| f.replaced).sum();
     let inner: usize = files.iter().map(|f| f.skipped_inner).sum();
+    let count = files.len();
+    let mut ops = Vec::with_capacity(count);
+    for f in files {
+        ops.push(ChangeOp::Write {
+            path: cx.workspace().resolve_write(&f.rel)?,
+            content: f.new.into_bytes(),
+            expect: f.hash,
+        });
+    }
     let summary = format!(
-        "{replaced} replacement{} in {} file{} for `{}`",
+        "{replaced} replacement{} in {count} file{} for `{}`",
         plural(replaced),
-        files.len(),
-        plural(files.len()),
+        plural(count),
         pattern.trim()
     );
-    let preview = preview(&files);
     let id = cx
         .fs()
         .staged()
-        .stage("ast_edit", summary.clone(), preview.clone(), ops);
+        .stage("ast_edit", summary, preview.clone(), ops);
     let mut out = format!(
-        "(proposed) {replaced} replacement{} in {} file{}; nothing is written yet: call resolve \
-         with edit_id \"{id}\" and action \"accept\" or \"discard\"\n",
+        "(proposed) {replaced} replacement{} in {count} file{}; nothing is written yet: call \
+         resolve with edit_id \"{id}\" and action \"accept\" or \"discard\"\n",
         plural(replaced),
-        files.len(),
-        plural(files.len()),
+        plural(count),
     );
     if inner > 0 {
         out.push_str(&format!(
@@ -119,7 +146,7 @@ pub(crate) fn stage_edit(
             if inner == 1 { "was" } else { "were" }
         ));
     }
-    out.push_str(&searched);
+    out.push_str(searched);
     out.push_str("\n\n");
     out.push_str(&preview);
     Ok(ToolOutput::text(out))
@@ -129,30 +156,48 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// A unified diff of every file, cut at [`PREVIEW_LINES`] with a count of what was cut.
-fn preview(files: &[Rewritten]) -> String {
-    let mut lines: Vec<String> = Vec::new();
-    for f in files {
-        let diff = TextDiff::from_lines(&f.old, &f.new);
-        let text = diff
-            .unified_diff()
-            .context_radius(2)
-            .header(&format!("a/{}", f.rel), &format!("b/{}", f.rel))
-            .to_string();
-        lines.extend(text.lines().map(|l| l.trim_end_matches('\r').to_string()));
+/// A unified diff of every file, cut at [`PREVIEW_LINES`] with a count of what was cut. Only
+/// the shown lines are kept; the rest are counted one hunk at a time.
+#[derive(Default)]
+struct Preview {
+    lines: Vec<String>,
+    total: usize,
+}
+
+impl Preview {
+    fn add(&mut self, rel: &str, old: &str, new: &str, deadline: Instant) {
+        let diff = TextDiff::configure()
+            .deadline(deadline)
+            .diff_lines(old, new);
+        let mut unified = diff.unified_diff();
+        unified.context_radius(2);
+        for (i, hunk) in unified.iter_hunks().enumerate() {
+            if i == 0 {
+                self.push(&format!("--- a/{rel}"));
+                self.push(&format!("+++ b/{rel}"));
+            }
+            for line in hunk.to_string().lines() {
+                self.push(line.trim_end_matches('\r'));
+            }
+        }
     }
-    let total = lines.len();
-    let mut out = lines
-        .into_iter()
-        .take(PREVIEW_LINES)
-        .collect::<Vec<_>>()
-        .join("\n");
-    if total > PREVIEW_LINES {
-        out.push_str(&format!(
-            "\n… preview cut: {} more diff lines not shown ({} in all); the staged change holds every file",
-            total - PREVIEW_LINES,
-            total
-        ));
+
+    fn push(&mut self, line: &str) {
+        if self.lines.len() < PREVIEW_LINES {
+            self.lines.push(line.to_string());
+        }
+        self.total += 1;
     }
-    out
+
+    fn finish(self) -> String {
+        let mut out = self.lines.join("\n");
+        if self.total > PREVIEW_LINES {
+            out.push_str(&format!(
+                "\n… preview cut: {} more diff lines not shown ({} in all); the staged change holds every file",
+                self.total - PREVIEW_LINES,
+                self.total
+            ));
+        }
+        out
+    }
 }

@@ -7,11 +7,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
 
+use crate::budget::{Budget, Limits, MAX_RESULTS, Stop, on_large_stack};
 use crate::cache::TreeCache;
 use crate::lang::Lang;
 use crate::pattern::compile;
-use crate::render::render_matches;
-use crate::search::{FileMatches, SearchStats, files_for, search};
+use crate::render::{render_matches, searched_line};
+use crate::search::{FileMatches, Mode, SearchError, SearchStats, files_for, search};
+use crate::stage::{prepare, stage_edit};
 use crate::template::Template;
 
 /// `ast_grep`: structural search with metavariables.
@@ -49,7 +51,7 @@ pub struct AstGrepArgs {
     path: Option<String>,
     /// Language id (python, rust, dart, typescript, c, …). Inferred when `path` is a file.
     language: Option<String>,
-    /// How many matches to show. Default 50.
+    /// How many matches to show: 1 to 1000, default 50.
     max_results: Option<usize>,
 }
 
@@ -67,68 +69,112 @@ pub struct AstEditArgs {
     language: Option<String>,
 }
 
-/// Everything a search produced, ready to render or stage.
-struct Outcome {
-    found: Vec<FileMatches>,
-    stats: SearchStats,
+/// What a call searches: the checked arguments, resolved before the work leaves the runtime.
+struct Request {
+    pattern: String,
     lang: Lang,
-    target: String,
+    target: std::path::PathBuf,
+    /// `target` as results show it.
+    shown_target: String,
+    root: std::path::PathBuf,
+    cache: Arc<TreeCache>,
 }
 
-async fn run_search(
-    cx: &CallCx,
-    cache: &Arc<TreeCache>,
-    pattern: &str,
-    path: Option<&str>,
-    language: Option<&str>,
-    rewrite: Option<&str>,
-) -> Result<Outcome, ToolError> {
-    let ws = cx.workspace();
-    let target = ws.resolve_read(path.unwrap_or("."))?;
-    if !target.exists() {
-        return Err(ToolError::invalid(format!(
-            "{} does not exist",
-            path.unwrap_or(".")
-        )));
+impl Request {
+    fn new(
+        cx: &CallCx,
+        cache: &Arc<TreeCache>,
+        pattern: &str,
+        path: Option<&str>,
+        language: Option<&str>,
+    ) -> Result<Self, ToolError> {
+        let ws = cx.workspace();
+        let target = ws.resolve_read(path.unwrap_or("."))?;
+        if !target.exists() {
+            return Err(ToolError::invalid(format!(
+                "{} does not exist",
+                path.unwrap_or(".")
+            )));
+        }
+        let lang = pick_language(&target, language)?;
+        Ok(Request {
+            pattern: pattern.to_string(),
+            lang,
+            shown_target: ws.display(&target),
+            target,
+            root: ws.root().to_path_buf(),
+            cache: cache.clone(),
+        })
     }
-    let lang = pick_language(&target, language)?;
-    let compiled = compile(pattern, lang).map_err(|e| ToolError::invalid(e.message))?;
-    let fix = rewrite
-        .map(|r| Template::parse(r, &compiled.pattern.defined_vars()))
-        .transpose()
-        .map_err(ToolError::invalid)?;
-    let shown_target = ws.display(&target);
-    let root = ws.root().to_path_buf();
-    let cache = cache.clone();
-    let cancel = Arc::new(AtomicBool::new(false));
-    let flag = cancel.clone();
-    let _on_drop = CancelOnDrop(cancel.clone());
-    let work = tokio::task::spawn_blocking(move || {
-        let files = files_for(&target, lang);
-        let display = |p: &std::path::Path| display_path(&root, p);
-        search(&files, &compiled, fix.as_ref(), &cache, &display, &flag)
-    });
-    let (found, stats) = tokio::select! {
-        r = work => r
-            .map_err(|e| ToolError::failed(format!("the search task failed: {e}")))?
-            .map_err(|_| ToolError::failed(
+
+    /// Compiles the pattern, lists the files and searches them; on the job's thread.
+    fn search(
+        &self,
+        tool: &str,
+        rewrite: Option<&str>,
+        keep: usize,
+        budget: &Budget<'_>,
+    ) -> Result<(Vec<FileMatches>, SearchStats), ToolError> {
+        let compiled =
+            compile(&self.pattern, self.lang).map_err(|e| ToolError::invalid(e.message))?;
+        let template = rewrite
+            .map(|r| Template::parse(r, &compiled.pattern.defined_vars()))
+            .transpose()
+            .map_err(ToolError::invalid)?;
+        let mode = match &template {
+            Some(t) => Mode::Rewrite(t),
+            None => Mode::Find { keep },
+        };
+        let files =
+            files_for(&self.target, self.lang, budget).map_err(|s| stop_error(tool, s, budget))?;
+        let display = |p: &std::path::Path| display_path(&self.root, p);
+        search(&files, &compiled, mode, &self.cache, &display, budget).map_err(|e| match e {
+            SearchError::Stopped(s) => stop_error(tool, s, budget),
+            SearchError::WorkerFailed => ToolError::failed(
                 "a search worker failed, so the results would be incomplete; none are shown. \
                  Retry, and report it if it happens again",
-            ))?,
-        _ = cx.cancel_token().cancelled() => {
-            cancel.store(true, Ordering::Relaxed);
-            return Err(ToolError::Cancelled);
-        }
-    };
-    Ok(Outcome {
-        found,
-        stats,
-        lang,
-        target: shown_target,
-    })
+            ),
+        })
+    }
 }
 
-/// Stops the worker threads when the call's future is dropped.
+/// The error of a call that met a bound of its budget.
+fn stop_error(tool: &str, stop: Stop, budget: &Budget<'_>) -> ToolError {
+    match stop {
+        Stop::Cancelled => ToolError::Cancelled,
+        Stop::OutOfTime => ToolError::failed(stop.message(tool, budget.limits())),
+        Stop::TooMuchOutput => ToolError::invalid(stop.message(tool, budget.limits())),
+    }
+}
+
+/// Runs `job` on its own large-stack thread (pattern compilation and matching recurse), with a
+/// budget that the call's cancellation stops; a cancelled call returns at once and the thread
+/// stops at its next look at the budget.
+async fn run_job<T, F>(cx: &CallCx, job: F) -> Result<T, ToolError>
+where
+    T: Send + 'static,
+    F: FnOnce(&Budget<'_>) -> Result<T, ToolError> + Send + 'static,
+{
+    let cancel = Arc::new(AtomicBool::new(false));
+    let _on_drop = CancelOnDrop(cancel.clone());
+    let flag = cancel.clone();
+    let done = on_large_stack("tether-structural", move || {
+        job(&Budget::new(Limits::default(), &flag))
+    })
+    .map_err(|e| ToolError::failed(format!("cannot start the search thread: {e}")))?;
+    tokio::select! {
+        r = done => r.map_err(|_| ToolError::failed(
+            "the search thread failed, so no result is shown. Retry, and report it if it \
+             happens again",
+        ))?,
+        _ = cx.cancel_token().cancelled() => {
+            cancel.store(true, Ordering::Relaxed);
+            Err(ToolError::Cancelled)
+        }
+    }
+}
+
+/// Stops the job's threads when the call's future is dropped.
 struct CancelOnDrop(Arc<AtomicBool>);
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
@@ -206,27 +252,31 @@ impl Tool for AstGrepTool {
 
     async fn call(&self, cx: &CallCx, args: AstGrepArgs) -> Result<ToolOutput, ToolError> {
         let max = args.max_results.unwrap_or(50);
-        if max == 0 {
-            return Err(ToolError::invalid(
-                "max_results must be at least 1 (default 50)",
-            ));
+        if !(1..=MAX_RESULTS).contains(&max) {
+            return Err(ToolError::invalid(format!(
+                "max_results must be at least 1 and at most {MAX_RESULTS} (default 50); to see \
+                 more, narrow `path` and search again"
+            )));
         }
-        let o = run_search(
+        let req = Request::new(
             cx,
             &self.cache,
             &args.pattern,
             args.path.as_deref(),
             args.language.as_deref(),
-            None,
-        )
+        )?;
+        let text = run_job(cx, move |budget| {
+            let (found, stats) = req.search("ast_grep", None, max, budget)?;
+            Ok(render_matches(
+                &found,
+                &stats,
+                max,
+                req.lang.id(),
+                &req.shown_target,
+            ))
+        })
         .await?;
-        Ok(ToolOutput::text(render_matches(
-            &o.found,
-            &o.stats,
-            max,
-            o.lang.id(),
-            &o.target,
-        )))
+        Ok(ToolOutput::text(text))
     }
 }
 
@@ -254,15 +304,21 @@ impl Tool for AstEditTool {
     }
 
     async fn call(&self, cx: &CallCx, args: AstEditArgs) -> Result<ToolOutput, ToolError> {
-        let o = run_search(
+        let req = Request::new(
             cx,
             &self.cache,
             &args.pattern,
             args.path.as_deref(),
             args.language.as_deref(),
-            Some(&args.rewrite),
-        )
+        )?;
+        let rewrite = args.rewrite;
+        let (prepared, searched) = run_job(cx, move |budget| {
+            let (found, stats) = req.search("ast_edit", Some(&rewrite), 0, budget)?;
+            let searched = searched_line(&stats, req.lang.id(), &req.shown_target);
+            let prepared = prepare(found, budget).map_err(|s| stop_error("ast_edit", s, budget))?;
+            Ok((prepared, searched))
+        })
         .await?;
-        crate::stage::stage_edit(cx, &args.pattern, o.found, &o.stats, o.lang.id(), &o.target)
+        stage_edit(cx, &args.pattern, prepared, &searched)
     }
 }
