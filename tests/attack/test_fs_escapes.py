@@ -105,6 +105,8 @@ def test_a_folder_flipped_to_a_symlink_never_leads_outside(scene):
     d.mkdir()
     (d / "secret.txt").write_text("inside\n")
     (outside / "secret.txt").write_text("OUTSIDE\n")
+    (d / "secret.py").write_text('secret = "inside"\n')
+    (outside / "secret.py").write_text('secret = "OUTSIDE"\n')
     stop = threading.Event()
 
     def flip():
@@ -133,12 +135,15 @@ def test_a_folder_flipped_to_a_symlink_never_leads_outside(scene):
         for i in range(300):
             lines.append(("write", {"path": f"d/f{i}.txt", "content": "x\n"}))
             lines.append(("read", {"path": "d/secret.txt"}))
+            if i % 3 == 0:
+                lines.append(("ast_grep", {"pattern": "secret = $X", "path": "d",
+                                           "language": "python"}))
         results = calls(root, env, lines)
     finally:
         stop.set()
         flipper.join()
-    assert len(results) == 600
-    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt", "victim.txt"]
+    assert len(results) == 700
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.py", "secret.txt", "victim.txt"]
     assert not any("OUTSIDE" in r["text"] for r in results)
     inside = [p for p in root.iterdir() if p.name.startswith("d")]
     names = [q.name for p in inside if p.is_dir() and not p.is_symlink() for q in p.iterdir()]

@@ -148,14 +148,22 @@ pub fn files_for(target: &Path, lang: Lang, budget: &Budget<'_>) -> Result<Vec<P
     Ok(files)
 }
 
-/// Searches `files` on all cores, on threads with a large stack, within `budget`. `display`
-/// turns an absolute path into the shown one.
+/// How a search shows and opens files: the tools open them beneath the workspace's
+/// descriptors, so a folder swapped for a symlink mid-search leaks nothing from outside.
+pub struct Io<'a> {
+    /// Turns an absolute path into the shown one.
+    pub display: &'a (dyn Fn(&Path) -> String + Sync),
+    /// Opens a listed file for reading.
+    pub open: &'a (dyn Fn(&Path) -> std::io::Result<std::fs::File> + Sync),
+}
+
+/// Searches `files` on all cores, on threads with a large stack, within `budget`.
 pub fn search(
     files: &[PathBuf],
     compiled: &Compiled,
     mode: Mode<'_>,
     cache: &TreeCache,
-    display: &(dyn Fn(&Path) -> String + Sync),
+    io: &Io<'_>,
     budget: &Budget<'_>,
 ) -> Result<(Vec<FileMatches>, SearchStats), SearchError> {
     let next = AtomicUsize::new(0);
@@ -180,9 +188,9 @@ pub fn search(
                     mode,
                     vars,
                 };
-                if let Some(f) = search_file(&file, cache, &mut stats, budget)? {
+                if let Some(f) = search_file(&file, io, cache, &mut stats, budget)? {
                     found.push(FileMatches {
-                        rel: display(path),
+                        rel: (io.display)(path),
                         ..f
                     });
                 }
@@ -227,6 +235,7 @@ struct File<'a> {
 
 fn search_file(
     file: &File<'_>,
+    io: &Io<'_>,
     cache: &TreeCache,
     stats: &mut SearchStats,
     budget: &Budget<'_>,
@@ -237,15 +246,20 @@ fn search_file(
         mode,
         vars,
     } = *file;
-    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let Ok(mut opened) = (io.open)(path) else {
+        stats.failed += 1;
+        return Ok(None);
+    };
+    let size = opened.metadata().map(|m| m.len()).unwrap_or(0);
     if size > MAX_FILE_BYTES {
         stats.too_large += 1;
         return Ok(None);
     }
-    let Ok(bytes) = std::fs::read(path) else {
+    let mut bytes = Vec::with_capacity(size as usize);
+    if std::io::Read::read_to_end(&mut opened, &mut bytes).is_err() {
         stats.failed += 1;
         return Ok(None);
-    };
+    }
     if bytes[..bytes.len().min(SNIFF_BYTES)].contains(&0) {
         stats.binary += 1;
         return Ok(None);
@@ -459,14 +473,19 @@ mod tests {
         let files = files_for(dir, lang, &budget).unwrap();
         assert!(files.len() > 5, "too small a corpus in {}", dir.display());
         let display = |p: &Path| p.display().to_string();
+        let open = |p: &Path| std::fs::File::open(p);
+        let io = Io {
+            display: &display,
+            open: &open,
+        };
         let warm = TreeCache::new(1 << 30);
         for p in patterns {
             let plain = compile(p, lang).unwrap().without_prefilter();
             let (reference, _) =
-                search(&files, &plain, FIND, &TreeCache::new(0), &display, &budget).unwrap();
+                search(&files, &plain, FIND, &TreeCache::new(0), &io, &budget).unwrap();
             let fast = compile(p, lang).unwrap();
-            let (cold, _) = search(&files, &fast, FIND, &warm, &display, &budget).unwrap();
-            let (hot, stats) = search(&files, &fast, FIND, &warm, &display, &budget).unwrap();
+            let (cold, _) = search(&files, &fast, FIND, &warm, &io, &budget).unwrap();
+            let (hot, stats) = search(&files, &fast, FIND, &warm, &io, &budget).unwrap();
             assert!(!reference.is_empty(), "{p}: the corpus should have matches");
             assert_eq!(listing(&cold), listing(&reference), "{p} cold");
             assert_eq!(listing(&hot), listing(&reference), "{p} warm");
@@ -539,12 +558,17 @@ mod tests {
         let stop = AtomicBool::new(false);
         let budget = Budget::new(limits, &stop);
         let display = |p: &Path| p.file_name().unwrap().to_string_lossy().into_owned();
+        let open = |p: &Path| std::fs::File::open(p);
+        let io = Io {
+            display: &display,
+            open: &open,
+        };
         search(
             &[path],
             &compiled,
             mode,
             &TreeCache::new(1 << 30),
-            &display,
+            &io,
             &budget,
         )
     }

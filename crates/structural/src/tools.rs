@@ -12,7 +12,7 @@ use crate::cache::TreeCache;
 use crate::lang::Lang;
 use crate::pattern::compile;
 use crate::render::{render_matches, searched_line};
-use crate::search::{FileMatches, Mode, SearchError, SearchStats, files_for, search};
+use crate::search::{FileMatches, Io, Mode, SearchError, SearchStats, files_for, search};
 use crate::stage::{prepare, stage_edit};
 use crate::template::Template;
 
@@ -77,6 +77,8 @@ struct Request {
     /// `target` as results show it.
     shown_target: String,
     root: std::path::PathBuf,
+    /// Files are opened beneath the workspace's descriptors, never by path alone.
+    workspace: tether_fs::Workspace,
     cache: Arc<TreeCache>,
 }
 
@@ -103,6 +105,7 @@ impl Request {
             shown_target: ws.display(&target),
             target,
             root: ws.root().to_path_buf(),
+            workspace: ws.clone(),
             cache: cache.clone(),
         })
     }
@@ -128,7 +131,16 @@ impl Request {
         let files =
             files_for(&self.target, self.lang, budget).map_err(|s| stop_error(tool, s, budget))?;
         let display = |p: &std::path::Path| display_path(&self.root, p);
-        search(&files, &compiled, mode, &self.cache, &display, budget).map_err(|e| match e {
+        let open = |p: &std::path::Path| {
+            self.workspace
+                .open_read(p)
+                .map_err(|e| std::io::Error::other(e.to_string()))
+        };
+        let io = Io {
+            display: &display,
+            open: &open,
+        };
+        search(&files, &compiled, mode, &self.cache, &io, budget).map_err(|e| match e {
             SearchError::Stopped(s) => stop_error(tool, s, budget),
             SearchError::WorkerFailed => ToolError::failed(
                 "a search worker failed, so the results would be incomplete; none are shown. \
