@@ -350,6 +350,65 @@ mod tests {
         }
     }
 
+    /// One snippet and one pattern per bundled language; each must match exactly once, so
+    /// every grammar is exercised through the pattern ladder, not only parsed.
+    #[test]
+    fn every_language_finds_exactly_one_match() {
+        let cases: &[(&str, &str, &str)] = &[
+            ("dart", "void main() { greet(1); other(2); }", "greet($A)"),
+            ("python", "greet(1)\nother(2)\n", "greet($A)"),
+            ("rust", "fn main() { greet(1); other(2); }", "greet($A)"),
+            ("c", "int main() { greet(1); other(2); }", "greet($A)"),
+            ("cpp", "int main() { greet(1); other(2); }", "greet($A)"),
+            (
+                "go",
+                "package m\nfunc f() { greet(1); other(2) }\n",
+                "greet($A)",
+            ),
+            ("javascript", "greet(1); other(2);", "greet($A)"),
+            ("typescript", "greet(1); other(2);", "greet($A)"),
+            ("tsx", "greet(1); other(2);", "greet($A)"),
+            (
+                "java",
+                "class A { void f() { greet(1); other(2); } }",
+                "greet($A)",
+            ),
+            ("kotlin", "fun f() { greet(1); other(2) }", "greet($A)"),
+            ("swift", "greet(1)\nother(2)\n", "greet($A)"),
+            ("ruby", "greet(1)\nother(2)\n", "greet($A)"),
+            ("php", "<?php greet(1); other(2);", "greet($A)"),
+            (
+                "csharp",
+                "class A { void F() { greet(1); other(2); } }",
+                "greet($A)",
+            ),
+            ("bash", "greet one\nother two\n", "greet $A"),
+            ("lua", "greet(1)\nother(2)\n", "greet($A)"),
+            ("scala", "object A { greet(1); other(2) }", "greet($A)"),
+            ("elixir", "greet(1)\nother(2)\n", "greet($A)"),
+            ("haskell", "main = greet 1\nf = other 2\n", "greet $A"),
+            ("html", "<p>hi</p><div>yo</div>", "<p>$A</p>"),
+            ("css", "a { color: red; } b { margin: 0; }", "color: $V;"),
+            ("json", "{\"a\": 1, \"b\": [2]}", "[2]"),
+            ("yaml", "a: 1\nb: two\n", "a: $V"),
+        ];
+        let mut failed = Vec::new();
+        for (id, src, pattern) in cases {
+            let lang = Lang::by_id(id).unwrap_or_else(|| panic!("{id} missing"));
+            let found = match crate::compile(pattern, lang) {
+                Ok(c) => lang.parse(src).root().find_all(&c.pattern).count(),
+                Err(e) => {
+                    failed.push(format!("{id}: {}", e.message));
+                    continue;
+                }
+            };
+            if found != 1 {
+                failed.push(format!("{id}: {found} matches of {pattern:?} in {src:?}"));
+            }
+        }
+        assert!(failed.is_empty(), "{failed:#?}");
+    }
+
     #[test]
     fn extension_inference() {
         let id = |p: &str| Lang::from_path(Path::new(p)).map(|l| l.id());
