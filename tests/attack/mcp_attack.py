@@ -16,14 +16,20 @@ TETHER = os.environ.get("TETHER_BIN", str(ROOT / "target" / "debug" / "tether"))
 
 
 @contextlib.asynccontextmanager
-async def serve(root, surface="agent"):
-    """An initialized client session over a fresh `tether serve --root ROOT` process."""
+async def serve(root, surface="agent", user_config=None):
+    """An initialized client session over a fresh `tether serve --root ROOT` process, with
+    `user_config` as the user's own (trusted) tether.toml when given."""
     root = pathlib.Path(root)
+    cfg = root.parent / "cfg"
+    if user_config is not None:
+        cfg.mkdir(exist_ok=True)
+        (cfg / "tether.toml").write_text(user_config)
     params = StdioServerParameters(
         command=TETHER,
         args=["serve", "--root", str(root), "--surface", surface],
         env={
-            "TETHER_CONFIG_DIR": str(root.parent / "cfg"),
+            "TETHER_CONFIG_DIR": str(cfg),
+            "TETHER_STATE_DIR": str(root.parent / "state"),
             "PATH": os.environ.get("PATH", ""),
         },
     )

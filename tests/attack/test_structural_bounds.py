@@ -154,6 +154,24 @@ def test_an_edit_that_would_stage_too_much_ends_with_the_budget_error(workspace)
     assert peak < MEMORY_BOUND_MIB, f"server peaked at {peak:.0f} MiB"
 
 
+def test_the_rewrite_budget_comes_from_the_structural_section(workspace):
+    # 20,000 replacements of about 120 bytes: some 2.4 MB, under the default 64 MiB.
+    (workspace / "flat.js").write_text("f(1);\n" * 20000)
+    args = {"pattern": "f($A)", "rewrite": "g($A, '" + "x" * 110 + "')", "path": "flat.js"}
+
+    async def main(config):
+        async with serve(workspace, user_config=config) as s:
+            return await s.call_tool("ast_edit", args)
+
+    tight = run(main("[structural]\nrewrite_budget_mb = 1\n"))
+    msg = text(tight)
+    assert tight.is_error and "more than 1 MiB of new file content" in msg, msg[:400]
+    assert "`[structural] rewrite_budget_mb`" in msg, msg
+    default = run(main(""))
+    assert not default.is_error, text(default)[:400]
+    assert text(default).startswith("(proposed) 20000 replacements in 1 file"), text(default)[:400]
+
+
 def test_a_cancelled_edit_stops_working_and_the_server_answers(workspace):
     # Cancellation was looked at only between files: this one-file edit ran on for minutes.
     args = many_var_edit(workspace)

@@ -26,11 +26,12 @@ pub const MAX_PATTERN_BYTES: usize = 64 << 10;
 /// anywhere near it.
 pub const MAX_TREE_DEPTH: usize = 10_000;
 
-/// How long one `ast_grep` or `ast_edit` call may search and render before it stops.
+/// How long one `ast_grep` or `ast_edit` call may search and render before it stops, unless
+/// `[structural] time_budget_secs` says otherwise.
 pub const TIME_BUDGET: Duration = Duration::from_secs(60);
 
-/// How much new file content one `ast_edit` may stage, in bytes (64 MiB); the staged change is
-/// held in memory until it is resolved.
+/// How much new file content one `ast_edit` may stage, in bytes (64 MiB), unless
+/// `[structural] rewrite_budget_mb` says otherwise; the staged change is held in memory.
 pub const REWRITE_BUDGET: usize = 64 << 20;
 
 /// The largest `max_results` accepted: every shown match costs a few hundred characters of
@@ -74,22 +75,24 @@ impl Stop {
         match self {
             Stop::Cancelled => format!("`{tool}` was cancelled"),
             Stop::OutOfTime => format!(
-                "`{tool}` stopped after its time budget of {} s without finishing, so no \
-                 result is shown (a partial one would look complete). Narrow `path` to fewer \
-                 files, or make the pattern more specific",
+                "`{tool}` stopped after its time budget of {} s (`[structural] \
+                 time_budget_secs`) without finishing, so no result is shown (a partial one \
+                 would look complete). Narrow `path` to fewer files, or make the pattern more \
+                 specific",
                 limits.time.as_secs()
             ),
             Stop::TooMuchOutput => format!(
                 "`{tool}` stopped: the rewrite would stage more than {} MiB of new file \
-                 content, its output budget, so nothing was staged. Narrow `path`, make the \
-                 pattern more specific, or shorten `rewrite`",
+                 content, its output budget (`[structural] rewrite_budget_mb`), so nothing was \
+                 staged. Narrow `path`, make the pattern more specific, or shorten `rewrite`",
                 limits.rewrite_bytes >> 20
             ),
         }
     }
 }
 
-/// The bounds of one call; [`Limits::default`] is what the tools use.
+/// The bounds of each call, from `[structural]`; [`Limits::default`] is the documented
+/// constants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Wall-clock time for searching and rendering.

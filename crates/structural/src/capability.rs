@@ -37,7 +37,8 @@ impl Capability for Structural {
             false => self.config.cache_bytes(),
         };
         let cache = Arc::new(TreeCache::new(budget));
-        run.tool(AstGrepTool::new(cache.clone()))
-            .tool(AstEditTool::new(cache));
+        let limits = self.config.limits();
+        run.tool(AstGrepTool::new(cache.clone()).with_limits(limits))
+            .tool(AstEditTool::new(cache).with_limits(limits));
     }
 }

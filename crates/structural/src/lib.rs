@@ -10,7 +10,8 @@
 //! Every call is bounded: it compiles and matches on a thread with a known large stack
 //! ([`STACK_BYTES`]), refuses patterns longer than [`MAX_PATTERN_BYTES`] or deeper than
 //! [`MAX_PATTERN_DEPTH`], skips files nested deeper than [`MAX_TREE_DEPTH`], stops at its
-//! [`TIME_BUDGET`] or when cancelled, and an edit stages at most [`REWRITE_BUDGET`] bytes.
+//! time budget or when cancelled, and an edit stages at most its rewrite budget ([`Limits`]:
+//! [`TIME_BUDGET`] and [`REWRITE_BUDGET`] unless `[structural]` sets them).
 //! Meeting a bound is an error that names it, never a silently shorter answer.
 
 mod budget;
@@ -28,8 +29,8 @@ mod template;
 mod tools;
 
 pub use budget::{
-    MAX_PATTERN_BYTES, MAX_PATTERN_DEPTH, MAX_RESULTS, MAX_TREE_DEPTH, REWRITE_BUDGET, STACK_BYTES,
-    TIME_BUDGET,
+    Limits, MAX_PATTERN_BYTES, MAX_PATTERN_DEPTH, MAX_RESULTS, MAX_TREE_DEPTH, REWRITE_BUDGET,
+    STACK_BYTES, TIME_BUDGET,
 };
 pub use cache::TreeCache;
 pub use capability::Structural;

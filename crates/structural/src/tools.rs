@@ -19,24 +19,42 @@ use crate::template::Template;
 /// `ast_grep`: structural search with metavariables.
 pub struct AstGrepTool {
     cache: Arc<TreeCache>,
+    limits: Limits,
 }
 
 /// `ast_edit`: structural rewrite, staged for `resolve`.
 pub struct AstEditTool {
     cache: Arc<TreeCache>,
+    limits: Limits,
 }
 
 impl AstGrepTool {
-    /// A search tool over the run's tree cache.
+    /// A search tool over the run's tree cache, with the default [`Limits`].
     pub fn new(cache: Arc<TreeCache>) -> Self {
-        AstGrepTool { cache }
+        AstGrepTool {
+            cache,
+            limits: Limits::default(),
+        }
+    }
+
+    /// The same tool with other bounds per call (from `[structural]`).
+    pub fn with_limits(self, limits: Limits) -> Self {
+        AstGrepTool { limits, ..self }
     }
 }
 
 impl AstEditTool {
-    /// An edit tool over the run's tree cache.
+    /// An edit tool over the run's tree cache, with the default [`Limits`].
     pub fn new(cache: Arc<TreeCache>) -> Self {
-        AstEditTool { cache }
+        AstEditTool {
+            cache,
+            limits: Limits::default(),
+        }
+    }
+
+    /// The same tool with other bounds per call (from `[structural]`).
+    pub fn with_limits(self, limits: Limits) -> Self {
+        AstEditTool { limits, ..self }
     }
 }
 
@@ -162,7 +180,7 @@ fn stop_error(tool: &str, stop: Stop, budget: &Budget<'_>) -> ToolError {
 /// Runs `job` on its own large-stack thread (pattern compilation and matching recurse), with a
 /// budget that the call's cancellation stops; a cancelled call returns at once and the thread
 /// stops at its next look at the budget.
-async fn run_job<T, F>(cx: &CallCx, job: F) -> Result<T, ToolError>
+async fn run_job<T, F>(cx: &CallCx, limits: Limits, job: F) -> Result<T, ToolError>
 where
     T: Send + 'static,
     F: FnOnce(&Budget<'_>) -> Result<T, ToolError> + Send + 'static,
@@ -171,7 +189,7 @@ where
     let _on_drop = CancelOnDrop(cancel.clone());
     let flag = cancel.clone();
     let done = on_large_stack("tether-structural", move || {
-        job(&Budget::new(Limits::default(), &flag))
+        job(&Budget::new(limits, &flag))
     })
     .map_err(|e| ToolError::failed(format!("cannot start the search thread: {e}")))?;
     tokio::select! {
@@ -277,7 +295,7 @@ impl Tool for AstGrepTool {
             args.path.as_deref(),
             args.language.as_deref(),
         )?;
-        let text = run_job(cx, move |budget| {
+        let text = run_job(cx, self.limits, move |budget| {
             let (found, stats) = req.search("ast_grep", None, max, budget)?;
             Ok(render_matches(
                 &found,
@@ -324,7 +342,7 @@ impl Tool for AstEditTool {
             args.language.as_deref(),
         )?;
         let rewrite = args.rewrite;
-        let (prepared, searched) = run_job(cx, move |budget| {
+        let (prepared, searched) = run_job(cx, self.limits, move |budget| {
             let (found, stats) = req.search("ast_edit", Some(&rewrite), 0, budget)?;
             let searched = searched_line(&stats, req.lang.id(), &req.shown_target);
             let prepared = prepare(found, budget).map_err(|s| stop_error("ast_edit", s, budget))?;
