@@ -204,36 +204,33 @@ mod tests {
         assert_eq!(tail.last().map(String::as_str), Some("err100"));
     }
 
-    #[tokio::test]
-    async fn shutdown_and_drop_end_the_whole_group() {
-        let dir = tempfile::tempdir().unwrap();
-        let pidfile = dir.path().join("grandchild");
+    /// Starts a child that starts a grandchild, and returns both once the grandchild runs.
+    async fn with_grandchild(pidfile: &std::path::Path) -> (LongChild, u32) {
+        let _ = std::fs::remove_file(pidfile);
         let script = format!("sleep 60 & echo $! > {}; wait", pidfile.display());
-        let mut c = LongChild::spawn(&spec(&script)).unwrap();
-        while !pidfile.exists() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let grandchild: u32 = std::fs::read_to_string(&pidfile)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        assert!(alive(grandchild));
-        c.shutdown(Duration::from_millis(500)).await;
-        assert!(wait_gone(grandchild).await, "shutdown left the grandchild");
-
-        std::fs::remove_file(&pidfile).unwrap();
         let c = LongChild::spawn(&spec(&script)).unwrap();
         while !pidfile.exists() {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
-        let grandchild: u32 = std::fs::read_to_string(&pidfile)
+        let pid = std::fs::read_to_string(pidfile)
             .unwrap()
             .trim()
             .parse()
             .unwrap();
+        assert!(alive(pid));
+        (c, pid)
+    }
+
+    #[tokio::test]
+    async fn shutdown_and_drop_end_the_whole_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("grandchild");
+        let (mut c, grandchild) = with_grandchild(&pidfile).await;
+        c.shutdown(Duration::from_millis(500)).await;
+        assert!(wait_gone(grandchild).await, "shutdown left the grandchild");
+
+        let (c, grandchild) = with_grandchild(&pidfile).await;
         drop(c);
         assert!(wait_gone(grandchild).await, "drop left the grandchild");
     }
