@@ -570,6 +570,24 @@ mod tests {
     }
 
     #[test]
+    fn an_untrusted_workspace_may_tighten_approval_to_ask() {
+        let (u, w) = setup("approval = \"never\"\n", "approval = \"ask\"\n");
+        let root = w.path().canonicalize().unwrap();
+        let c = Config::load(&root, u.path()).unwrap();
+        assert!(!c.workspace_trusted());
+        assert_eq!(c.approval().unwrap(), ApprovalPolicy::Ask);
+    }
+
+    #[test]
+    fn a_tilde_in_read_roots_is_the_home_folder() {
+        let (u, w) = setup("[files]\nread_roots = [\"~/lib\"]\n", "");
+        let root = w.path().canonicalize().unwrap();
+        let c = Config::load(&root, u.path()).unwrap();
+        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap();
+        assert_eq!(c.read_roots().unwrap(), vec![home.join("lib")]);
+    }
+
+    #[test]
     fn relative_read_roots_start_at_the_file_that_set_them() {
         let (u, w) = setup("", "[files]\nread_roots = [\"../lib\"]\n");
         let root = w.path().canonicalize().unwrap();

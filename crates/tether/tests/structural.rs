@@ -421,9 +421,28 @@ async fn multi_line_rewrites_follow_the_site_and_nested_matches_wait() {
 }
 
 #[tokio::test]
+async fn syntax_check_false_in_the_workspace_config_turns_the_report_off() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "tether.toml",
+        "[structural]\nsyntax_check = false\n",
+    );
+    let run = open(dir.path());
+    let out = call(
+        &run,
+        "write",
+        json!({"path": "new.py", "content": "def f(:\n    return 1\n"}),
+    )
+    .await
+    .unwrap();
+    assert!(!out.contains("syntax check"), "{out}");
+}
+
+#[tokio::test]
 async fn writes_report_new_syntax_errors_only() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "old.py", "def broken(:\n    pass\n\nx = 1\n");
+    write(dir.path(), "old.py", "x = 1\n\ndef broken(:\n    pass\n");
     let run = open(dir.path());
     let out = call(
         &run,
@@ -437,11 +456,11 @@ async fn writes_report_new_syntax_errors_only() {
         "{out}"
     );
     assert!(out.contains("new.py:1 "), "{out}");
-    // An old error moved down by an edit is not new.
+    // An old error moved down by an edit above it is not new.
     let out = call(
         &run,
         "edit",
-        json!({"path": "old.py", "old_string": "x = 1", "new_string": "x = 2"}),
+        json!({"path": "old.py", "old_string": "x = 1", "new_string": "x = 1\ny = 2\nz = 3"}),
     )
     .await
     .unwrap();
