@@ -3,17 +3,16 @@ use std::sync::atomic::Ordering;
 
 use serde_json::Value;
 use tether_tool::{
-    BoxFuture, CallCx, CallCxParts, CallScope, Dispatcher, FsDoor, PermitKey, ProgressPort,
-    Surface, ToolError, ToolOutput,
+    BoxFuture, CallCx, CallCxParts, CallScope, Concurrency, Dispatcher, FsDoor, PermitKey,
+    Prepared, ProgressPort, Surface, ToolError, ToolOutput,
 };
 use tokio_util::sync::CancellationToken;
 
 use crate::arrival::Place;
-use crate::registry::CallOptions;
+use crate::registry::{CallOptions, Inner, Registered};
 
 /// How long a cancelled handler may run on to clean up (send an interrupt, disconnect).
 pub const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
-use crate::registry::Inner;
 
 /// How long a call waits for its write or session permit before it gives up.
 const PERMIT_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
@@ -59,30 +58,11 @@ pub(crate) async fn call_root(
 /// (gate released) write-hook reports.
 async fn run_call(
     inner: &Arc<Inner>,
-    origin: Origin<'_>,
+    mut origin: Origin<'_>,
     name: &str,
     args: Value,
 ) -> Result<ToolOutput, ToolError> {
-    let surface = origin.surface;
-    let Some(registered) = inner.tools.get(name).filter(|t| inner.offered(t)) else {
-        return Err(ToolError::UnknownTool {
-            name: name.to_string(),
-            available: inner
-                .tools
-                .values()
-                .filter(|t| inner.offered(t) && surface.admits(t.spec.tier))
-                .map(|t| t.spec.name.clone())
-                .collect(),
-        });
-    };
-    let spec = &registered.spec;
-    if !surface.admits(spec.tier) {
-        return Err(ToolError::Refused {
-            tool: spec.name.clone(),
-            tier: spec.tier,
-            surface,
-        });
-    }
+    let registered = admit(inner, &origin, name)?;
     // The arguments are parsed once; the prepared call knows the permit it needs.
     let prepared = registered.tool.clone().prepare(args.clone())?;
     let concurrency = prepared.concurrency.clone();
@@ -90,7 +70,8 @@ async fn run_call(
     // at once, so reads never hold up a write. A write keeps its place through approval.
     let place = origin
         .place
-        .filter(|_| concurrency == tether_tool::Concurrency::Workspace);
+        .take()
+        .filter(|_| concurrency == Concurrency::Workspace);
     if let Some(parent) = origin.parent
         && parent.stack.iter().any(|t| t == name)
     {
@@ -104,56 +85,109 @@ async fn run_call(
         res.approval,
         res.questions.as_deref(),
         name,
-        spec.tier,
+        registered.spec.tier,
         &args,
     );
     tokio::select! {
         r = approval => r?,
         _ = origin.cancel.cancelled() => return Err(ToolError::Cancelled),
     }
-
     let held = origin.parent.map(|p| p.held.clone()).unwrap_or_default();
     let permit = tokio::select! {
         p = tokio::time::timeout(PERMIT_WAIT, inner.gate.acquire(&concurrency, &held, place)) => {
-            p.map_err(|_| ToolError::failed(format!(
-                "`{name}` waited {} s for {} and gave up; {}, so retry once it has finished",
-                PERMIT_WAIT.as_secs(),
-                match &concurrency {
-                    tether_tool::Concurrency::Session(k) => format!("session `{k}`"),
-                    _ => "the workspace write permit".to_string(),
-                },
-                match &concurrency {
-                    tether_tool::Concurrency::Session(_) => "another call still holds it",
-                    _ => "another call still holds it, or a write that arrived earlier is still \
-                          ahead in line",
-                }
-            )))?
+            p.map_err(|_| permit_timeout(name, &concurrency))?
         }
         _ = origin.cancel.cancelled() => return Err(ToolError::Cancelled),
     };
+    let scope = scope_for(inner, &origin, name, held, permit.key.clone());
+    let cx = context_for(inner, &origin, scope);
+    let result = run_handler(&cx, prepared, &origin.cancel).await;
+    // A commit already under way finishes even when the call is cancelled; wait for it, so
+    // its files are reported rather than silently changed.
+    if !cx.fs().settle().await {
+        res.notices.push(
+            "run",
+            format!("a write of `{name}` was still running after 120 s; its files may change yet"),
+        );
+    }
+    drop(permit);
+    report_writes(inner, &cx, name, result).await
+}
 
-    let call_id = inner.next_call.fetch_add(1, Ordering::Relaxed);
-    let mut scope = match origin.parent {
-        Some(p) => CallScope {
-            call_id,
-            root_call_id: p.root_call_id,
-            surface,
-            stack: p.stack.clone(),
-            held,
-        },
-        None => CallScope {
-            call_id,
-            root_call_id: call_id,
-            surface,
-            stack: Vec::new(),
-            held,
-        },
+/// Finds the tool and checks that the call's surface admits it.
+fn admit<'a>(
+    inner: &'a Inner,
+    origin: &Origin<'_>,
+    name: &str,
+) -> Result<&'a Registered, ToolError> {
+    let surface = origin.surface;
+    let Some(registered) = inner.tools.get(name).filter(|t| inner.offered(t)) else {
+        return Err(ToolError::UnknownTool {
+            name: name.to_string(),
+            available: inner
+                .tools
+                .values()
+                .filter(|t| inner.offered(t) && surface.admits(t.spec.tier))
+                .map(|t| t.spec.name.clone())
+                .collect(),
+        });
     };
-    scope.stack.push(name.to_string());
-    scope.held.extend(permit.key.clone());
-    let writer = scope.held.contains(&PermitKey::Workspace);
+    if !surface.admits(registered.spec.tier) {
+        return Err(ToolError::Refused {
+            tool: registered.spec.name.clone(),
+            tier: registered.spec.tier,
+            surface,
+        });
+    }
+    Ok(registered)
+}
 
-    let cx = CallCx::from_parts(CallCxParts {
+/// The error of a permit wait that hit its deadline.
+fn permit_timeout(name: &str, concurrency: &Concurrency) -> ToolError {
+    let (what, why) = match concurrency {
+        Concurrency::Session(k) => (format!("session `{k}`"), "another call still holds it"),
+        _ => (
+            "the workspace write permit".to_string(),
+            "another call still holds it, or a write that arrived earlier is still ahead in line",
+        ),
+    };
+    ToolError::failed(format!(
+        "`{name}` waited {} s for {what} and gave up; {why}, so retry once it has finished",
+        PERMIT_WAIT.as_secs()
+    ))
+}
+
+/// The new call's place: under its parent's root and stack, holding what they hold plus `key`.
+fn scope_for(
+    inner: &Inner,
+    origin: &Origin<'_>,
+    name: &str,
+    held: Vec<PermitKey>,
+    key: Option<PermitKey>,
+) -> CallScope {
+    let call_id = inner.next_call.fetch_add(1, Ordering::Relaxed);
+    let (root_call_id, mut stack) = match origin.parent {
+        Some(p) => (p.root_call_id, p.stack.clone()),
+        None => (call_id, Vec::new()),
+    };
+    stack.push(name.to_string());
+    let mut scope = CallScope {
+        call_id,
+        root_call_id,
+        surface: origin.surface,
+        stack,
+        held,
+    };
+    scope.held.extend(key);
+    scope
+}
+
+/// The handler's context: its own write door (which may commit only under the workspace
+/// permit), the run's notices, re-entry and the front end's progress port.
+fn context_for(inner: &Arc<Inner>, origin: &Origin<'_>, scope: CallScope) -> CallCx {
+    let res = &inner.resources;
+    let writer = scope.held.contains(&PermitKey::Workspace);
+    CallCx::from_parts(CallCxParts {
         scope,
         cancel: origin.cancel.clone(),
         fs: FsDoor::new(
@@ -170,28 +204,36 @@ async fn run_call(
         }),
         conversation: res.conversation.clone(),
         progress: origin.progress.clone(),
-    });
-    let call = (prepared.run)(&cx);
+    })
+}
+
+/// Runs the handler; on cancellation it sees its token and gets a moment to interrupt or
+/// disconnect what it drives before it is dropped.
+async fn run_handler(
+    cx: &CallCx,
+    prepared: Prepared,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, ToolError> {
+    let call = (prepared.run)(cx);
     tokio::pin!(call);
-    let result = tokio::select! {
+    tokio::select! {
         r = &mut call => r,
-        _ = origin.cancel.cancelled() => {
-            // The handler sees its token cancelled; it gets a moment to interrupt or disconnect
-            // what it drives before it is dropped.
+        _ = cancel.cancelled() => {
             let _ = tokio::time::timeout(CANCEL_GRACE, &mut call).await;
             Err(ToolError::Cancelled)
         }
-    };
-    // A commit already under way finishes even when the call is cancelled; wait for it, so
-    // its files are reported rather than silently changed.
-    if !cx.fs().settle().await {
-        res.notices.push(
-            "run",
-            format!("a write of `{name}` was still running after 120 s; its files may change yet"),
-        );
     }
-    drop(permit);
+}
 
+/// Hands each write's baselines to the hooks' reports (the gate is free again) and folds the
+/// reports into the result; a cancelled call that wrote says so on the next root result.
+async fn report_writes(
+    inner: &Inner,
+    cx: &CallCx,
+    name: &str,
+    result: Result<ToolOutput, ToolError>,
+) -> Result<ToolOutput, ToolError> {
+    let res = &inner.resources;
     let mut receipts = Vec::new();
     let mut reports = Vec::new();
     for write in cx.fs().take_writes() {

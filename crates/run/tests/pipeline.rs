@@ -768,25 +768,32 @@ async fn a_permit_wait_gives_up_after_its_deadline() {
     });
     let registry = b.build();
     // `hold` keeps session k while its nested `wait` waits forever.
-    let holder = registry.call(
-        Surface::Agent,
-        "hold",
-        json!({"tool": "wait", "args": {}}),
-        CancellationToken::new(),
-    );
-    let blocked = registry.call(
-        Surface::Agent,
-        "in_session",
-        json!({"session": "k"}),
-        CancellationToken::new(),
-    );
-    tokio::select! {
-        _ = holder => panic!("the holder should never finish"),
-        r = blocked => {
-            let err = r.unwrap_err().to_string();
-            assert!(err.contains("waited 120 s") && err.contains("session `k`"), "{err}");
-        }
+    let holding = registry.clone();
+    let holder = tokio::spawn(async move {
+        let args = json!({"tool": "wait", "args": {}});
+        let _ = holding
+            .call(Surface::Agent, "hold", args, CancellationToken::new())
+            .await;
+    });
+    while waited.lock().unwrap().is_none() {
+        tokio::time::sleep(Duration::from_millis(1)).await;
     }
+    let err = registry
+        .call(
+            Surface::Agent,
+            "in_session",
+            json!({"session": "k"}),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("waited 120 s") && err.contains("session `k`"),
+        "{err}"
+    );
+    assert!(!holder.is_finished(), "the holder should never finish");
+    holder.abort();
 }
 
 struct Answer(CardAnswer, Arc<Mutex<Vec<String>>>);
