@@ -21,7 +21,8 @@ pub struct Compiled {
 }
 
 /// Why a pattern was refused: no rung accepted it, or it nests too deep to match safely.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct Unparseable {
     /// The full message: says "unparseable", names the language, shows where parsing failed.
     pub message: String,

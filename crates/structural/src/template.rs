@@ -34,10 +34,18 @@ fn name_char(c: char) -> bool {
     name_start(c) || c.is_ascii_digit()
 }
 
+/// Why a rewrite template was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct BadTemplate {
+    /// What is wrong and what the pattern does define.
+    pub message: String,
+}
+
 impl Template {
     /// Parses `text`; every metavariable it names must be one the pattern `defined`.
     /// A `$` not followed by an uppercase name (`$x`, `${`) is plain text.
-    pub fn parse(text: &str, defined: &HashSet<&str>) -> Result<Self, String> {
+    pub fn parse(text: &str, defined: &HashSet<&str>) -> Result<Self, BadTemplate> {
         let mut pieces = Vec::new();
         let mut vars: Vec<(String, bool)> = Vec::new();
         let mut literal = String::new();
@@ -61,7 +69,7 @@ impl Template {
             if !defined.contains(name) {
                 let mut known: Vec<&str> = defined.iter().copied().collect();
                 known.sort_unstable();
-                return Err(format!(
+                let message = format!(
                     "the rewrite uses `{}{name}`, which the pattern does not define (it defines: {})",
                     &after[..dollars],
                     if known.is_empty() {
@@ -69,7 +77,8 @@ impl Template {
                     } else {
                         known.join(", ")
                     }
-                ));
+                );
+                return Err(BadTemplate { message });
             }
             if !literal.is_empty() {
                 pieces.push(Piece::Text(std::mem::take(&mut literal)));
@@ -222,7 +231,9 @@ mod tests {
             t.vars,
             [("X".to_string(), false), ("ARGS".to_string(), true)]
         );
-        let e = Template::parse("$Y", &defined(&["X"])).unwrap_err();
+        let e = Template::parse("$Y", &defined(&["X"]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`$Y`") && e.contains("defines: X"), "{e}");
     }
 

@@ -141,7 +141,7 @@ impl Request {
         let template = rewrite
             .map(|r| Template::parse(r, &compiled.pattern.defined_vars()))
             .transpose()
-            .map_err(ToolError::invalid)?;
+            .map_err(|e| ToolError::invalid(e.to_string()))?;
         let mode = match &template {
             Some(t) => Mode::Rewrite(t),
             None => Mode::Find { keep },
