@@ -173,13 +173,14 @@ async fn run(command: Command) -> Result<(), Exit> {
                     let tether = build(RunBuilder::new(root_of(run.root)?).single_call(), None)?;
                     let args = parse_args(&tether, &tool, args.as_deref().unwrap_or("{}"))?;
                     let result = tether
+                        .runtime()
                         .call(surface, &tool, args, CancellationToken::new())
                         .await;
                     tether.shutdown(SHUTDOWN_BUDGET).await;
                     match result {
                         Ok(out) => {
                             say!("{}", out.to_text());
-                            let pending = tether.registry().pending_staged();
+                            let pending = tether.runtime().pending_staged();
                             if !pending.is_empty() {
                                 eprintln!(
                                     "tether: note: this one-call run ends now, so staged edit {} \
@@ -201,7 +202,7 @@ async fn run(command: Command) -> Result<(), Exit> {
         }
         Command::Tools { run, json } => {
             let tether = open(run.root, None)?;
-            let specs = tether.tools(run.surface);
+            let specs = tether.runtime().tools(run.surface);
             if json {
                 let list: Vec<Value> = specs
                     .iter()
@@ -269,6 +270,7 @@ fn parse_args(run: &Run, tool: &str, text: &str) -> Result<Value, Exit> {
                 Ok(_) => "the arguments must be a JSON object".to_string(),
             };
             let schema = run
+                .runtime()
                 .tools(Surface::Agent)
                 .into_iter()
                 .find(|s| s.name == tool)
@@ -292,6 +294,7 @@ async fn call_lines(run: &Run, surface: Surface) -> Result<(), Exit> {
                 (Some(tool), args) => {
                     let args = args.cloned().unwrap_or(json!({}));
                     let r = run
+                        .runtime()
                         .call(surface, tool, args, CancellationToken::new())
                         .await;
                     (tool.to_string(), r)

@@ -114,7 +114,7 @@ impl ServerHandler for TetherServer {
             .peer_info()
             .is_some_and(|info| info.capabilities.elicitation.is_some());
         if can_elicit {
-            self.run.registry().client_has(ClientFeature::Elicitation);
+            self.run.runtime().client_has(ClientFeature::Elicitation);
         }
     }
 
@@ -125,6 +125,7 @@ impl ServerHandler for TetherServer {
     ) -> Result<ListToolsResult, ErrorData> {
         let tools = self
             .run
+            .runtime()
             .tools(self.surface)
             .into_iter()
             .map(mcp_tool)
@@ -164,7 +165,7 @@ impl ServerHandler for TetherServer {
         }
         let result = self
             .run
-            .registry()
+            .runtime()
             .call_with(self.surface, &request.name, args, opts)
             .await;
         link.abort();

@@ -1,14 +1,21 @@
-//! The run: a registry of the tools this run's resources allow, and the ONE call pipeline
-//! every call goes through, whether it came from the model or from inside another call:
-//! surface check, schema, approval, gate, handler, write-hook reports, notices.
+//! The run: a frozen table of the tools this run's resources allow, and a runtime that puts
+//! them to work through the ONE call pipeline every call goes through, whether it came from
+//! the model or from inside another call: surface check, arguments, approval, gate, handler,
+//! write-hook reports, notices.
 
 mod approval;
 mod arrival;
 mod gate;
+mod options;
 mod pipeline;
-mod registry;
+mod resources;
+mod runtime;
+mod table;
 mod wrap;
 
 pub use arrival::Arrival;
-pub use registry::{CallOptions, Registry, RegistryBuilder, RunResources};
+pub use options::CallOptions;
+pub use resources::RunResources;
+pub use runtime::Runtime;
+pub use table::{ToolTable, ToolTableBuilder};
 pub use wrap::PathsOf;

@@ -1,5 +1,5 @@
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 use tether_tool::{
@@ -9,7 +9,10 @@ use tether_tool::{
 use tokio_util::sync::CancellationToken;
 
 use crate::arrival::Place;
-use crate::registry::{CallOptions, Inner, Registered};
+use crate::gate::Gate;
+use crate::options::CallOptions;
+use crate::resources::RunResources;
+use crate::table::ToolTable;
 
 /// How long a cancelled handler may run on to clean up (send an interrupt, disconnect).
 pub const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
@@ -28,41 +31,66 @@ struct Origin<'a> {
     progress: Option<Arc<dyn ProgressPort>>,
 }
 
-pub(crate) async fn call_root(
-    inner: &Arc<Inner>,
-    surface: Surface,
-    tool: &str,
-    args: Value,
-    opts: CallOptions,
-) -> Result<ToolOutput, ToolError> {
-    let origin = Origin {
-        surface,
-        parent: None,
-        cancel: opts.cancel,
-        place: opts.place,
-        progress: opts.progress,
-    };
-    let mut output = run_call(inner, origin, tool, args).await?;
-    let (notices, dropped) = inner.resources.notices.drain();
-    if !notices.is_empty() {
-        let mut lines: Vec<String> = notices.iter().map(|n| n.line()).collect();
-        if dropped > 0 {
-            lines.insert(0, format!("- ({dropped} older notices were dropped)"));
+/// What every call of the run shares: its resources, its tools and its gate.
+pub(crate) struct Pipeline {
+    pub(crate) resources: RunResources,
+    pub(crate) table: ToolTable,
+    pub(crate) gate: Gate,
+    next_call: AtomicU64,
+}
+
+impl Pipeline {
+    pub(crate) fn new(resources: RunResources, table: ToolTable) -> Self {
+        Pipeline {
+            resources,
+            table,
+            gate: Gate::default(),
+            next_call: AtomicU64::new(1),
         }
-        output.push_text(format!("Notices:\n{}", lines.join("\n")));
     }
-    Ok(output)
+
+    /// A call from the model: the pipeline, then the run's notices on its result.
+    pub(crate) async fn call_root(
+        self: &Arc<Self>,
+        surface: Surface,
+        tool: &str,
+        args: Value,
+        opts: CallOptions,
+    ) -> Result<ToolOutput, ToolError> {
+        let origin = Origin {
+            surface,
+            parent: None,
+            cancel: opts.cancel,
+            place: opts.place,
+            progress: opts.progress,
+        };
+        let output = run_call(self, origin, tool, args).await?;
+        Ok(self.with_notices(output))
+    }
+
+    /// Appends the queued notices to a root result.
+    fn with_notices(&self, mut output: ToolOutput) -> ToolOutput {
+        let (notices, dropped) = self.resources.notices.drain();
+        if !notices.is_empty() {
+            let mut lines: Vec<String> = notices.iter().map(|n| n.line()).collect();
+            if dropped > 0 {
+                lines.insert(0, format!("- ({dropped} older notices were dropped)"));
+            }
+            output.push_text(format!("Notices:\n{}", lines.join("\n")));
+        }
+        output
+    }
 }
 
 /// The one pipeline: surface -> schema -> re-entry -> approval -> gate -> handler ->
 /// (gate released) write-hook reports.
 async fn run_call(
-    inner: &Arc<Inner>,
+    pipe: &Arc<Pipeline>,
     mut origin: Origin<'_>,
     name: &str,
     args: Value,
 ) -> Result<ToolOutput, ToolError> {
-    let registered = admit(inner, &origin, name)?;
+    let registered = pipe.table.admit(name, origin.surface)?;
     // The arguments are parsed once; the prepared call knows the permit it needs.
     let prepared = registered.tool.clone().prepare(args.clone())?;
     let concurrency = prepared.concurrency.clone();
@@ -80,7 +108,7 @@ async fn run_call(
             stack: parent.stack.join(" > "),
         });
     }
-    let res = &inner.resources;
+    let res = &pipe.resources;
     let approval = crate::approval::approve(
         res.approval,
         res.questions.as_deref(),
@@ -94,13 +122,13 @@ async fn run_call(
     }
     let held = origin.parent.map(|p| p.held.clone()).unwrap_or_default();
     let permit = tokio::select! {
-        p = tokio::time::timeout(PERMIT_WAIT, inner.gate.acquire(&concurrency, &held, place)) => {
+        p = tokio::time::timeout(PERMIT_WAIT, pipe.gate.acquire(&concurrency, &held, place)) => {
             p.map_err(|_| permit_timeout(name, &concurrency))?
         }
         _ = origin.cancel.cancelled() => return Err(ToolError::Cancelled),
     };
-    let scope = scope_for(inner, &origin, name, held, permit.key.clone());
-    let cx = context_for(inner, &origin, scope);
+    let scope = scope_for(pipe, &origin, name, held, permit.key.clone());
+    let cx = context_for(pipe, &origin, scope);
     let result = run_handler(&cx, prepared, &origin.cancel).await;
     // A commit already under way finishes even when the call is cancelled; wait for it, so
     // its files are reported rather than silently changed.
@@ -111,35 +139,7 @@ async fn run_call(
         );
     }
     drop(permit);
-    report_writes(inner, &cx, name, result).await
-}
-
-/// Finds the tool and checks that the call's surface admits it.
-fn admit<'a>(
-    inner: &'a Inner,
-    origin: &Origin<'_>,
-    name: &str,
-) -> Result<&'a Registered, ToolError> {
-    let surface = origin.surface;
-    let Some(registered) = inner.tools.get(name).filter(|t| inner.offered(t)) else {
-        return Err(ToolError::UnknownTool {
-            name: name.to_string(),
-            available: inner
-                .tools
-                .values()
-                .filter(|t| inner.offered(t) && surface.admits(t.spec.tier))
-                .map(|t| t.spec.name.clone())
-                .collect(),
-        });
-    };
-    if !surface.admits(registered.spec.tier) {
-        return Err(ToolError::Refused {
-            tool: registered.spec.name.clone(),
-            tier: registered.spec.tier,
-            surface,
-        });
-    }
-    Ok(registered)
+    report_writes(pipe, &cx, name, result).await
 }
 
 /// The error of a permit wait that hit its deadline.
@@ -159,13 +159,13 @@ fn permit_timeout(name: &str, concurrency: &Concurrency) -> ToolError {
 
 /// The new call's place: under its parent's root and stack, holding what they hold plus `key`.
 fn scope_for(
-    inner: &Inner,
+    pipe: &Pipeline,
     origin: &Origin<'_>,
     name: &str,
     held: Vec<PermitKey>,
     key: Option<PermitKey>,
 ) -> CallScope {
-    let call_id = inner.next_call.fetch_add(1, Ordering::Relaxed);
+    let call_id = pipe.next_call.fetch_add(1, Ordering::Relaxed);
     let (root_call_id, mut stack) = match origin.parent {
         Some(p) => (p.root_call_id, p.stack.clone()),
         None => (call_id, Vec::new()),
@@ -184,8 +184,8 @@ fn scope_for(
 
 /// The handler's context: its own write door (which may commit only under the workspace
 /// permit), the run's notices, re-entry and the front end's progress port.
-fn context_for(inner: &Arc<Inner>, origin: &Origin<'_>, scope: CallScope) -> CallCx {
-    let res = &inner.resources;
+fn context_for(pipe: &Arc<Pipeline>, origin: &Origin<'_>, scope: CallScope) -> CallCx {
+    let res = &pipe.resources;
     let writer = scope.held.contains(&PermitKey::Workspace);
     CallCx::from_parts(CallCxParts {
         scope,
@@ -199,9 +199,7 @@ fn context_for(inner: &Arc<Inner>, origin: &Origin<'_>, scope: CallScope) -> Cal
         )
         .holding_workspace(writer),
         notices: res.notices.clone(),
-        dispatcher: Arc::new(Reentry {
-            inner: inner.clone(),
-        }),
+        dispatcher: Arc::new(Reentry { pipe: pipe.clone() }),
         conversation: res.conversation.clone(),
         progress: origin.progress.clone(),
     })
@@ -228,12 +226,12 @@ async fn run_handler(
 /// Hands each write's baselines to the hooks' reports (the gate is free again) and folds the
 /// reports into the result; a cancelled call that wrote says so on the next root result.
 async fn report_writes(
-    inner: &Inner,
+    pipe: &Pipeline,
     cx: &CallCx,
     name: &str,
     result: Result<ToolOutput, ToolError>,
 ) -> Result<ToolOutput, ToolError> {
-    let res = &inner.resources;
+    let res = &pipe.resources;
     let mut receipts = Vec::new();
     let mut reports = Vec::new();
     for write in cx.fs().take_writes() {
@@ -260,7 +258,7 @@ async fn report_writes(
 
 /// Re-entry into the pipeline for `cx.dispatch`, bound to the run.
 struct Reentry {
-    inner: Arc<Inner>,
+    pipe: Arc<Pipeline>,
 }
 
 impl Dispatcher for Reentry {
@@ -278,7 +276,7 @@ impl Dispatcher for Reentry {
                 place: None,
                 progress: parent.progress_port(),
             };
-            run_call(&self.inner, origin, tool, args).await
+            run_call(&self.pipe, origin, tool, args).await
         })
     }
 }

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tether_fs::{ChangeOp, Journal, StagedStore, Workspace};
-use tether_run::{Registry, RegistryBuilder, RunResources};
+use tether_run::{CallOptions, RunResources, Runtime, ToolTable};
 use tether_tool::{
     ApprovalPolicy, CallCx, Concurrency, NoticeQueue, Surface, Tier, Tool, ToolError, ToolOutput,
     WriteHooks,
@@ -91,11 +91,11 @@ impl Tool for Look {
 }
 
 /// A registry over a fresh workspace `dir/ws`, its journal kept under `dir/state`.
-fn registry(dir: &std::path::Path) -> Registry {
+fn registry(dir: &std::path::Path) -> Runtime {
     std::fs::create_dir(dir.join("ws")).unwrap();
     let ws = Workspace::new(&dir.join("ws")).unwrap();
     let (journal, _) = Journal::open(&ws, &dir.join("state")).unwrap();
-    let mut b = RegistryBuilder::new(RunResources {
+    let resources = RunResources {
         workspace: Arc::new(ws),
         journal: Arc::new(journal),
         staged: Arc::new(StagedStore::new()),
@@ -104,9 +104,23 @@ fn registry(dir: &std::path::Path) -> Registry {
         approval: ApprovalPolicy::Never,
         questions: None,
         conversation: None,
-    });
-    b.register(Link).register(Look);
-    b.build()
+    };
+    let mut table = ToolTable::builder();
+    table.register(Link).register(Look);
+    Runtime::new(resources, table.build())
+}
+
+/// A root call that holds `arrival`'s place in line.
+async fn call_in_order(
+    reg: &Runtime,
+    surface: Surface,
+    tool: &str,
+    args: serde_json::Value,
+    cancel: CancellationToken,
+    arrival: &tether_run::Arrival,
+) -> Result<ToolOutput, ToolError> {
+    let opts = CallOptions::default().cancel(cancel).in_order(arrival);
+    reg.call_with(surface, tool, args, opts).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -121,8 +135,7 @@ async fn writes_take_the_permit_in_arrival_order_whatever_order_their_tasks_star
         tasks.push(tokio::spawn(async move {
             let args = json!({ "n": n });
             let cancel = CancellationToken::new();
-            reg.call_in_order(Surface::Agent, "link", args, cancel, &arrival)
-                .await
+            call_in_order(&reg, Surface::Agent, "link", args, cancel, &arrival).await
         }));
     }
     for task in tasks {
@@ -143,7 +156,7 @@ async fn a_read_never_waits_for_a_write_that_arrived_before_it() {
     let cancel = CancellationToken::new();
     let out = tokio::time::timeout(
         Duration::from_secs(5),
-        reg.call_in_order(Surface::Agent, "look", json!({}), cancel, &read),
+        call_in_order(&reg, Surface::Agent, "look", json!({}), cancel, &read),
     )
     .await
     .expect("the read waited in the writers' line");
@@ -164,8 +177,15 @@ async fn calls_that_fail_early_or_never_start_leave_the_line() {
     let call = |tool: &'static str, args, surface, arrival| {
         let reg = reg.clone();
         async move {
-            reg.call_in_order(surface, tool, args, CancellationToken::new(), &arrival)
-                .await
+            call_in_order(
+                &reg,
+                surface,
+                tool,
+                args,
+                CancellationToken::new(),
+                &arrival,
+            )
+            .await
         }
     };
     assert!(
@@ -197,8 +217,15 @@ async fn a_write_cancelled_while_in_line_leaves_it() {
     let waiting = {
         let (reg, cancel) = (reg.clone(), cancel.clone());
         tokio::spawn(async move {
-            reg.call_in_order(Surface::Agent, "link", json!({"n": 5}), cancel, &second)
-                .await
+            call_in_order(
+                &reg,
+                Surface::Agent,
+                "link",
+                json!({"n": 5}),
+                cancel,
+                &second,
+            )
+            .await
         })
     };
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -207,7 +234,8 @@ async fn a_write_cancelled_while_in_line_leaves_it() {
     drop(first);
     let out = tokio::time::timeout(
         Duration::from_secs(5),
-        reg.call_in_order(
+        call_in_order(
+            &reg,
             Surface::Agent,
             "link",
             json!({"n": 0}),

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tether_fs::{ChangeOp, FileReceipt, Journal, StagedStore, Workspace, WritePath};
-use tether_run::{Registry, RegistryBuilder, RunResources};
+use tether_run::{RunResources, Runtime, ToolTable, ToolTableBuilder};
 use tether_tool::{
     ApprovalPolicy, Baseline, BoxFuture, CallCx, Card, CardAnswer, Concurrency, NoticeQueue,
     QuestionPort, Surface, Tier, Tool, ToolError, ToolOutput, WriteHook, WriteHooks,
@@ -191,7 +191,7 @@ impl Tool for Wait {
 /// is still held.
 struct Recorder {
     log: Arc<Mutex<Vec<String>>>,
-    registry: Arc<Mutex<Option<Registry>>>,
+    registry: Arc<Mutex<Option<Runtime>>>,
 }
 impl WriteHook for Recorder {
     fn name(&self) -> &str {
@@ -243,22 +243,22 @@ impl WriteHook for Recorder {
 
 struct Fixture {
     dir: tempfile::TempDir,
-    registry: Registry,
+    registry: Runtime,
     log: Arc<Mutex<Vec<String>>>,
     waited: Arc<Mutex<Option<CancellationToken>>>,
 }
 
-/// A registry builder over `dir` with `hook` installed.
+/// A run's resources over `dir` with `hook` installed, and an empty tool table to fill.
 fn builder(
     dir: &std::path::Path,
     hook: Recorder,
     approval: ApprovalPolicy,
     questions: Option<Arc<dyn QuestionPort>>,
-) -> RegistryBuilder {
+) -> Parts {
     let ws = Workspace::new(dir).unwrap();
     let (journal, _) =
         Journal::open(&ws, &std::env::temp_dir().join("tether-run-test-state")).unwrap();
-    RegistryBuilder::new(RunResources {
+    let resources = RunResources {
         workspace: Arc::new(ws),
         journal: Arc::new(journal),
         staged: Arc::new(StagedStore::new()),
@@ -267,7 +267,26 @@ fn builder(
         approval,
         questions,
         conversation: Some("c1".into()),
-    })
+    };
+    Parts {
+        resources,
+        table: ToolTable::builder(),
+    }
+}
+
+/// What a runtime is made of, before it starts.
+struct Parts {
+    resources: RunResources,
+    table: ToolTableBuilder,
+}
+
+impl Parts {
+    fn register<T: Tool>(&mut self, tool: T) -> &mut ToolTableBuilder {
+        self.table.register(tool)
+    }
+    fn build(self) -> Runtime {
+        Runtime::new(self.resources, self.table.build())
+    }
 }
 
 /// A recorder hook that makes no calls of its own, and its log.
@@ -572,7 +591,7 @@ async fn overlapping_writes_each_get_their_own_baseline() {
     let ws = Workspace::new(dir.path()).unwrap();
     let state = std::env::temp_dir().join("tether-run-test-state");
     let (journal, _) = Journal::open(&ws, &state).unwrap();
-    let mut b = RegistryBuilder::new(RunResources {
+    let resources = RunResources {
         workspace: Arc::new(ws),
         journal: Arc::new(journal),
         staged: Arc::new(StagedStore::new()),
@@ -581,9 +600,10 @@ async fn overlapping_writes_each_get_their_own_baseline() {
         approval: ApprovalPolicy::Never,
         questions: None,
         conversation: None,
-    });
-    b.register(Put);
-    let registry = b.build();
+    };
+    let mut table = ToolTable::builder();
+    table.register(Put);
+    let registry = Runtime::new(resources, table.build());
     let put = |path: &'static str| {
         let registry = registry.clone();
         async move {
@@ -664,12 +684,12 @@ async fn a_tool_needing_a_client_feature_appears_once_the_front_end_enables_it()
     let dir = tempfile::tempdir().unwrap();
     let (hook, _) = recorder();
     let mut b = builder(dir.path(), hook, ApprovalPolicy::Never, None);
-    b.register_needing(
+    b.table.register_needing(
         Arc::new(Busy),
         Some(tether_tool::ClientFeature::Elicitation),
     );
     let registry = b.build();
-    let names = |r: &Registry| -> Vec<String> {
+    let names = |r: &Runtime| -> Vec<String> {
         r.tools(Surface::Agent)
             .into_iter()
             .map(|t| t.name)
@@ -863,7 +883,7 @@ async fn wrapped_host_writes_get_the_same_hooks() {
     let mut b = builder(dir.path(), hook, ApprovalPolicy::Never, None);
     let paths_of: tether_run::PathsOf =
         Arc::new(|args: &Value| vec![args["file"].as_str().unwrap_or("").to_string()]);
-    b.wrap_write(HostWrite, paths_of);
+    b.table.wrap_write(HostWrite, paths_of);
     let registry = b.build();
     let out = registry
         .call(

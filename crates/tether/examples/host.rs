@@ -24,6 +24,7 @@ async fn main() -> ExitCode {
         }
     };
     let plan: Vec<String> = run
+        .runtime()
         .tools(Surface::Plan)
         .into_iter()
         .map(|t| t.name)
@@ -31,6 +32,7 @@ async fn main() -> ExitCode {
     println!("plan mode sees: {}", plan.join(", "));
     let cancel = CancellationToken::new();
     match run
+        .runtime()
         .call(
             Surface::Plan,
             "read",

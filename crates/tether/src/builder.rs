@@ -3,11 +3,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tether_fs::{Journal, RecoveryReport, StagedStore, Workspace};
-use tether_run::{PathsOf, Registry, RegistryBuilder, RunResources};
-use tether_tool::{
-    Capability, Install, NoticeQueue, QuestionPort, Surface, Tool, ToolError, ToolOutput, ToolSpec,
-    WriteHook, WriteHooks,
-};
+use tether_run::{PathsOf, RunResources, Runtime, ToolTable, ToolTableBuilder};
+use tether_tool::{Capability, Install, NoticeQueue, QuestionPort, Tool, WriteHook, WriteHooks};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, ConfigError};
@@ -27,7 +24,7 @@ pub enum BuildError {
     Journal(#[source] tether_fs::FsError),
 }
 
-type HostTool = Box<dyn FnOnce(&mut RegistryBuilder) + Send>;
+type HostTool = Box<dyn FnOnce(&mut ToolTableBuilder) + Send>;
 
 /// Assembles one run: config, file resources, hooks and the tools the resources allow.
 pub struct RunBuilder {
@@ -188,7 +185,14 @@ impl RunBuilder {
         }
         let (tools, mut hooks) = (install.take_tools(), install.take_hooks());
         hooks.extend(self.hooks);
-        let mut registry = RegistryBuilder::new(RunResources {
+        let mut table = ToolTable::builder();
+        for (tool, needs) in tools {
+            table.register_needing(tool, needs);
+        }
+        for add in self.host_tools {
+            add(&mut table);
+        }
+        let resources = RunResources {
             workspace,
             journal: Arc::new(journal),
             staged: Arc::new(StagedStore::new()),
@@ -197,15 +201,9 @@ impl RunBuilder {
             approval,
             questions: self.questions,
             conversation: self.conversation,
-        });
-        for (tool, needs) in tools {
-            registry.register_needing(tool, needs);
-        }
-        for add in self.host_tools {
-            add(&mut registry);
-        }
+        };
         Ok(Run {
-            registry: registry.build(),
+            runtime: Runtime::new(resources, table.build()),
             config,
             recovered,
             capabilities: installed,
@@ -214,10 +212,10 @@ impl RunBuilder {
     }
 }
 
-/// One assembled run: its registry, its capabilities and what it was built from. Dropping it
+/// One assembled run: its runtime, its capabilities and what it was built from. Dropping it
 /// drops the capabilities, which kills whatever they still run.
 pub struct Run {
-    registry: Registry,
+    runtime: Runtime,
     config: Config,
     recovered: Vec<RecoveryReport>,
     capabilities: Vec<Box<dyn Capability>>,
@@ -225,25 +223,9 @@ pub struct Run {
 }
 
 impl Run {
-    /// The run's registry and pipeline.
-    pub fn registry(&self) -> &Registry {
-        &self.registry
-    }
-
-    /// The specs `surface` may see.
-    pub fn tools(&self, surface: Surface) -> Vec<ToolSpec> {
-        self.registry.tools(surface)
-    }
-
-    /// A root call, as the model makes it.
-    pub async fn call(
-        &self,
-        surface: Surface,
-        tool: &str,
-        args: Value,
-        cancel: CancellationToken,
-    ) -> Result<ToolOutput, ToolError> {
-        self.registry.call(surface, tool, args, cancel).await
+    /// The run at work: its tools and the call pipeline (`run.runtime().call(..)`).
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
     }
 
     /// The merged configuration.

@@ -21,7 +21,7 @@ pub async fn doctor_report(run: &Run, root: &Path) -> String {
         let _ = writeln!(out, "recovered on start: {report}");
     }
     let _ = writeln!(out, "\ntools:");
-    for spec in run.tools(Surface::Agent) {
+    for spec in run.runtime().tools(Surface::Agent) {
         let surfaces = if Surface::Plan.admits(spec.tier) {
             "agent, plan, readonly"
         } else {

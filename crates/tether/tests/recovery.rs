@@ -88,6 +88,7 @@ async fn the_next_run_rolls_back_and_says_so() {
         );
     }
     let out = run
+        .runtime()
         .call(
             Surface::Agent,
             "read",
@@ -102,6 +103,7 @@ async fn the_next_run_rolls_back_and_says_so() {
         "{out}"
     );
     let again = run
+        .runtime()
         .call(
             Surface::Agent,
             "read",

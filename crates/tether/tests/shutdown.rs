@@ -109,6 +109,7 @@ fn run_over(dir: &Path) -> tether::Run {
 
 async fn start(run: &tether::Run) -> u32 {
     let out = run
+        .runtime()
         .call(
             Surface::Agent,
             "start_sleeper",

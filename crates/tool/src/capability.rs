@@ -91,7 +91,7 @@ impl Install {
         self
     }
 
-    /// The tools installed so far, taken out for the registry.
+    /// The tools installed so far, taken out for the tool table.
     pub fn take_tools(&mut self) -> Vec<(Arc<dyn DynTool>, Option<ClientFeature>)> {
         std::mem::take(&mut self.tools)
     }

@@ -42,9 +42,9 @@ pub struct ToolSpec {
     pub input_schema: Value,
 }
 
-/// The object-safe form of [`Tool`] that the registry stores.
+/// The object-safe form of [`Tool`] that the tool table stores.
 pub trait DynTool: Send + Sync {
-    /// The spec, schema included; the registry computes it once, at registration.
+    /// The spec, schema included; the tool table computes it once, at registration.
     fn spec(&self) -> ToolSpec;
     /// Parses `args` once into a call ready to run, which knows the permit it needs.
     fn prepare(self: Arc<Self>, args: Value) -> Result<Prepared, ToolError>;

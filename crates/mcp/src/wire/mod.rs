@@ -14,7 +14,7 @@ use std::time::Duration;
 use rmcp::ServiceExt;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetExtensions};
 use rmcp::service::ServerInitializeError;
-use tether_run::Registry;
+use tether_run::Runtime;
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::{Mutex, mpsc};
 use tokio_util::sync::CancellationToken;
@@ -43,12 +43,12 @@ where
     let (out, out_rx) = mpsc::channel(OUTBOX);
     let writer = tokio::spawn(write_lines(out_rx, output, gone.clone()));
     let (inbox, inbox_rx) = mpsc::channel(INBOX);
-    let registry = server.run.registry().clone();
+    let runtime = server.run.runtime().clone();
     let reader = tokio::spawn(read_lines(
         input,
         inbox,
         out.clone(),
-        registry,
+        runtime,
         gone.clone(),
     ));
     let result = sessions(server, Arc::new(Mutex::new(inbox_rx)), out).await;
@@ -101,7 +101,7 @@ async fn read_lines<R: AsyncRead + Unpin>(
     input: R,
     inbox: mpsc::Sender<ClientJsonRpcMessage>,
     out: mpsc::Sender<String>,
-    registry: Registry,
+    runtime: Runtime,
     gone: CancellationToken,
 ) {
     let mut lines = LineReader::new(BufReader::with_capacity(64 * 1024, input), MAX_LINE);
@@ -132,7 +132,7 @@ async fn read_lines<R: AsyncRead + Unpin>(
                     && matches!(req.request, ClientRequest::CallToolRequest(_))
                 {
                     // Taken here, in wire order; rmcp's task per request cannot keep it.
-                    req.request.extensions_mut().insert(registry.arrive());
+                    req.request.extensions_mut().insert(runtime.arrive());
                 }
                 if inbox.send(*msg).await.is_err() {
                     break;

@@ -19,7 +19,8 @@ pub fn open(root: &Path) -> Run {
 
 /// A root call on the agent surface, as text.
 pub async fn call(run: &Run, tool: &str, args: Value) -> Result<String, ToolError> {
-    run.call(Surface::Agent, tool, args, CancellationToken::new())
+    run.runtime()
+        .call(Surface::Agent, tool, args, CancellationToken::new())
         .await
         .map(|o| o.to_text())
 }
