@@ -157,11 +157,11 @@ impl ServerHandler for TetherServer {
             opts = opts.in_order(arrival);
         }
         // A client that sent a progress token hears that a long call is alive.
+        let mut progress_sent = None;
         if let Some(token) = context.meta.get_progress_token() {
-            opts = opts.progress(Arc::new(McpProgress {
-                peer: context.peer.clone(),
-                token,
-            }));
+            let (port, sent) = McpProgress::start(context.peer.clone(), token);
+            opts = opts.progress(Arc::new(port));
+            progress_sent = Some(sent);
         }
         let result = self
             .run
@@ -169,6 +169,10 @@ impl ServerHandler for TetherServer {
             .call_with(self.surface, &request.name, args, opts)
             .await;
         link.abort();
+        // The call has dropped its port; every report goes out before the result does.
+        if let Some(sent) = progress_sent {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), sent).await;
+        }
         Ok(match result {
             Ok(output) => CallToolResult::success(content(&output)),
             Err(e) => CallToolResult::error(vec![ContentBlock::text(error_text(&e))]),
@@ -177,22 +181,36 @@ impl ServerHandler for TetherServer {
     }
 }
 
-/// Turns a call's progress reports into MCP progress notifications for its token.
+/// Turns a call's progress reports into MCP progress notifications for its token, sent in
+/// order by one task, so none arrives after the call's result.
 struct McpProgress {
-    peer: rmcp::Peer<RoleServer>,
     token: rmcp::model::ProgressToken,
+    queue: tokio::sync::mpsc::UnboundedSender<ProgressNotificationParam>,
+}
+
+impl McpProgress {
+    /// The port, and the task that ends once the port is dropped and its reports are sent.
+    fn start(
+        peer: rmcp::Peer<RoleServer>,
+        token: rmcp::model::ProgressToken,
+    ) -> (Self, tokio::task::JoinHandle<()>) {
+        let (queue, mut reports) = tokio::sync::mpsc::unbounded_channel();
+        let sent = tokio::spawn(async move {
+            while let Some(param) = reports.recv().await {
+                if let Err(e) = peer.notify_progress(param).await {
+                    tracing::debug!("progress notification not sent: {e}");
+                }
+            }
+        });
+        (McpProgress { token, queue }, sent)
+    }
 }
 
 impl ProgressPort for McpProgress {
     fn report(&self, done: u64, message: &str) {
         let param =
             ProgressNotificationParam::new(self.token.clone(), done as f64).with_message(message);
-        let peer = self.peer.clone();
-        tokio::spawn(async move {
-            if let Err(e) = peer.notify_progress(param).await {
-                tracing::debug!("progress notification not sent: {e}");
-            }
-        });
+        let _ = self.queue.send(param);
     }
 }
 

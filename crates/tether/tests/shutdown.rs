@@ -1,10 +1,10 @@
-//! A run ends what its capabilities started: on `Run::shutdown`, on drop, and when tether is
-//! killed outright (the child's death signal). Checked in the process table.
+//! A run ends what its capabilities started: on `Run::shutdown` and on drop. Checked in the
+//! process table. The front ends' own endings, and a SIGKILL of tether, are tested through
+//! the binary in `crates/cli/tests/front_end_shutdown.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -17,8 +17,6 @@ use tether_tool::{
     BoxFuture, CallCx, Capability, Concurrency, Install, Tier, Tool, ToolError, ToolOutput,
 };
 use tokio_util::sync::CancellationToken;
-
-const CHILD_ENV: &str = "TETHER_SHUTDOWN_CHILD_ROOT";
 
 /// A capability whose one tool starts a long-lived child on first use, as a language server
 /// would, and keeps it until the run ends.
@@ -145,49 +143,5 @@ async fn dropping_the_run_ends_the_child() {
     assert!(
         gone_within(pid, Duration::from_secs(5)),
         "still running after drop"
-    );
-}
-
-#[test]
-fn a_killed_tether_takes_the_child_with_it() {
-    if let Some(root) = std::env::var_os(CHILD_ENV) {
-        // In the child: start the sleeper, say its pid, then wait to be killed.
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        rt.block_on(async {
-            let run = run_over(Path::new(&root));
-            let pid = start(&run).await;
-            println!("PID {pid}");
-            tokio::time::sleep(Duration::from_secs(120)).await;
-        });
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let mut kid = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "a_killed_tether_takes_the_child_with_it",
-            "--nocapture",
-        ])
-        .env(CHILD_ENV, dir.path())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = std::io::BufReader::new(kid.stdout.take().unwrap());
-    let mut pid = None;
-    let mut line = String::new();
-    while std::io::BufRead::read_line(&mut out, &mut line).unwrap() > 0 {
-        if let Some(p) = line.trim().strip_prefix("PID ") {
-            pid = Some(p.parse::<u32>().unwrap());
-            break;
-        }
-        line.clear();
-    }
-    let pid = pid.expect("the child never said its sleeper's pid");
-    assert!(alive(pid));
-    kid.kill().unwrap();
-    kid.wait().unwrap();
-    assert!(
-        gone_within(pid, Duration::from_secs(5)),
-        "the sleeper outlived a SIGKILL of tether"
     );
 }

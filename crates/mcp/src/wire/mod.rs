@@ -44,13 +44,7 @@ where
     let writer = tokio::spawn(write_lines(out_rx, output, gone.clone()));
     let (inbox, inbox_rx) = mpsc::channel(INBOX);
     let runtime = server.run.runtime().clone();
-    let reader = tokio::spawn(read_lines(
-        input,
-        inbox,
-        out.clone(),
-        runtime,
-        gone.clone(),
-    ));
+    let reader = tokio::spawn(read_lines(input, inbox, out.clone(), runtime, gone.clone()));
     let result = sessions(server, Arc::new(Mutex::new(inbox_rx)), out).await;
     // Whatever ended the session, calls still running have no one to answer to.
     gone.cancel();

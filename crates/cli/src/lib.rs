@@ -1,0 +1,346 @@
+//! The `tether` command line: serve one run over MCP, call one tool from the shell, list
+//! tools, report what this machine offers, and trust a workspace. A library, so a host can ship
+//! the same front ends with capabilities of its own ([`main_with`]).
+
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+use serde_json::{Value, json};
+use tether::{Run, RunBuilder, Surface, ToolError, TrustStore};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Parser)]
+#[command(name = "tether", version, about = "Run-bound tools for coding agents")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args, Clone)]
+struct RunArgs {
+    /// Workspace root (default: the current directory).
+    #[arg(long)]
+    root: Option<PathBuf>,
+    /// Which tools are visible: agent, plan or readonly.
+    #[arg(long, default_value = "agent")]
+    surface: Surface,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve one run over MCP on stdin/stdout.
+    Serve {
+        #[command(flatten)]
+        run: RunArgs,
+        /// The conversation this run serves.
+        #[arg(long)]
+        conversation: Option<String>,
+    },
+    /// Call one tool in a fresh run and print its result; with --stdin, run one JSON call per
+    /// line ({"tool": ..., "args": {...}}) in ONE run and print one JSON result per line.
+    Call {
+        /// Tool name.
+        tool: Option<String>,
+        /// Arguments as a JSON object.
+        args: Option<String>,
+        /// Read calls from standard input instead.
+        #[arg(long)]
+        stdin: bool,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// List the tools a surface sees.
+    Tools {
+        #[command(flatten)]
+        run: RunArgs,
+        /// Print a JSON array of {name, tier, description, input_schema}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print what a run would have on this machine.
+    Doctor {
+        /// Workspace root (default: the current directory).
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
+    /// Trust this workspace, so commands its tether.toml defines may run.
+    Trust {
+        /// Workspace root (default: the current directory).
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
+}
+
+/// Prints a line to stdout; a closed pipe (`tether … | head`) is not an error worth a panic.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// A failure and the exit code it maps to.
+struct Exit(u8, String);
+
+fn usage(msg: impl Into<String>) -> Exit {
+    Exit(2, msg.into())
+}
+
+/// Adds a host's own capabilities and tools to every run the command line opens.
+pub type Extend = fn(RunBuilder) -> RunBuilder;
+
+/// The `tether` binary's main, with every run it opens passed through `extend` first.
+pub fn main_with(extend: Extend) -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TETHER_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tether: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let outcome = runtime.block_on(run(cli.command, extend));
+    // Work still running (a search the client abandoned) gets a moment to stop, not forever.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Exit(code, msg)) => {
+            if !msg.is_empty() {
+                eprintln!("tether: {msg}");
+            }
+            ExitCode::from(code)
+        }
+    }
+}
+
+/// How long a run's capabilities get to stop politely when tether exits.
+const SHUTDOWN_BUDGET: std::time::Duration = std::time::Duration::from_secs(3);
+
+fn root_of(root: Option<PathBuf>) -> Result<PathBuf, Exit> {
+    match root {
+        Some(r) => Ok(r),
+        None => std::env::current_dir().map_err(|e| Exit(1, format!("no current directory: {e}"))),
+    }
+}
+
+fn open(extend: Extend, root: Option<PathBuf>, conversation: Option<String>) -> Result<Run, Exit> {
+    build(extend, RunBuilder::new(root_of(root)?), conversation)
+}
+
+fn build(
+    extend: Extend,
+    mut builder: RunBuilder,
+    conversation: Option<String>,
+) -> Result<Run, Exit> {
+    if let Some(c) = conversation {
+        builder = builder.conversation(c);
+    }
+    extend(builder).build().map_err(|e| Exit(1, e.to_string()))
+}
+
+async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
+    match command {
+        Command::Serve { run, conversation } => {
+            let surface = run.surface;
+            let tether = Arc::new(open(extend, run.root, conversation)?);
+            let served = tether_mcp::TetherServer::new(tether.clone(), surface)
+                .serve_stdio()
+                .await;
+            // The client went away: end the run's resources before the process does.
+            tether.shutdown(SHUTDOWN_BUDGET).await;
+            served.map_err(|e| Exit(1, e.to_string()))
+        }
+        Command::Call {
+            tool,
+            args,
+            stdin,
+            run,
+        } => {
+            let surface = run.surface;
+            match (stdin, tool) {
+                (true, None) => {
+                    let tether = open(extend, run.root, None)?;
+                    let done = call_lines(&tether, surface).await;
+                    tether.shutdown(SHUTDOWN_BUDGET).await;
+                    done
+                }
+                (true, Some(_)) => Err(usage("give either TOOL 'JSON' or --stdin, not both")),
+                (false, None) => Err(usage(
+                    "missing TOOL: use `tether call TOOL '{...}'` or `tether call --stdin`",
+                )),
+                (false, Some(tool)) => {
+                    let tether = build(
+                        extend,
+                        RunBuilder::new(root_of(run.root)?).single_call(),
+                        None,
+                    )?;
+                    let args = parse_args(&tether, &tool, args.as_deref().unwrap_or("{}"))?;
+                    let result = tether
+                        .runtime()
+                        .call(surface, &tool, args, CancellationToken::new())
+                        .await;
+                    tether.shutdown(SHUTDOWN_BUDGET).await;
+                    match result {
+                        Ok(out) => {
+                            say!("{}", out.to_text());
+                            let pending = tether.runtime().pending_staged();
+                            if !pending.is_empty() {
+                                eprintln!(
+                                    "tether: note: this one-call run ends now, so staged edit {} \
+                                     is dropped; stage and resolve in one run with `tether call \
+                                     --stdin` or `tether serve`",
+                                    pending.join(", ")
+                                );
+                            }
+                            Ok(())
+                        }
+                        Err(e) if e.is_usage() => Err(usage(e.to_string())),
+                        Err(e) => {
+                            say!("error: {e}");
+                            Err(Exit(1, String::new()))
+                        }
+                    }
+                }
+            }
+        }
+        Command::Tools { run, json } => {
+            let tether = open(extend, run.root, None)?;
+            let specs = tether.runtime().tools(run.surface);
+            if json {
+                let list: Vec<Value> = specs
+                    .iter()
+                    .map(|s| {
+                        json!({"name": s.name, "tier": s.tier.as_str(),
+                               "description": s.description, "input_schema": s.input_schema})
+                    })
+                    .collect();
+                say!("{}", Value::Array(list));
+            } else {
+                for s in specs {
+                    let first = s.description.split(". ").next().unwrap_or("");
+                    say!("{:<12} {:<5} {first}", s.name, s.tier.as_str());
+                }
+            }
+            Ok(())
+        }
+        Command::Doctor { root } => {
+            let root = root_of(root)?;
+            match open(extend, Some(root.clone()), None) {
+                Ok(tether) => {
+                    say!("{}", tether::doctor_report(&tether, &root).await);
+                    Ok(())
+                }
+                Err(Exit(code, why)) => {
+                    // The one time doctor matters most: say what is wrong, then stop.
+                    say!(
+                        "tether {}\nworkspace: {}\nthe run cannot start: {why}",
+                        env!("CARGO_PKG_VERSION"),
+                        root.display()
+                    );
+                    Err(Exit(code, String::new()))
+                }
+            }
+        }
+        Command::Trust { root } => {
+            let root = root_of(root)?
+                .canonicalize()
+                .map_err(|e| Exit(1, format!("cannot trust that root: {e}")))?;
+            let store = TrustStore::new(&tether::Config::user_dir());
+            let added = store.trust(&root).map_err(|e| Exit(1, e))?;
+            let how = if added {
+                "now trusted"
+            } else {
+                "already trusted"
+            };
+            say!(
+                "{} is {how} (recorded in {})",
+                root.display(),
+                store.path().display()
+            );
+            Ok(())
+        }
+    }
+}
+
+/// Parses a call's JSON arguments, quoting the tool's schema when they are not an object.
+fn parse_args(run: &Run, tool: &str, text: &str) -> Result<Value, Exit> {
+    let value: Result<Value, _> = serde_json::from_str(text);
+    match value {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        other => {
+            let why = match other {
+                Err(e) => format!("the arguments are not valid JSON ({e})"),
+                Ok(_) => "the arguments must be a JSON object".to_string(),
+            };
+            let schema = run
+                .runtime()
+                .tools(Surface::Agent)
+                .into_iter()
+                .find(|s| s.name == tool)
+                .map(|s| format!("; `{tool}` expects {}", s.input_schema["properties"]))
+                .unwrap_or_default();
+            Err(usage(format!("{why}{schema}")))
+        }
+    }
+}
+
+/// Runs one JSON call per stdin line in one run; prints one JSON result per line.
+async fn call_lines(run: &Run, surface: Surface) -> Result<(), Exit> {
+    let mut worst = 0u8;
+    for (n, line) in std::io::stdin().lock().lines().enumerate() {
+        let line = line.map_err(|e| Exit(1, format!("cannot read stdin: {e}")))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let (tool, result) = match serde_json::from_str::<Value>(&line) {
+            Ok(call) => match (call["tool"].as_str(), call.get("args")) {
+                (Some(tool), args) => {
+                    let args = args.cloned().unwrap_or(json!({}));
+                    let r = run
+                        .runtime()
+                        .call(surface, tool, args, CancellationToken::new())
+                        .await;
+                    (tool.to_string(), r)
+                }
+                (None, _) => (
+                    String::new(),
+                    Err(ToolError::BadArgs {
+                        tool: "call --stdin".into(),
+                        detail: format!("line {} has no \"tool\" string", n + 1),
+                        expected: "{\"tool\": string (required), \"args\": object}".into(),
+                    }),
+                ),
+            },
+            Err(e) => (
+                String::new(),
+                Err(ToolError::BadArgs {
+                    tool: "call --stdin".into(),
+                    detail: format!("line {} is not JSON ({e})", n + 1),
+                    expected: "{\"tool\": string (required), \"args\": object}".into(),
+                }),
+            ),
+        };
+        let record = match result {
+            Ok(out) => json!({"tool": tool, "ok": true, "text": out.to_text()}),
+            Err(e) => {
+                worst = worst.max(if e.is_usage() { 2 } else { 1 });
+                json!({"tool": tool, "ok": false, "usage_error": e.is_usage(), "text": format!("error: {e}")})
+            }
+        };
+        say!("{record}");
+    }
+    match worst {
+        0 => Ok(()),
+        code => Err(Exit(code, String::new())),
+    }
+}
