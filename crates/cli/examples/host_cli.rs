@@ -1,7 +1,8 @@
 //! A host's own command line: tether's front ends (serve, call, call --stdin) with one more
-//! capability, whose tool starts a long-lived child the way a language server would, and
-//! whose other tool blocks for a while and reports progress the way a cold server would.
-//! The front-end tests drive it to see each way a run ends take that child with it.
+//! capability: `start_sleeper` starts a long-lived child the way a language server would,
+//! `wait` blocks and reports progress the way a cold server would, and `conversation` says
+//! which conversation the run serves. The front-end tests drive it to see each way a run or a
+//! call ends reach what it started. Marks go to files in `$HOST_MARKS`, when set.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -31,7 +32,9 @@ impl Capability for Sleeper {
         "sleeper"
     }
     fn install(&mut self, run: &mut Install) {
-        run.tool(StartSleeper(self.clone())).tool(Wait);
+        run.tool(StartSleeper(self.clone()))
+            .tool(Wait)
+            .tool(Conversation);
     }
     fn shutdown(&self, budget: Duration) -> BoxFuture<'_, ()> {
         Box::pin(async move {
@@ -67,10 +70,10 @@ impl Tool for StartSleeper {
     async fn call(&self, _: &CallCx, _: NoArgs) -> Result<ToolOutput, ToolError> {
         let mut slot = self.0.child.lock().await;
         if slot.is_none() {
-            // On a polite stop (SIGTERM) it leaves a mark in $SLEEPER_MARK, so a test can tell
-            // a deliberate shutdown from a kill.
-            // It says `ready` once the trap is set, as a server answers its handshake.
-            let script = r#"trap 'echo polite > "${SLEEPER_MARK:-/dev/null}"; exit 0' TERM
+            // On a polite stop (SIGTERM) it leaves a mark, so a test can tell a deliberate
+            // shutdown from a kill. It says `ready` once the trap is set, as a server answers
+            // its handshake.
+            let script = r#"trap '[ -n "$HOST_MARKS" ] && echo polite > "$HOST_MARKS/child"; exit 0' TERM
                             echo ready
                             while :; do sleep 1; done"#;
             let spec = ChildSpec {
@@ -122,9 +125,45 @@ impl Tool for Wait {
     }
     async fn call(&self, cx: &CallCx, args: WaitArgs) -> Result<ToolOutput, ToolError> {
         for step in 1..=args.steps {
-            tokio::time::sleep(Duration::from_millis(200)).await;
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+                _ = cx.cancel_token().cancelled() => {
+                    mark("wait", &format!("cancelled at step {step}"));
+                    return Err(ToolError::Cancelled);
+                }
+            }
             cx.progress(&format!("step {step} of {}", args.steps));
         }
         Ok(ToolOutput::text(format!("waited {} steps", args.steps)))
+    }
+}
+
+/// Says which conversation the run serves (`serve --conversation`).
+struct Conversation;
+
+impl Tool for Conversation {
+    type Args = NoArgs;
+    fn name(&self) -> &'static str {
+        "conversation"
+    }
+    fn description(&self) -> String {
+        "Says which conversation this run serves.".into()
+    }
+    fn tier(&self) -> Tier {
+        Tier::Read
+    }
+    fn concurrency(&self, _: &NoArgs) -> Concurrency {
+        Concurrency::Free
+    }
+    async fn call(&self, cx: &CallCx, _: NoArgs) -> Result<ToolOutput, ToolError> {
+        let id = cx.conversation().unwrap_or("(none)");
+        Ok(ToolOutput::text(format!("conversation: {id}")))
+    }
+}
+
+/// Leaves `text` in `$HOST_MARKS/name`, when the test set that folder.
+fn mark(name: &str, text: &str) {
+    if let Some(dir) = std::env::var_os("HOST_MARKS") {
+        let _ = std::fs::write(std::path::Path::new(&dir).join(name), text);
     }
 }

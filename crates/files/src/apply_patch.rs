@@ -2,10 +2,10 @@ use std::collections::{HashMap, HashSet};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tether_fs::{ChangeOp, ContentHash, WritePath, encode_text};
+use tether_fs::{ChangeOp, ContentHash, Workspace, WritePath, encode_text};
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
 
-use crate::patch::{FilePatch, MatchBudget, Stopped, apply_hunks_within, parse_patch};
+use crate::patch::{FilePatch, Hunk, MatchBudget, Stopped, apply_hunks_within, parse_patch};
 use crate::read_text;
 
 /// `apply_patch`: a multi-file patch applied in one all-or-nothing transaction.
@@ -48,139 +48,177 @@ impl Tool for ApplyPatchTool {
         if patch.files.is_empty() {
             return Err(ToolError::invalid("the patch changes no file"));
         }
-        let ws = cx.workspace();
         // Locating hunks runs on this thread, so it polls the call's cancellation itself.
         let cancel = cx.cancel_token();
         let cancelled = || cancel.is_cancelled();
-        let mut budget = MatchBudget::new(&cancelled);
-        let mut ops = Vec::new();
-        let mut summary = Vec::new();
-        let mut seen = HashSet::new();
-        // Files deleted earlier in this patch, by their op's index: a `Move to` may replace one.
-        let mut deleted: HashMap<WritePath, (usize, ContentHash)> = HashMap::new();
+        let mut plan = Plan {
+            ws: cx.workspace(),
+            budget: MatchBudget::new(&cancelled),
+            ops: Vec::new(),
+            summary: Vec::new(),
+            seen: HashSet::new(),
+            deleted: HashMap::new(),
+        };
         for file in &patch.files {
-            let nothing = "; nothing was written";
             match file {
-                FilePatch::Add { path, content } => {
-                    let path = ws.resolve_write(path)?;
-                    if ws.read_hashed(&path)?.is_some() {
-                        return Err(ToolError::invalid(format!(
-                            "{}: `Add File` but the file exists; use `Update File`{nothing}",
-                            path.rel()
-                        )));
-                    }
-                    claim(&mut seen, &path)?;
-                    summary.push(format!("A {}", path.rel()));
-                    ops.push(ChangeOp::Create {
-                        path,
-                        content: content.clone().into_bytes(),
-                    });
-                }
-                FilePatch::Delete { path } => {
-                    let path = ws.resolve_write(path)?;
-                    claim(&mut seen, &path)?;
-                    let Some((_, expect)) = ws.read_hashed(&path)? else {
-                        return Err(ToolError::invalid(format!(
-                            "{}: `Delete File` but the file does not exist{nothing}",
-                            path.rel()
-                        )));
-                    };
-                    summary.push(format!("D {}", path.rel()));
-                    deleted.insert(path.clone(), (ops.len(), expect));
-                    ops.push(ChangeOp::Delete { path, expect });
-                }
+                FilePatch::Add { path, content } => plan.add(path, content)?,
+                FilePatch::Delete { path } => plan.delete(path)?,
                 FilePatch::Update {
                     path,
                     move_to,
                     hunks,
-                } => {
-                    let path = ws.resolve_write(path)?;
-                    // Refused before reading, so naming one big file many times costs nothing.
-                    claim(&mut seen, &path)?;
-                    if ws.read_hashed(&path)?.is_none() {
-                        return Err(ToolError::invalid(format!(
-                            "{}: `Update File` but the file does not exist; use `*** Add File:` \
-                             to create it{nothing}",
-                            path.rel()
-                        )));
-                    }
-                    let text = read_text(ws, &path)
-                        .map_err(|e| ToolError::invalid(format!("{e}{nothing}")))?;
-                    let hunked = apply_hunks_within(&text.text, hunks, &mut budget);
-                    let new_text = hunked.map_err(|e| {
-                        if e.stopped == Some(Stopped::Cancelled) {
-                            ToolError::Cancelled
-                        } else {
-                            ToolError::invalid(format!("{}: {e}{nothing}", path.rel()))
-                        }
-                    })?;
-                    let content = encode_text(&new_text, text.shape);
-                    match move_to {
-                        None => {
-                            summary.push(format!("M {}", path.rel()));
-                            ops.push(ChangeOp::Write {
-                                path,
-                                content,
-                                expect: text.hash,
-                            });
-                        }
-                        Some(to) => {
-                            let to = ws.resolve_write(to)?;
-                            if to == path {
-                                return Err(ToolError::invalid(format!(
-                                    "{}: `Move to` names the file itself; drop the `Move to` \
-                                     line{nothing}",
-                                    path.rel()
-                                )));
-                            }
-                            if let Some((at, to_hash)) = deleted.remove(&to) {
-                                // The patch deleted `to` first, so the moved text replaces it:
-                                // `to` is rewritten in place (keeping its own permission bits)
-                                // and the source removed, all in the same transaction.
-                                summary.push(format!("R {} -> {}", path.rel(), to.rel()));
-                                if let Some(op) = ops.get_mut(at) {
-                                    *op = ChangeOp::Write {
-                                        path: to,
-                                        content,
-                                        expect: to_hash,
-                                    };
-                                }
-                                ops.push(ChangeOp::Delete {
-                                    path,
-                                    expect: text.hash,
-                                });
-                                continue;
-                            }
-                            claim(&mut seen, &to)?;
-                            if ws.read_hashed(&to)?.is_some() {
-                                return Err(ToolError::invalid(format!(
-                                    "{}: `Move to: {}` but that file exists; to replace it, put \
-                                     `*** Delete File: {}` before the `*** Update File: {}` \
-                                     section, or pick another name{nothing}",
-                                    path.rel(),
-                                    to.rel(),
-                                    to.rel(),
-                                    path.rel()
-                                )));
-                            }
-                            summary.push(format!("R {} -> {}", path.rel(), to.rel()));
-                            ops.push(ChangeOp::Rename {
-                                from: path,
-                                to,
-                                expect: text.hash,
-                                content: Some(content),
-                            });
-                        }
-                    }
-                }
+                } => plan.update(path, move_to.as_deref(), hunks)?,
             }
         }
+        let Plan { ops, summary, .. } = plan;
         cx.fs().commit(ops).await?;
         Ok(ToolOutput::text(format!(
             "applied the patch to {} files:\n{}",
             summary.len(),
             summary.join("\n")
         )))
+    }
+}
+
+/// Every error of a patch ends with this: the whole patch is refused.
+const NOTHING: &str = "; nothing was written";
+
+/// The transaction a patch becomes, built one file section at a time.
+struct Plan<'a> {
+    ws: &'a Workspace,
+    budget: MatchBudget<'a>,
+    ops: Vec<ChangeOp>,
+    /// One `A`/`D`/`M`/`R` line per file, for the result.
+    summary: Vec<String>,
+    /// Paths the patch named so far.
+    seen: HashSet<WritePath>,
+    /// Files deleted earlier in this patch, by their op's index: a `Move to` may replace one.
+    deleted: HashMap<WritePath, (usize, ContentHash)>,
+}
+
+impl Plan<'_> {
+    fn add(&mut self, path: &str, content: &str) -> Result<(), ToolError> {
+        let path = self.ws.resolve_write(path)?;
+        if self.ws.read_hashed(&path)?.is_some() {
+            return Err(ToolError::invalid(format!(
+                "{}: `Add File` but the file exists; use `Update File`{NOTHING}",
+                path.rel()
+            )));
+        }
+        claim(&mut self.seen, &path)?;
+        self.summary.push(format!("A {}", path.rel()));
+        self.ops.push(ChangeOp::Create {
+            path,
+            content: content.as_bytes().to_vec(),
+        });
+        Ok(())
+    }
+
+    fn delete(&mut self, path: &str) -> Result<(), ToolError> {
+        let path = self.ws.resolve_write(path)?;
+        claim(&mut self.seen, &path)?;
+        let Some((_, expect)) = self.ws.read_hashed(&path)? else {
+            return Err(ToolError::invalid(format!(
+                "{}: `Delete File` but the file does not exist{NOTHING}",
+                path.rel()
+            )));
+        };
+        self.summary.push(format!("D {}", path.rel()));
+        self.deleted.insert(path.clone(), (self.ops.len(), expect));
+        self.ops.push(ChangeOp::Delete { path, expect });
+        Ok(())
+    }
+
+    fn update(
+        &mut self,
+        path: &str,
+        move_to: Option<&str>,
+        hunks: &[Hunk],
+    ) -> Result<(), ToolError> {
+        let path = self.ws.resolve_write(path)?;
+        // Refused before reading or matching, so naming one big file many times costs nothing
+        // (the transaction would refuse it too, but only after every hunk was located).
+        claim(&mut self.seen, &path)?;
+        if self.ws.read_hashed(&path)?.is_none() {
+            return Err(ToolError::invalid(format!(
+                "{}: `Update File` but the file does not exist; use `*** Add File:` to create \
+                 it{NOTHING}",
+                path.rel()
+            )));
+        }
+        let text =
+            read_text(self.ws, &path).map_err(|e| ToolError::invalid(format!("{e}{NOTHING}")))?;
+        let new_text = apply_hunks_within(&text.text, hunks, &mut self.budget).map_err(|e| {
+            if e.stopped == Some(Stopped::Cancelled) {
+                ToolError::Cancelled
+            } else {
+                ToolError::invalid(format!("{}: {e}{NOTHING}", path.rel()))
+            }
+        })?;
+        let content = encode_text(&new_text, text.shape);
+        match move_to {
+            None => {
+                self.summary.push(format!("M {}", path.rel()));
+                self.ops.push(ChangeOp::Write {
+                    path,
+                    content,
+                    expect: text.hash,
+                });
+                Ok(())
+            }
+            Some(to) => self.move_to(path, text.hash, to, content),
+        }
+    }
+
+    /// The `Move to` of an updated file: a rename, or, onto a file this patch deleted, a
+    /// rewrite of that file in place.
+    fn move_to(
+        &mut self,
+        path: WritePath,
+        hash: ContentHash,
+        to: &str,
+        content: Vec<u8>,
+    ) -> Result<(), ToolError> {
+        let to = self.ws.resolve_write(to)?;
+        if to == path {
+            return Err(ToolError::invalid(format!(
+                "{}: `Move to` names the file itself; drop the `Move to` line{NOTHING}",
+                path.rel()
+            )));
+        }
+        self.summary
+            .push(format!("R {} -> {}", path.rel(), to.rel()));
+        if let Some((at, to_hash)) = self.deleted.remove(&to) {
+            // `to` is rewritten in place (keeping its own permission bits) and the source
+            // removed, all in the same transaction.
+            if let Some(op) = self.ops.get_mut(at) {
+                *op = ChangeOp::Write {
+                    path: to,
+                    content,
+                    expect: to_hash,
+                };
+            }
+            self.ops.push(ChangeOp::Delete { path, expect: hash });
+            return Ok(());
+        }
+        claim(&mut self.seen, &to)?;
+        if self.ws.read_hashed(&to)?.is_some() {
+            return Err(ToolError::invalid(format!(
+                "{}: `Move to: {}` but that file exists; to replace it, put `*** Delete File: \
+                 {}` before the `*** Update File: {}` section, or pick another name{NOTHING}",
+                path.rel(),
+                to.rel(),
+                to.rel(),
+                path.rel()
+            )));
+        }
+        self.ops.push(ChangeOp::Rename {
+            from: path,
+            to,
+            expect: hash,
+            content: Some(content),
+        });
+        Ok(())
     }
 }
 

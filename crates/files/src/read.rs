@@ -8,6 +8,8 @@ const DEFAULT_LIMIT: usize = 2000;
 const MAX_LINE_CHARS: usize = 2000;
 /// Characters of output after which `read` stops adding lines and says where to continue.
 const MAX_OUTPUT_CHARS: usize = 100_000;
+/// Regular files up to this size are read on the calling task, not the blocking pool.
+const INLINE_BYTES: u64 = 256 * 1024;
 /// Bytes looked at to tell a binary file from text.
 const SNIFF_BYTES: usize = 8192;
 
@@ -60,14 +62,22 @@ impl Tool for ReadTool {
         let file = cx.workspace().open_read(&abs)?;
         let window = Window::new(args.offset, args.limit)?;
         let cancel = cx.cancel_token().clone();
-        let scan = tokio::task::spawn_blocking(move || {
-            scan(std::io::BufReader::new(file), window, &|| {
-                cancel.is_cancelled()
+        let small = file
+            .metadata()
+            .is_ok_and(|m| m.is_file() && m.len() <= INLINE_BYTES);
+        let scanned = if small {
+            // A hand-off to the blocking pool costs more than reading a small file here.
+            scan(std::io::BufReader::new(file), window, &|| false)
+        } else {
+            tokio::task::spawn_blocking(move || {
+                scan(std::io::BufReader::new(file), window, &|| {
+                    cancel.is_cancelled()
+                })
             })
-        })
-        .await
-        .map_err(|e| ToolError::failed(format!("reading {shown} stopped: {e}")))?
-        .map_err(|e| ToolError::failed(format!("cannot read {shown}: {e}")))?;
+            .await
+            .map_err(|e| ToolError::failed(format!("reading {shown} stopped: {e}")))?
+        };
+        let scan = scanned.map_err(|e| ToolError::failed(format!("cannot read {shown}: {e}")))?;
         if scan.binary {
             return Err(ToolError::invalid(format!(
                 "{shown} is a binary file; `read` shows text only"

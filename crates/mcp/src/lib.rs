@@ -3,6 +3,7 @@
 //! protocol errors, so the model reads the message. Between the client and rmcp sits a wire
 //! guard (module `wire`) that answers malformed lines itself and keeps writes in arrival order.
 
+mod stdio;
 mod wire;
 
 use std::sync::Arc;
@@ -41,8 +42,7 @@ impl TetherServer {
 
     /// Serves MCP on stdin/stdout until the client disconnects, then cancels what still runs.
     pub async fn serve_stdio(self) -> Result<(), ServeError> {
-        let (stdin, stdout) = rmcp::transport::stdio();
-        self.serve_io(stdin, stdout).await
+        self.serve_io(stdio::input(), stdio::output()).await
     }
 
     /// Serves MCP over any pair of byte streams, one JSON-RPC message per line, as

@@ -9,58 +9,16 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tether_fs::{ChangeOp, FileReceipt, Journal, StagedStore, Workspace, WritePath};
-use tether_run::{RunResources, Runtime, ToolTable, ToolTableBuilder};
+use tether_fs::{ChangeOp, FileReceipt, WritePath};
+use tether_run::Runtime;
 use tether_tool::{
-    ApprovalPolicy, Baseline, BoxFuture, CallCx, Card, CardAnswer, Concurrency, NoticeQueue,
-    QuestionPort, Surface, Tier, Tool, ToolError, ToolOutput, WriteHook, WriteHooks,
+    ApprovalPolicy, Baseline, BoxFuture, CallCx, Card, CardAnswer, Concurrency, QuestionPort,
+    Surface, Tier, Tool, ToolError, ToolOutput, WriteHook,
 };
 use tokio_util::sync::CancellationToken;
 
-#[derive(Deserialize, JsonSchema)]
-struct NoArgs {}
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct NestArgs {
-    tool: String,
-    args: Value,
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct PutArgs {
-    path: String,
-    text: String,
-}
-
-/// Writes a new file through `cx.fs()`.
-struct Put;
-impl Tool for Put {
-    type Args = PutArgs;
-    fn name(&self) -> &'static str {
-        "put"
-    }
-    fn description(&self) -> String {
-        "create a file".into()
-    }
-    fn tier(&self) -> Tier {
-        Tier::Write
-    }
-    fn concurrency(&self, _: &Self::Args) -> Concurrency {
-        Concurrency::Workspace
-    }
-    async fn call(&self, cx: &CallCx, a: PutArgs) -> Result<ToolOutput, ToolError> {
-        let path = cx.workspace().resolve_write(&a.path)?;
-        cx.fs()
-            .commit(vec![ChangeOp::Create {
-                path,
-                content: a.text.into_bytes(),
-            }])
-            .await?;
-        Ok(ToolOutput::text("put"))
-    }
-}
+mod common;
+use common::{Nest, NoArgs, Parts, Put, PutArgs, Wait};
 
 /// Is cancelled while it works (as a slow matcher would be), then tries to commit anyway.
 struct LatePut;
@@ -135,58 +93,6 @@ impl Tool for SneakyPut {
     }
 }
 
-/// Calls another tool from inside its call, holding `concurrency`.
-struct Nest {
-    name: &'static str,
-    concurrency: Concurrency,
-    tier: Tier,
-}
-impl Tool for Nest {
-    type Args = NestArgs;
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn description(&self) -> String {
-        "call another tool".into()
-    }
-    fn tier(&self) -> Tier {
-        self.tier
-    }
-    fn concurrency(&self, _: &Self::Args) -> Concurrency {
-        self.concurrency.clone()
-    }
-    async fn call(&self, cx: &CallCx, a: NestArgs) -> Result<ToolOutput, ToolError> {
-        cx.notify("nest", format!("nested call from {}", self.name));
-        let inner = cx.dispatch(&a.tool, a.args).await?;
-        // Mark a notices block in the inner result, so a test can tell where it was attached.
-        let inner = inner.to_text().replace("Notices:", "INNER-NOTICES:");
-        Ok(ToolOutput::text(format!("inner said: {inner}")))
-    }
-}
-
-/// Waits until cancelled; keeps its own token so a test can see that it was cancelled.
-struct Wait(Arc<Mutex<Option<CancellationToken>>>);
-impl Tool for Wait {
-    type Args = NoArgs;
-    fn name(&self) -> &'static str {
-        "wait"
-    }
-    fn description(&self) -> String {
-        "wait for cancellation".into()
-    }
-    fn tier(&self) -> Tier {
-        Tier::Read
-    }
-    fn concurrency(&self, _: &Self::Args) -> Concurrency {
-        Concurrency::Free
-    }
-    async fn call(&self, cx: &CallCx, _: NoArgs) -> Result<ToolOutput, ToolError> {
-        *self.0.lock().unwrap() = Some(cx.cancel_token().clone());
-        cx.cancel_token().cancelled().await;
-        Err(ToolError::Cancelled)
-    }
-}
-
 /// Records hook phases; its `after` makes a fresh root write, which deadlocks if the gate
 /// is still held.
 struct Recorder {
@@ -255,38 +161,11 @@ fn builder(
     approval: ApprovalPolicy,
     questions: Option<Arc<dyn QuestionPort>>,
 ) -> Parts {
-    let ws = Workspace::new(dir).unwrap();
-    let (journal, _) =
-        Journal::open(&ws, &std::env::temp_dir().join("tether-run-test-state")).unwrap();
-    let resources = RunResources {
-        workspace: Arc::new(ws),
-        journal: Arc::new(journal),
-        staged: Arc::new(StagedStore::new()),
-        hooks: WriteHooks::new(vec![Arc::new(hook)]),
-        notices: NoticeQueue::default(),
-        approval,
-        questions,
-        conversation: Some("c1".into()),
-    };
-    Parts {
-        resources,
-        table: ToolTable::builder(),
-    }
-}
-
-/// What a runtime is made of, before it starts.
-struct Parts {
-    resources: RunResources,
-    table: ToolTableBuilder,
-}
-
-impl Parts {
-    fn register<T: Tool>(&mut self, tool: T) -> &mut ToolTableBuilder {
-        self.table.register(tool)
-    }
-    fn build(self) -> Runtime {
-        Runtime::new(self.resources, self.table.build())
-    }
+    let mut parts = common::parts(dir, vec![Arc::new(hook)]);
+    parts.resources.approval = approval;
+    parts.resources.questions = questions;
+    parts.resources.conversation = Some("c1".into());
+    parts
 }
 
 /// A recorder hook that makes no calls of its own, and its log.
@@ -561,65 +440,6 @@ async fn a_cancelled_handler_finishes_its_cleanup_within_the_grace_period() {
     );
 }
 
-/// Numbers each baseline and reports, slowly, the number its `after` got back.
-struct Pairing(std::sync::atomic::AtomicUsize);
-impl WriteHook for Pairing {
-    fn name(&self) -> &str {
-        "pairing"
-    }
-    fn before<'a>(&'a self, _: &'a [WritePath]) -> BoxFuture<'a, Baseline> {
-        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Box::pin(async move { Box::new(n) as Baseline })
-    }
-    fn after<'a>(
-        &'a self,
-        baseline: Option<Baseline>,
-        _: &'a [FileReceipt],
-    ) -> BoxFuture<'a, Option<String>> {
-        Box::pin(async move {
-            // The gate is free now, so the next write takes its baseline meanwhile.
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            let n = baseline.map(|b| *b.downcast::<usize>().unwrap());
-            Some(format!("baseline {n:?}"))
-        })
-    }
-}
-
-#[tokio::test]
-async fn overlapping_writes_each_get_their_own_baseline() {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = Workspace::new(dir.path()).unwrap();
-    let state = std::env::temp_dir().join("tether-run-test-state");
-    let (journal, _) = Journal::open(&ws, &state).unwrap();
-    let resources = RunResources {
-        workspace: Arc::new(ws),
-        journal: Arc::new(journal),
-        staged: Arc::new(StagedStore::new()),
-        hooks: WriteHooks::new(vec![Arc::new(Pairing(0.into()))]),
-        notices: NoticeQueue::default(),
-        approval: ApprovalPolicy::Never,
-        questions: None,
-        conversation: None,
-    };
-    let mut table = ToolTable::builder();
-    table.register(Put);
-    let registry = Runtime::new(resources, table.build());
-    let put = |path: &'static str| {
-        let registry = registry.clone();
-        async move {
-            let args = json!({"path": path, "text": "x"});
-            let out = registry.call(Surface::Agent, "put", args, CancellationToken::new());
-            out.await.unwrap().to_text()
-        }
-    };
-    let first = tokio::spawn(put("one.txt"));
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    let second = tokio::spawn(put("two.txt"));
-    let (first, second) = (first.await.unwrap(), second.await.unwrap());
-    assert!(first.contains("baseline Some(0)"), "{first}");
-    assert!(second.contains("baseline Some(1)"), "{second}");
-}
-
 /// Collects progress reports.
 struct Reports(Mutex<Vec<(u64, String)>>);
 impl tether_tool::ProgressPort for Reports {
@@ -707,113 +527,6 @@ async fn a_tool_needing_a_client_feature_appears_once_the_front_end_enables_it()
         .call(Surface::Agent, "busy", json!({}), CancellationToken::new())
         .await
         .unwrap();
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct SessionArgs {
-    session: String,
-}
-
-/// Holds its session for 300 ms, logging when it starts and ends; the session key comes from
-/// the arguments, as a debugger's or kernel's would.
-struct InSession(Arc<Mutex<Vec<String>>>);
-impl Tool for InSession {
-    type Args = SessionArgs;
-    fn name(&self) -> &'static str {
-        "in_session"
-    }
-    fn description(&self) -> String {
-        "hold a session for a while".into()
-    }
-    fn tier(&self) -> Tier {
-        Tier::Read
-    }
-    fn concurrency(&self, a: &SessionArgs) -> Concurrency {
-        Concurrency::Session(a.session.clone())
-    }
-    async fn call(&self, _: &CallCx, a: SessionArgs) -> Result<ToolOutput, ToolError> {
-        self.0.lock().unwrap().push(format!("start {}", a.session));
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        self.0.lock().unwrap().push(format!("end {}", a.session));
-        Ok(ToolOutput::text("ok"))
-    }
-}
-
-/// Runs two `in_session` calls at once and returns the log of starts and ends.
-async fn two_sessions(first: &str, second: &str) -> Vec<String> {
-    let dir = tempfile::tempdir().unwrap();
-    let (hook, _) = recorder();
-    let mut b = builder(dir.path(), hook, ApprovalPolicy::Never, None);
-    let log = Arc::new(Mutex::new(Vec::new()));
-    b.register(InSession(log.clone()));
-    let registry = b.build();
-    let call = |s: &str| {
-        registry.call(
-            Surface::Agent,
-            "in_session",
-            json!({"session": s}),
-            CancellationToken::new(),
-        )
-    };
-    let (a, b) = tokio::join!(call(first), call(second));
-    a.unwrap();
-    b.unwrap();
-    log.lock().unwrap().clone()
-}
-
-#[tokio::test]
-async fn calls_on_different_sessions_overlap_and_on_one_session_queue() {
-    let apart = two_sessions("dbg-1", "dbg-2").await;
-    assert_eq!(&apart[..2], ["start dbg-1", "start dbg-2"], "{apart:?}");
-    let same = two_sessions("dbg-1", "dbg-1").await;
-    assert_eq!(
-        same,
-        ["start dbg-1", "end dbg-1", "start dbg-1", "end dbg-1"],
-        "{same:?}"
-    );
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_permit_wait_gives_up_after_its_deadline() {
-    let dir = tempfile::tempdir().unwrap();
-    let (hook, _) = recorder();
-    let mut b = builder(dir.path(), hook, ApprovalPolicy::Never, None);
-    let waited = Arc::new(Mutex::new(None));
-    b.register(Wait(waited.clone()))
-        .register(InSession(Arc::default()));
-    b.register(Nest {
-        name: "hold",
-        concurrency: Concurrency::Session("k".into()),
-        tier: Tier::Read,
-    });
-    let registry = b.build();
-    // `hold` keeps session k while its nested `wait` waits forever.
-    let holding = registry.clone();
-    let holder = tokio::spawn(async move {
-        let args = json!({"tool": "wait", "args": {}});
-        let _ = holding
-            .call(Surface::Agent, "hold", args, CancellationToken::new())
-            .await;
-    });
-    while waited.lock().unwrap().is_none() {
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
-    let err = registry
-        .call(
-            Surface::Agent,
-            "in_session",
-            json!({"session": "k"}),
-            CancellationToken::new(),
-        )
-        .await
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("waited 120 s") && err.contains("session `k`"),
-        "{err}"
-    );
-    assert!(!holder.is_finished(), "the holder should never finish");
-    holder.abort();
 }
 
 struct Answer(CardAnswer, Arc<Mutex<Vec<String>>>);

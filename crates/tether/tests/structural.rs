@@ -439,6 +439,34 @@ async fn syntax_check_false_in_the_workspace_config_turns_the_report_off() {
     assert!(!out.contains("syntax check"), "{out}");
 }
 
+/// How many files the second of two identical searches took from the tree cache.
+async fn cached_on_the_second_search(config: &str) -> usize {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "tether.toml", config);
+    let body: String = (0..2000).map(|i| format!("x_{i} = f({i})\n")).collect();
+    for n in 0..20 {
+        write(dir.path(), &format!("m{n}.py"), &body);
+    }
+    let run = open(dir.path());
+    let args = json!({"pattern": "f($A)", "language": "python"});
+    call(&run, "ast_grep", args.clone()).await.unwrap();
+    let out = call(&run, "ast_grep", args).await.unwrap();
+    let cached = out
+        .split(" from cache")
+        .next()
+        .and_then(|head| head.rsplit(' ').next())
+        .and_then(|n| n.parse().ok());
+    cached.unwrap_or_else(|| panic!("no cache count in: {out}"))
+}
+
+#[tokio::test]
+async fn cache_mb_in_the_workspace_config_bounds_the_tree_cache() {
+    // Each file's tree is estimated well above 1 MiB, so a 1 MiB cache keeps almost none.
+    assert_eq!(cached_on_the_second_search("").await, 20);
+    let small = cached_on_the_second_search("[structural]\ncache_mb = 1\n").await;
+    assert!(small <= 1, "{small} trees were kept in a 1 MiB cache");
+}
+
 #[tokio::test]
 async fn writes_report_new_syntax_errors_only() {
     let dir = tempfile::tempdir().unwrap();

@@ -103,7 +103,7 @@ impl WriteHooks {
                     Err(_) => Some(format!(
                         "{}: no report within {} s; the write itself succeeded",
                         hook.name(),
-                        budget.as_secs()
+                        budget.as_secs_f64()
                     )),
                 }
             }

@@ -17,12 +17,18 @@ pub struct McpPipe {
 }
 
 impl McpPipe {
-    /// Starts `tether serve --root ROOT` and completes the MCP handshake.
+    /// Starts this build's `tether serve --root ROOT` and completes the MCP handshake.
     pub fn start(root: &Path, config_dir: &Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
+        Self::start_binary(Path::new(env!("CARGO_BIN_EXE_tether")), root, config_dir)
+    }
+
+    /// Like [`McpPipe::start`] with another tether binary (an older build, for before/after).
+    pub fn start_binary(binary: &Path, root: &Path, config_dir: &Path) -> Self {
+        let mut child = Command::new(binary)
             .args(["serve", "--root"])
             .arg(root)
             .env("TETHER_CONFIG_DIR", config_dir)
+            .env("TETHER_STATE_DIR", config_dir.join("state"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -1,8 +1,9 @@
-//! Each way a front end ends its run takes the run's long-lived children with it: the MCP
-//! client closing stdin, `call` and `call --stdin` exiting (both politely, through
-//! `Run::shutdown`), and tether being SIGKILLed (the child's death signal). Checked in the
-//! process table, through a host command line (`examples/host_cli.rs`) that adds a capability
-//! with a child to tether's own front ends.
+//! The front ends through a host command line (`examples/host_cli.rs`) that adds a capability
+//! with a child to tether's own: each way a front end ends its run takes the run's long-lived
+//! children with it (the MCP client closing stdin, `call` and `call --stdin` exiting, all
+//! politely through `Run::shutdown`, and tether being SIGKILLed, through the child's death
+//! signal), checked in the process table; a client's `notifications/cancelled` and the end of
+//! its input reach a running call; `--conversation` reaches the calls.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -45,10 +46,23 @@ impl Env {
     fn new() -> Env {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("ws")).unwrap();
+        std::fs::create_dir(dir.path().join("marks")).unwrap();
         Env { dir }
     }
-    fn mark(&self) -> PathBuf {
-        self.dir.path().join("mark")
+    /// What the host's tools left in `$HOST_MARKS/name`, if anything.
+    fn mark(&self, name: &str) -> Option<String> {
+        std::fs::read_to_string(self.dir.path().join("marks").join(name)).ok()
+    }
+    /// Waits up to `limit` for the mark `name`.
+    fn mark_within(&self, name: &str, limit: Duration) -> Option<String> {
+        let end = Instant::now() + limit;
+        loop {
+            let mark = self.mark(name);
+            if mark.is_some() || Instant::now() > end {
+                return mark;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
     fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(host_cli());
@@ -57,7 +71,7 @@ impl Env {
             .arg(self.dir.path().join("ws"))
             .env("TETHER_CONFIG_DIR", self.dir.path().join("cfg"))
             .env("TETHER_STATE_DIR", self.dir.path().join("state"))
-            .env("SLEEPER_MARK", self.mark())
+            .env("HOST_MARKS", self.dir.path().join("marks"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
@@ -65,7 +79,7 @@ impl Env {
     }
     /// Whether the child was stopped politely (SIGTERM from `Run::shutdown`), not killed.
     fn stopped_politely(&self) -> bool {
-        std::fs::read_to_string(self.mark()).is_ok_and(|m| m.trim() == "polite")
+        self.mark("child").is_some_and(|m| m.trim() == "polite")
     }
 }
 
@@ -114,7 +128,11 @@ struct Mcp {
 
 impl Mcp {
     fn start(env: &Env) -> Mcp {
-        let mut child = env.command(&["serve"]).spawn().unwrap();
+        Mcp::start_with(env, &[])
+    }
+    fn start_with(env: &Env, extra: &[&str]) -> Mcp {
+        let args: Vec<&str> = ["serve"].iter().chain(extra).copied().collect();
+        let mut child = env.command(&args).spawn().unwrap();
         let input = child.stdin.take();
         let output = BufReader::new(child.stdout.take().unwrap());
         let mut mcp = Mcp {
@@ -136,17 +154,28 @@ impl Mcp {
     /// Sends a request and returns its response, skipping notifications.
     fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.read_until(|m| m["id"] == json!(id))
+    }
+    /// Reads messages until one satisfies `wanted`, and returns it.
+    fn read_until(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
         loop {
             let mut line = String::new();
-            assert!(
-                self.output.read_line(&mut line).unwrap() > 0,
-                "serve closed"
-            );
+            let read = self.output.read_line(&mut line).unwrap();
+            assert!(read > 0, "serve closed");
             let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == json!(id) {
+            if wanted(&message) {
                 return message;
             }
         }
+    }
+    /// Starts a 10 s `wait` as request `id` and returns once its first progress arrived.
+    fn start_long_wait(&mut self, id: u64) {
+        let params = json!({"name": "wait", "arguments": {"steps": 50},
+                            "_meta": {"progressToken": "long"}});
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}));
+        self.read_until(|m| {
+            m["method"] == "notifications/progress" && m["params"]["progressToken"] == "long"
+        });
     }
     /// Starts the capability's child and returns its pid.
     fn start_sleeper(&mut self) -> u32 {
@@ -220,5 +249,58 @@ fn a_killed_serve_takes_the_child_with_it() {
     assert!(
         gone_within(pid, Duration::from_secs(5)),
         "the child outlived a SIGKILL of serve"
+    );
+}
+
+#[test]
+fn a_clients_cancellation_reaches_the_running_call() {
+    let env = Env::new();
+    let mut mcp = Mcp::start(&env);
+    mcp.start_long_wait(3);
+    let cancel = json!({"requestId": 3, "reason": "the user moved on"});
+    mcp.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}));
+    let mark = env.mark_within("wait", Duration::from_secs(5));
+    assert!(
+        mark.as_deref()
+            .is_some_and(|m| m.starts_with("cancelled at step")),
+        "the call never saw the cancellation: {mark:?}"
+    );
+    // The server carries on.
+    let pong = mcp.request(4, "ping", json!({}));
+    assert!(pong.get("result").is_some(), "{pong}");
+}
+
+#[test]
+fn the_end_of_the_clients_input_cancels_a_running_call() {
+    let env = Env::new();
+    let mut mcp = Mcp::start(&env);
+    mcp.start_long_wait(3);
+    drop(mcp.input.take());
+    exits_within(&mut mcp.child, Duration::from_secs(15));
+    let mark = env.mark("wait");
+    assert!(
+        mark.as_deref()
+            .is_some_and(|m| m.starts_with("cancelled at step")),
+        "the call was not cancelled when the client left: {mark:?}"
+    );
+}
+
+#[test]
+fn serve_hands_its_conversation_to_every_call() {
+    let env = Env::new();
+    let mut mcp = Mcp::start_with(&env, &["--conversation", "c-42"]);
+    let params = json!({"name": "conversation", "arguments": {}});
+    let reply = mcp.request(2, "tools/call", params);
+    assert_eq!(reply["result"]["content"][0]["text"], "conversation: c-42");
+    let env = Env::new();
+    let mut mcp = Mcp::start(&env);
+    let reply = mcp.request(
+        2,
+        "tools/call",
+        json!({"name": "conversation", "arguments": {}}),
+    );
+    assert_eq!(
+        reply["result"]["content"][0]["text"],
+        "conversation: (none)"
     );
 }
