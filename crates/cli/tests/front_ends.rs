@@ -13,6 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use tether_proc::{gone_within, is_running};
 
 /// Builds the host command line once per test binary and returns its path.
 fn host_cli() -> PathBuf {
@@ -81,27 +82,6 @@ impl Env {
     fn stopped_politely(&self) -> bool {
         self.mark("child").is_some_and(|m| m.trim() == "polite")
     }
-}
-
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-        Err(_) => false,
-    }
-}
-
-fn gone_within(pid: u32, limit: Duration) -> bool {
-    let end = Instant::now() + limit;
-    while Instant::now() < end {
-        if !alive(pid) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
 }
 
 /// Waits for `child` to exit, failing the test after `limit`.
@@ -207,11 +187,11 @@ fn serve_stops_the_child_when_the_client_closes_stdin() {
     let env = Env::new();
     let mut mcp = Mcp::start(&env);
     let pid = mcp.start_sleeper();
-    assert!(alive(pid));
+    assert!(is_running(pid));
     drop(mcp.input.take());
     let status = exits_within(&mut mcp.child, Duration::from_secs(15));
     assert!(status.success(), "{status:?}");
-    assert!(!alive(pid), "the child outlived serve");
+    assert!(!is_running(pid), "the child outlived serve");
     assert!(env.stopped_politely(), "serve exited without Run::shutdown");
 }
 
@@ -219,7 +199,7 @@ fn serve_stops_the_child_when_the_client_closes_stdin() {
 fn call_stops_the_child_before_it_exits() {
     let env = Env::new();
     let pid = call_and_exit(&env, &["call", "start_sleeper", "{}"], "");
-    assert!(!alive(pid), "the child outlived `call`");
+    assert!(!is_running(pid), "the child outlived `call`");
     assert!(
         env.stopped_politely(),
         "`call` exited without Run::shutdown"
@@ -231,7 +211,7 @@ fn call_stdin_stops_the_child_before_it_exits() {
     let env = Env::new();
     let lines = "{\"tool\": \"start_sleeper\"}\n";
     let pid = call_and_exit(&env, &["call", "--stdin"], lines);
-    assert!(!alive(pid), "the child outlived `call --stdin`");
+    assert!(!is_running(pid), "the child outlived `call --stdin`");
     assert!(
         env.stopped_politely(),
         "`call --stdin` exited without Run::shutdown"
@@ -243,7 +223,7 @@ fn a_killed_serve_takes_the_child_with_it() {
     let env = Env::new();
     let mut mcp = Mcp::start(&env);
     let pid = mcp.start_sleeper();
-    assert!(alive(pid));
+    assert!(is_running(pid));
     mcp.child.kill().unwrap();
     mcp.child.wait().unwrap();
     assert!(

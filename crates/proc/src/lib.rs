@@ -6,6 +6,8 @@
 
 mod child;
 mod long;
+mod status;
 
 pub use child::{ProcError, output_with_deadline};
 pub use long::{ChildSpec, LongChild};
+pub use status::{gone_within, is_running};

@@ -162,20 +162,9 @@ mod tests {
         }
     }
 
-    fn alive(pid: u32) -> bool {
-        // A zombie still has a /proc entry; its state letter is Z.
-        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Ok(stat) => !stat
-                .rsplit(')')
-                .next()
-                .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-            Err(_) => false,
-        }
-    }
-
     async fn wait_gone(pid: u32) -> bool {
         for _ in 0..100 {
-            if !alive(pid) {
+            if !crate::is_running(pid) {
                 return true;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -218,7 +207,7 @@ mod tests {
             .trim()
             .parse()
             .unwrap();
-        assert!(alive(pid));
+        assert!(crate::is_running(pid));
         (c, pid)
     }
 

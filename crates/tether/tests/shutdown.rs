@@ -6,13 +6,13 @@
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tether::{RunBuilder, Surface};
-use tether_proc::{ChildSpec, LongChild};
+use tether_proc::{ChildSpec, LongChild, gone_within, is_running};
 use tether_tool::{
     BoxFuture, CallCx, Capability, Concurrency, Install, Tier, Tool, ToolError, ToolOutput,
 };
@@ -75,27 +75,6 @@ impl Capability for Sleeper {
     }
 }
 
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-        Err(_) => false,
-    }
-}
-
-fn gone_within(pid: u32, limit: Duration) -> bool {
-    let end = Instant::now() + limit;
-    while Instant::now() < end {
-        if !alive(pid) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
-}
-
 fn run_over(dir: &Path) -> tether::Run {
     RunBuilder::new(dir)
         .user_config_dir(dir.join("cfg"))
@@ -117,7 +96,7 @@ async fn start(run: &tether::Run) -> u32 {
         .await
         .unwrap();
     let pid: u32 = out.to_text().trim().parse().unwrap();
-    assert!(alive(pid));
+    assert!(is_running(pid));
     pid
 }
 

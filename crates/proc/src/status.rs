@@ -1,0 +1,32 @@
+//! Whether a process still runs, read from `/proc`: what a supervisor checks before it
+//! restarts a server, and what tests check after a run ends.
+
+use std::time::{Duration, Instant};
+
+/// True while `pid` runs; a zombie (exited, not yet reaped) counts as gone.
+pub fn is_running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state letter follows the command name, which is in parentheses and may hold any
+        // character, so it is found after the last `)`.
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Waits up to `limit`, polling every 20 ms, for `pid` to stop running; true if it did. It
+/// blocks the thread, so async code should prefer its own timer.
+pub fn gone_within(pid: u32, limit: Duration) -> bool {
+    let end = Instant::now() + limit;
+    loop {
+        if !is_running(pid) {
+            return true;
+        }
+        if Instant::now() >= end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
