@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::Value;
 use tether_tool::{
     BoxFuture, CallCx, CallCxParts, CallScope, Concurrency, Dispatcher, FsDoor, PermitKey,
-    Prepared, ProgressPort, Surface, ToolError, ToolOutput,
+    Prepared, ProgressPort, Surface, ToolError, ToolOutput, format_reports,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -238,19 +238,20 @@ async fn report_writes(
         reports.extend(res.hooks.run_after(write.baselines, &write.receipts).await);
         receipts.extend(write.receipts);
     }
+    let report = format_reports(&reports);
     if matches!(result, Err(ToolError::Cancelled)) && !receipts.is_empty() {
         let files: Vec<&str> = receipts.iter().map(|r| r.path.rel()).collect();
         let mut text = format!(
             "`{name}` was cancelled after it had already written {}",
             files.join(", ")
         );
-        for report in &reports {
+        if let Some(report) = &report {
             text.push_str(&format!("\n{report}"));
         }
         res.notices.push("run", text);
     }
     let mut output = result?;
-    for report in reports {
+    if let Some(report) = report {
         output.push_text(report);
     }
     Ok(output)

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use tether_fs::{FileReceipt, WritePath};
-use tether_tool::{Baseline, BoxFuture, HookBudgets, Surface, WriteHook};
+use tether_tool::{Baseline, BoxFuture, FileReport, HookBudgets, Surface, WriteHook};
 use tokio_util::sync::CancellationToken;
 
 mod common;
@@ -27,13 +27,17 @@ impl WriteHook for Pairing {
     fn after<'a>(
         &'a self,
         baseline: Option<Baseline>,
-        _: &'a [FileReceipt],
-    ) -> BoxFuture<'a, Option<String>> {
+        receipts: &'a [FileReceipt],
+    ) -> BoxFuture<'a, Vec<FileReport>> {
         Box::pin(async move {
             // The gate is free now, so the next write takes its baseline meanwhile.
             tokio::time::sleep(Duration::from_millis(200)).await;
             let n = baseline.map(|b| *b.downcast::<usize>().unwrap());
-            Some(format!("baseline {n:?}"))
+            vec![common::note(
+                "pairing",
+                receipts[0].path.rel(),
+                format!("baseline {n:?}"),
+            )]
         })
     }
 }
@@ -86,14 +90,15 @@ impl WriteHook for Tardy {
     fn after<'a>(
         &'a self,
         baseline: Option<Baseline>,
-        _: &'a [FileReceipt],
-    ) -> BoxFuture<'a, Option<String>> {
+        receipts: &'a [FileReceipt],
+    ) -> BoxFuture<'a, Vec<FileReport>> {
         Box::pin(async move {
             tokio::time::sleep(self.after_takes).await;
-            Some(match baseline {
-                Some(_) => format!("{}: compared with its baseline", self.name),
-                None => format!("{}: no baseline, so nothing is called new", self.name),
-            })
+            let said = match baseline {
+                Some(_) => "compared with its baseline",
+                None => "no baseline, so nothing is called new",
+            };
+            vec![common::note(self.name, receipts[0].path.rel(), said.into())]
         })
     }
 }
@@ -133,13 +138,19 @@ async fn each_hook_phase_is_cut_off_at_that_hooks_own_budget() {
         started.elapsed() < Duration::from_secs(4),
         "a slow hook held the call"
     );
-    assert!(out.contains("prompt: compared with its baseline"), "{out}");
     assert!(
-        out.contains("late-baseline: no baseline, so nothing is called new"),
+        out.contains("prompt after this write:\n  a.txt: pending (compared with its baseline)"),
         "{out}"
     );
     assert!(
-        out.contains("late-report: no report within 0.1 s; the write itself succeeded"),
+        out.contains("a.txt: pending (no baseline, so nothing is called new)"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "late-report after this write:\n  a.txt: unavailable (no report within 0.1 s; the \
+             write itself succeeded)"
+        ),
         "{out}"
     );
     assert_eq!(

@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use tether_fs::{ChangeOp, FileReceipt, WritePath};
 use tether_run::Runtime;
 use tether_tool::{
-    ApprovalPolicy, Baseline, BoxFuture, CallCx, Card, CardAnswer, Concurrency, QuestionPort,
-    Surface, Tier, Tool, ToolError, ToolOutput, WriteHook,
+    ApprovalPolicy, Baseline, BoxFuture, CallCx, Card, CardAnswer, Concurrency, FileReport,
+    QuestionPort, Surface, Tier, Tool, ToolError, ToolOutput, WriteHook,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -120,7 +120,7 @@ impl WriteHook for Recorder {
         &'a self,
         baseline: Option<Baseline>,
         receipts: &'a [FileReceipt],
-    ) -> BoxFuture<'a, Option<String>> {
+    ) -> BoxFuture<'a, Vec<FileReport>> {
         Box::pin(async move {
             let names: Vec<&str> = receipts.iter().map(|r| r.path.rel()).collect();
             let before = *baseline.unwrap().downcast::<Vec<String>>().unwrap();
@@ -142,7 +142,8 @@ impl WriteHook for Recorder {
                     .expect("the gate was still held while after() ran")
                     .unwrap();
             }
-            Some(format!("recorder saw {}", names.join(",")))
+            let saw = format!("recorder saw {}", names.join(","));
+            vec![common::note("recorder", names[0], saw)]
         })
     }
 }
@@ -608,7 +609,10 @@ async fn wrapped_host_writes_get_the_same_hooks() {
         .await
         .unwrap()
         .to_text();
-    assert_eq!(out, "host wrote\n\nrecorder saw h.txt");
+    assert_eq!(
+        out,
+        "host wrote\n\nrecorder after this write:\n  h.txt: pending (recorder saw h.txt)"
+    );
     assert_eq!(
         log.lock().unwrap().clone(),
         ["before h.txt exists=false", "after h.txt"]

@@ -1,5 +1,6 @@
-//! A write hook that reports syntax errors a write introduced, from tree-sitter alone: it
-//! compares the ERROR and MISSING nodes of each file before and after the write.
+//! A write hook that reports the syntax status of each file a write touched, from tree-sitter
+//! alone: it counts the ERROR and MISSING nodes of each file before and after the write, keyed
+//! by the kind of node that holds them, so an error that only moved or changed shape is not new.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -7,17 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tether_fs::{ChangeKind, FileReceipt, Workspace, WritePath};
-use tether_tool::{Baseline, BoxFuture, WriteHook, cut_line};
+use tether_tool::{Baseline, BoxFuture, FileReport, FileStatus, Finding, WriteHook, cut_line};
 
 use crate::lang::Lang;
-
-/// One syntax problem: a signature that survives line shifts, and where it is now.
-#[derive(Debug, Clone)]
-struct Problem {
-    signature: String,
-    line: usize,
-    shown: String,
-}
 
 /// The syntax-error write hook. Each write's baseline travels from `before` to its own
 /// `after`, so overlapping writes never mix them up.
@@ -27,7 +20,7 @@ pub struct SyntaxCheck {
 }
 
 /// Problems per file, taken before a write.
-type Before = HashMap<PathBuf, Vec<Problem>>;
+type Before = HashMap<PathBuf, Vec<Finding>>;
 
 impl SyntaxCheck {
     /// A hook reading files of `workspace`.
@@ -38,7 +31,7 @@ impl SyntaxCheck {
 
 /// [`problems`] on a blocking thread, so a large parse never stalls the async runtime and the
 /// hook's time budget can cut it off.
-async fn problems_off_thread(ws: &Arc<Workspace>, path: &Path) -> Option<Vec<Problem>> {
+async fn problems_off_thread(ws: &Arc<Workspace>, path: &Path) -> Option<Vec<Finding>> {
     let path = path.to_path_buf();
     let ws = ws.clone();
     tokio::task::spawn_blocking(move || problems(&ws, &path))
@@ -47,9 +40,9 @@ async fn problems_off_thread(ws: &Arc<Workspace>, path: &Path) -> Option<Vec<Pro
         .flatten()
 }
 
-/// The outermost ERROR and MISSING nodes of a file, or None if it is not a bundled language,
-/// not readable text, or larger than structural search reads.
-fn problems(ws: &Workspace, path: &Path) -> Option<Vec<Problem>> {
+/// The outermost ERROR and MISSING nodes of a file, each keyed by its parent's kind, or None if
+/// it is not a bundled language, not readable text, or larger than structural search reads.
+fn problems(ws: &Workspace, path: &Path) -> Option<Vec<Finding>> {
     let lang = Lang::from_path(path)?;
     let file = ws.open_read(path).ok()?;
     if file.metadata().ok()?.len() > crate::search::MAX_FILE_BYTES {
@@ -65,19 +58,23 @@ fn problems(ws: &Workspace, path: &Path) -> Option<Vec<Problem>> {
     let mut out = Vec::new();
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
+        let key = || {
+            let parent = node.get_inner_node().parent();
+            parent.map_or("file", |p| p.kind()).to_string()
+        };
         if node.is_missing() {
-            out.push(Problem {
-                signature: format!("missing {}", node.kind()),
+            out.push(Finding {
                 line: node.start_pos().line() + 1,
-                shown: format!("missing `{}`", node.kind()),
+                text: format!("missing `{}`", node.kind()),
+                key: key(),
             });
         } else if node.is_error() {
             let text = node.text();
             let first = text.lines().next().unwrap_or("").trim().to_string();
-            out.push(Problem {
-                signature: format!("error {first}"),
+            out.push(Finding {
                 line: node.start_pos().line() + 1,
-                shown: format!("syntax error at `{}`", cut_line(&first, 80)),
+                text: format!("syntax error at `{}`", cut_line(&first, 80)),
+                key: key(),
             });
         } else if node.get_inner_node().has_error() {
             let mut children: Vec<_> = node.children().collect();
@@ -90,7 +87,7 @@ fn problems(ws: &Workspace, path: &Path) -> Option<Vec<Problem>> {
 
 impl WriteHook for SyntaxCheck {
     fn name(&self) -> &str {
-        "syntax"
+        "syntax check (tree-sitter)"
     }
 
     fn before<'a>(&'a self, paths: &'a [WritePath]) -> BoxFuture<'a, Baseline> {
@@ -113,10 +110,10 @@ impl WriteHook for SyntaxCheck {
         &'a self,
         baseline: Option<Baseline>,
         receipts: &'a [FileReceipt],
-    ) -> BoxFuture<'a, Option<String>> {
+    ) -> BoxFuture<'a, Vec<FileReport>> {
         Box::pin(async move {
             let mut before = baseline.and_then(|b| b.downcast::<Before>().ok());
-            let mut report = Vec::new();
+            let mut reports = Vec::new();
             for receipt in receipts {
                 let abs = receipt.path.abs();
                 let mut old = before
@@ -138,28 +135,22 @@ impl WriteHook for SyntaxCheck {
                 let Some(now) = problems_off_thread(&self.workspace, abs).await else {
                     continue;
                 };
-                let mut old: Vec<&str> = old.iter().map(|p| p.signature.as_str()).collect();
-                for p in now {
-                    if let Some(i) = old.iter().position(|s| *s == p.signature) {
-                        old.swap_remove(i);
-                    } else {
-                        report.push(format!("{}:{} {}", receipt.path.rel(), p.line, p.shown));
-                    }
-                }
+                let status = match &before {
+                    Some(_) => FileStatus::compare(&old, now),
+                    None if now.is_empty() => continue,
+                    None => FileStatus::Unavailable {
+                        why: "no baseline was taken in time".into(),
+                        now,
+                    },
+                };
+                reports.push(FileReport {
+                    path: receipt.path.rel().to_string(),
+                    source: self.name().to_string(),
+                    noun: "syntax error".into(),
+                    status,
+                });
             }
-            if report.is_empty() {
-                return None;
-            }
-            let n = report.len();
-            let s = if n == 1 { "" } else { "s" };
-            let head = match before {
-                Some(_) => format!("syntax check: this write introduced {n} syntax error{s}"),
-                None => format!(
-                    "syntax check: no baseline was taken in time, so these {n} syntax error{s} \
-                     may predate this write"
-                ),
-            };
-            Some(format!("{head} (tree-sitter):\n{}", report.join("\n")))
+            reports
         })
     }
 }

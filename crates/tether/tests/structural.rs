@@ -468,7 +468,7 @@ async fn cache_mb_in_the_workspace_config_bounds_the_tree_cache() {
 }
 
 #[tokio::test]
-async fn writes_report_new_syntax_errors_only() {
+async fn writes_report_the_syntax_status_of_each_file_they_touch() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "old.py", "x = 1\n\ndef broken(:\n    pass\n");
     let run = open(dir.path());
@@ -479,12 +479,9 @@ async fn writes_report_new_syntax_errors_only() {
     )
     .await
     .unwrap();
-    assert!(
-        out.contains("syntax check: this write introduced 1 syntax error"),
-        "{out}"
-    );
-    assert!(out.contains("new.py:1 "), "{out}");
-    // An old error moved down by an edit above it is not new.
+    assert!(out.contains("new.py: 1 new syntax error"), "{out}");
+    assert!(out.contains("line 1 (new): "), "{out}");
+    // An old error moved down by an edit above it is not new, but it is still there.
     let out = call(
         &run,
         "edit",
@@ -492,15 +489,62 @@ async fn writes_report_new_syntax_errors_only() {
     )
     .await
     .unwrap();
-    assert!(!out.contains("syntax check"), "{out}");
+    assert!(!out.contains("new"), "{out}");
+    assert!(
+        out.contains("old.py: still 1 syntax error (there before this write)")
+            && out.contains("line 5: missing"),
+        "{out}"
+    );
+    // A failed fix that only changes the error's shape is still broken, not newly broken.
     let out = call(
         &run,
         "edit",
-        json!({"path": "new.py", "old_string": "def f(:", "new_string": "def f():"}),
+        json!({"path": "new.py", "old_string": "def f(:", "new_string": "def f(x:"}),
+    )
+    .await
+    .unwrap();
+    assert!(out.contains("new.py: still 1 syntax error"), "{out}");
+    assert!(!out.contains("(new)"), "{out}");
+    let out = call(
+        &run,
+        "edit",
+        json!({"path": "new.py", "old_string": "def f(x:", "new_string": "def f(x):"}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        out.contains("new.py: fixed 1 syntax error; none left"),
+        "{out}"
+    );
+    // A clean file that stays clean says nothing.
+    let out = call(
+        &run,
+        "edit",
+        json!({"path": "new.py", "old_string": "return 1", "new_string": "return 2"}),
     )
     .await
     .unwrap();
     assert!(!out.contains("syntax check"), "{out}");
+}
+
+#[tokio::test]
+async fn fixing_one_of_two_errors_says_what_is_left() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "two.py",
+        "def a(:\n    pass\n\nitems = [1, 2\nprint(items)\n",
+    );
+    let run = open(dir.path());
+    let out = call(
+        &run,
+        "edit",
+        json!({"path": "two.py", "old_string": "def a(:", "new_string": "def a():"}),
+    )
+    .await
+    .unwrap();
+    let report = &out[out.find("syntax check").unwrap()..];
+    insta::assert_snapshot!(report);
 }
 
 #[tokio::test]

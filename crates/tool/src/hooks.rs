@@ -5,6 +5,7 @@ use std::time::Duration;
 use tether_fs::{FileReceipt, WritePath};
 
 use crate::BoxFuture;
+use crate::report::{FileReport, FileStatus};
 
 /// What a hook's `before` saw, handed back to the `after` of that same write.
 pub type Baseline = Box<dyn Any + Send + Sync>;
@@ -40,14 +41,14 @@ pub trait WriteHook: Send + Sync {
     }
     /// Takes a baseline of `paths` just before they are written. Bounded by `budgets().before`.
     fn before<'a>(&'a self, paths: &'a [WritePath]) -> BoxFuture<'a, Baseline>;
-    /// Inspects what was written; returns text to fold into the tool's result, if any.
-    /// `baseline` is `None` when `before` missed its budget: the hook must then say it cannot
-    /// tell new problems from old, never report old ones as new.
+    /// Inspects what was written and reports on each file it has a word about (nothing for a
+    /// file clean before and after). `baseline` is `None` when `before` missed its budget: the
+    /// hook must then say it cannot tell new problems from old, never report old ones as new.
     fn after<'a>(
         &'a self,
         baseline: Option<Baseline>,
         receipts: &'a [FileReceipt],
-    ) -> BoxFuture<'a, Option<String>>;
+    ) -> BoxFuture<'a, Vec<FileReport>>;
 }
 
 /// Every hook's baseline for one write, in hook order.
@@ -88,8 +89,12 @@ impl WriteHooks {
     }
 
     /// Runs every `after` concurrently with its own baseline and collects their reports, in
-    /// hook order.
-    pub async fn run_after(&self, baselines: Baselines, receipts: &[FileReceipt]) -> Vec<String> {
+    /// hook order; a hook past its budget is reported unavailable for every file.
+    pub async fn run_after(
+        &self,
+        baselines: Baselines,
+        receipts: &[FileReceipt],
+    ) -> Vec<FileReport> {
         if receipts.is_empty() {
             return Vec::new();
         }
@@ -99,12 +104,22 @@ impl WriteHooks {
             async move {
                 let budget = hook.budgets().after;
                 match tokio::time::timeout(budget, hook.after(baseline, receipts)).await {
-                    Ok(report) => report,
-                    Err(_) => Some(format!(
-                        "{}: no report within {} s; the write itself succeeded",
-                        hook.name(),
-                        budget.as_secs_f64()
-                    )),
+                    Ok(reports) => reports,
+                    Err(_) => receipts
+                        .iter()
+                        .map(|r| FileReport {
+                            path: r.path.rel().to_string(),
+                            source: hook.name().to_string(),
+                            noun: "problem".into(),
+                            status: FileStatus::Unavailable {
+                                why: format!(
+                                    "no report within {} s; the write itself succeeded",
+                                    budget.as_secs_f64()
+                                ),
+                                now: Vec::new(),
+                            },
+                        })
+                        .collect(),
                 }
             }
         });

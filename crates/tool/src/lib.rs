@@ -13,6 +13,7 @@ mod error;
 mod hooks;
 mod notice;
 mod output;
+mod report;
 mod tier;
 mod tool;
 
@@ -23,6 +24,7 @@ pub use error::ToolError;
 pub use hooks::{Baseline, Baselines, HookBudgets, WriteHook, WriteHooks};
 pub use notice::{Notice, NoticeQueue};
 pub use output::{Block, ToolOutput, capped_list, cut_line};
+pub use report::{FileReport, FileStatus, Finding, format_reports};
 pub use tier::{Concurrency, Surface, Tier};
 pub use tool::{DynTool, Prepared, RunCall, Tool, ToolSpec, schema_for};
 

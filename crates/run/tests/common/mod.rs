@@ -147,3 +147,13 @@ impl Tool for Wait {
         Err(ToolError::Cancelled)
     }
 }
+
+/// A hook's free-form word on `path`, as the one report shape carries it (a pending status).
+pub fn note(hook: &str, path: &str, text: String) -> tether_tool::FileReport {
+    tether_tool::FileReport {
+        path: path.to_string(),
+        source: hook.to_string(),
+        noun: "note".into(),
+        status: tether_tool::FileStatus::Pending(text),
+    }
+}

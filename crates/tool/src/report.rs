@@ -1,0 +1,315 @@
+//! The one per-file report every write hook gives: for each file a write touched and each
+//! source (the syntax check, a language server), what is new, what was there before, what the
+//! write fixed, or why there is no answer. One formatter renders them all, merging duplicates.
+
+use std::collections::{BTreeMap, HashSet};
+
+/// Problems shown per file and source before the rest are only counted.
+const ITEMS_SHOWN: usize = 10;
+
+/// One problem a source found: where it is, how it reads, and the key it is counted under
+/// (for syntax errors, the kind of node that holds the error), so a problem that only changed
+/// shape or moved is not new.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// 1-based line.
+    pub line: usize,
+    /// What the model reads.
+    pub text: String,
+    /// What it is counted under: a rise in a key's count is new, a fall is fixed.
+    pub key: String,
+}
+
+/// What one source says about one file after a write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileStatus {
+    /// Compared with the baseline taken just before the write.
+    Compared {
+        /// Problems this write introduced.
+        new: Vec<Finding>,
+        /// Problems there before the write and still there.
+        still: Vec<Finding>,
+        /// How many problems the write removed.
+        fixed: usize,
+    },
+    /// The source has not answered yet (a server still indexing); why, in a few words.
+    Pending(String),
+    /// The source cannot tell what this write changed; why, and what it sees now, which may
+    /// predate the write.
+    Unavailable {
+        /// Why there is no comparison.
+        why: String,
+        /// The problems found now, if the source could look at all.
+        now: Vec<Finding>,
+    },
+}
+
+impl FileStatus {
+    /// Compares a file's problems after a write with those before it, key by key.
+    pub fn compare(before: &[Finding], after: Vec<Finding>) -> FileStatus {
+        let mut left: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
+        for f in before {
+            left.entry(f.key.as_str()).or_default().push(f);
+        }
+        // Within a key, a finding whose text was there before is the old one, so when the
+        // count rises the findings with unseen text are the new ones.
+        let (mut seen, mut unseen): (Vec<Finding>, Vec<Finding>) =
+            after.into_iter().partition(|f| {
+                left.get(f.key.as_str())
+                    .is_some_and(|l| l.iter().any(|b| b.text == f.text))
+            });
+        let (mut new, mut still) = (Vec::new(), Vec::new());
+        for f in seen.drain(..).chain(unseen.drain(..)) {
+            match left.get_mut(f.key.as_str()).and_then(|l| l.pop()) {
+                Some(_) => still.push(f),
+                None => new.push(f),
+            }
+        }
+        // A finding on the line where one under another key went away is that one, changed in
+        // shape (`def f(:` became `def f(x:`): still there, not new.
+        let mut gone: Vec<usize> = left.values().flatten().map(|f| f.line).collect();
+        let (reshaped, new): (Vec<Finding>, Vec<Finding>) = new.into_iter().partition(|f| {
+            let at = gone.iter().position(|&line| line == f.line);
+            at.map(|i| gone.swap_remove(i)).is_some()
+        });
+        still.extend(reshaped);
+        let fixed = gone.len();
+        let mut new = new;
+        new.sort_by_key(|f| f.line);
+        still.sort_by_key(|f| f.line);
+        FileStatus::Compared { new, still, fixed }
+    }
+
+    /// True when there is nothing worth saying: clean before and after.
+    fn is_quiet(&self) -> bool {
+        matches!(self, FileStatus::Compared { new, still, fixed: 0 } if new.is_empty() && still.is_empty())
+    }
+}
+
+/// One source's word on one file a write touched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileReport {
+    /// The file, as the model names it (relative to the workspace).
+    pub path: String,
+    /// Who says so, as a heading: "syntax (tree-sitter)".
+    pub source: String,
+    /// What one problem is called, singular: "syntax error".
+    pub noun: String,
+    /// What it says.
+    pub status: FileStatus,
+}
+
+/// Renders every hook's reports for one write, grouped by source, in the order they came. A
+/// finding another source already listed at the same line with the same text is left out.
+/// Nothing is said for files clean before and after.
+pub fn format_reports(reports: &[FileReport]) -> Option<String> {
+    let mut sources: Vec<&str> = Vec::new();
+    for r in reports {
+        if !r.status.is_quiet() && !sources.contains(&r.source.as_str()) {
+            sources.push(&r.source);
+        }
+    }
+    let mut listed: HashSet<(&str, usize, &str)> = HashSet::new();
+    let mut out = Vec::new();
+    for source in sources {
+        out.push(format!("{source} after this write:"));
+        for r in reports
+            .iter()
+            .filter(|r| r.source == source && !r.status.is_quiet())
+        {
+            out.extend(file_lines(r, &mut listed));
+        }
+    }
+    (!out.is_empty()).then(|| out.join("\n"))
+}
+
+/// The lines for one file: a summary, then its findings (new ones marked).
+fn file_lines<'a>(
+    r: &'a FileReport,
+    listed: &mut HashSet<(&'a str, usize, &'a str)>,
+) -> Vec<String> {
+    let count = |n: usize| plural(n, &r.noun);
+    let mut items: Vec<(&Finding, bool)> = Vec::new();
+    let summary = match &r.status {
+        FileStatus::Compared { new, still, fixed } => {
+            let mut parts = Vec::new();
+            if !new.is_empty() {
+                parts.push(format!(
+                    "{} new {}",
+                    new.len(),
+                    noun_for(new.len(), &r.noun)
+                ));
+            }
+            if *fixed > 0 {
+                parts.push(format!("fixed {}", count(*fixed)));
+                if new.is_empty() && still.is_empty() {
+                    parts.push("none left".into());
+                }
+            }
+            match (new.is_empty() && *fixed == 0, still.len()) {
+                (_, 0) => {}
+                (true, n) => parts.push(format!("still {} (there before this write)", count(n))),
+                (false, n) => parts.push(format!("still {n} more (there before this write)")),
+            }
+            items.extend(new.iter().map(|f| (f, true)));
+            items.extend(still.iter().map(|f| (f, false)));
+            items.sort_by_key(|(f, _)| f.line);
+            parts.join("; ")
+        }
+        FileStatus::Pending(why) => format!("pending ({why})"),
+        FileStatus::Unavailable { why, now } => {
+            items.extend(now.iter().map(|f| (f, false)));
+            match now.len() {
+                0 => format!("unavailable ({why})"),
+                n => format!(
+                    "unavailable ({why}); {} now, which may predate this write",
+                    count(n)
+                ),
+            }
+        }
+    };
+    let mut lines = vec![format!("  {}: {summary}", r.path)];
+    let (mut hidden, mut repeated) = (0, 0);
+    for (f, is_new) in items {
+        if !listed.insert((r.path.as_str(), f.line, f.text.as_str())) {
+            repeated += 1;
+            continue;
+        }
+        if lines.len() > ITEMS_SHOWN {
+            hidden += 1;
+            continue;
+        }
+        let mark = if is_new { " (new)" } else { "" };
+        lines.push(format!("    line {}{mark}: {}", f.line, f.text));
+    }
+    if hidden > 0 {
+        lines.push(format!("    … and {hidden} more"));
+    }
+    if repeated > 0 {
+        lines.push(format!("    ({repeated} more, listed above)"));
+    }
+    lines
+}
+
+/// "1 syntax error", "2 syntax errors".
+fn plural(n: usize, noun: &str) -> String {
+    format!("{n} {}", noun_for(n, noun))
+}
+
+/// The noun for `n` of them: "syntax error", "syntax errors".
+fn noun_for(n: usize, noun: &str) -> String {
+    if n == 1 {
+        noun.to_string()
+    } else {
+        format!("{noun}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn f(line: usize, text: &str, key: &str) -> Finding {
+        Finding {
+            line,
+            text: text.into(),
+            key: key.into(),
+        }
+    }
+
+    fn report(path: &str, status: FileStatus) -> FileReport {
+        FileReport {
+            path: path.into(),
+            source: "syntax (tree-sitter)".into(),
+            noun: "syntax error".into(),
+            status,
+        }
+    }
+
+    #[test]
+    fn a_rise_in_a_key_is_new_a_fall_is_fixed_and_the_rest_is_still() {
+        let before = [
+            f(3, "at `def f(:`", "parameters"),
+            f(9, "missing `)`", "call"),
+        ];
+        // The first error changed shape but kept its key; the second is gone; one is new.
+        let after = vec![f(3, "at `def f(x:`", "parameters"), f(12, "at `]`", "list")];
+        let FileStatus::Compared { new, still, fixed } = FileStatus::compare(&before, after) else {
+            panic!()
+        };
+        assert_eq!(new, [f(12, "at `]`", "list")]);
+        assert_eq!(still, [f(3, "at `def f(x:`", "parameters")]);
+        assert_eq!(fixed, 1);
+    }
+
+    #[test]
+    fn an_error_that_changed_shape_on_its_line_is_still_there_not_new() {
+        let before = [f(1, "missing `)`", "parameters")];
+        let after = vec![f(1, "at `def f(x:`", "module")];
+        let FileStatus::Compared { new, still, fixed } = FileStatus::compare(&before, after) else {
+            panic!()
+        };
+        assert!(new.is_empty(), "{new:?}");
+        assert_eq!(still, [f(1, "at `def f(x:`", "module")]);
+        assert_eq!(fixed, 0);
+    }
+
+    #[test]
+    fn within_a_key_the_finding_with_unseen_text_is_the_new_one() {
+        let before = [f(5, "at `x`", "block")];
+        let after = vec![f(2, "at `y`", "block"), f(7, "at `x`", "block")];
+        let FileStatus::Compared { new, still, .. } = FileStatus::compare(&before, after) else {
+            panic!()
+        };
+        assert_eq!(new, [f(2, "at `y`", "block")]);
+        assert_eq!(still, [f(7, "at `x`", "block")]);
+    }
+
+    #[test]
+    fn clean_files_say_nothing_and_fixes_say_so() {
+        let clean = FileStatus::compare(&[], Vec::new());
+        assert_eq!(format_reports(&[report("a.py", clean)]), None);
+        let fixed = FileStatus::compare(&[f(1, "at `(`", "module")], Vec::new());
+        insta::assert_snapshot!(format_reports(&[report("a.py", fixed)]).unwrap());
+    }
+
+    #[test]
+    fn every_status_in_one_report_with_duplicates_merged() {
+        let mixed = FileStatus::Compared {
+            new: vec![f(4, "at `]`", "list")],
+            still: vec![f(1, "missing `)`", "call")],
+            fixed: 0,
+        };
+        let still = FileStatus::compare(&[f(2, "at `:`", "if")], vec![f(3, "at `:`", "if")]);
+        let late = FileStatus::Unavailable {
+            why: "no baseline was taken in time".into(),
+            now: vec![f(8, "at `}`", "block")],
+        };
+        let lsp = FileReport {
+            path: "a.py".into(),
+            source: "diagnostics (pyright)".into(),
+            noun: "error".into(),
+            // The same problem the syntax check listed is not listed twice.
+            status: FileStatus::Compared {
+                new: vec![
+                    f(4, "at `]`", "list"),
+                    f(6, "`y` is not defined", "undefined"),
+                ],
+                still: Vec::new(),
+                fixed: 0,
+            },
+        };
+        let reports = [
+            report("a.py", mixed),
+            report("b.py", still),
+            report("c.py", late),
+            report(
+                "d.py",
+                FileStatus::Pending("the server is still indexing".into()),
+            ),
+            lsp,
+        ];
+        insta::assert_snapshot!(format_reports(&reports).unwrap());
+    }
+}
