@@ -10,7 +10,9 @@ mod confine;
 mod error;
 mod hash;
 mod journal;
+mod merge;
 mod ops;
+mod rebase;
 mod rollback;
 mod staged;
 mod text;
@@ -22,8 +24,10 @@ pub use hash::{ContentHash, hash_bytes};
 pub use journal::{
     DEFAULT_LOCK_WAIT, Journal, RecoveryAction, RecoveryReport, workspace_state_dir,
 };
+pub use merge::{Overlap, merge3};
 pub use ops::{ChangeKind, ChangeOp, CommitReceipt, FileReceipt};
-pub use staged::{Resolution, StagedChange, StagedError, StagedStore};
+pub use rebase::{RebaseError, Rebased};
+pub use staged::{Proposal, Recount, Resolution, StagedChange, StagedError, StagedStore};
 pub use text::{TextShape, decode_text, encode_text};
 
 /// Name of tether's state folder inside the workspace root.

@@ -2,12 +2,16 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::ChangeOp;
+use crate::{ChangeOp, WritePath};
+
+/// Counts the sites a staged change's pattern matches in a file's text, so an accept onto a
+/// file that changed since can say how many sites the change does not cover.
+pub type Recount = Arc<dyn Fn(&str) -> usize + Send + Sync>;
 
 /// A proposed change set held until accepted or discarded.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct StagedChange {
     /// Its id, `edit_<n>`.
     pub id: String,
@@ -19,6 +23,38 @@ pub struct StagedChange {
     pub preview: String,
     /// The changes to commit on acceptance.
     pub ops: Vec<ChangeOp>,
+    /// The text each rewritten file had when the change was made, so the change can be
+    /// rebased if the file changes before it is accepted. A file without one cannot be.
+    pub bases: HashMap<WritePath, String>,
+    /// Counts the staging pattern's sites in a text, when the change came from a pattern.
+    pub recount: Option<Recount>,
+}
+
+impl fmt::Debug for StagedChange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StagedChange")
+            .field("id", &self.id)
+            .field("origin", &self.origin)
+            .field("summary", &self.summary)
+            .field("ops", &self.ops.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a staging tool proposes: [`StagedStore::stage_change`] gives it an id.
+pub struct Proposal {
+    /// The tool that proposes it.
+    pub origin: String,
+    /// One line saying what it does.
+    pub summary: String,
+    /// A diff or other preview shown to the model.
+    pub preview: String,
+    /// The changes to commit on acceptance.
+    pub ops: Vec<ChangeOp>,
+    /// Each rewritten file's text as the change saw it (see [`StagedChange::bases`]).
+    pub bases: HashMap<WritePath, String>,
+    /// Counts the pattern's sites in a text (see [`StagedChange::recount`]).
+    pub recount: Option<Recount>,
 }
 
 /// How a staged change was resolved.
@@ -82,6 +118,8 @@ struct Inner {
     last: u64,
     pending: BTreeMap<u64, StagedChange>,
     resolved: HashMap<String, Resolution>,
+    /// Who last wrote each file (relative path), for "changed by ..." in a conflict.
+    last_writer: HashMap<String, String>,
 }
 
 impl Inner {
@@ -104,7 +142,7 @@ impl StagedStore {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Holds a proposed change and returns its new id.
+    /// Holds a proposed change that cannot be rebased and returns its new id.
     pub fn stage(
         &self,
         origin: &str,
@@ -112,21 +150,61 @@ impl StagedStore {
         preview: String,
         ops: Vec<ChangeOp>,
     ) -> String {
+        self.stage_change(Proposal {
+            origin: origin.into(),
+            summary,
+            preview,
+            ops,
+            bases: HashMap::new(),
+            recount: None,
+        })
+    }
+
+    /// Holds a proposed change and returns its new id.
+    pub fn stage_change(&self, p: Proposal) -> String {
         let mut inner = self.lock();
         inner.last += 1;
         let n = inner.last;
         let id = format!("edit_{n}");
-        inner.pending.insert(
-            n,
-            StagedChange {
-                id: id.clone(),
-                origin: origin.into(),
-                summary,
-                preview,
-                ops,
-            },
-        );
+        let change = StagedChange {
+            id: id.clone(),
+            origin: p.origin,
+            summary: p.summary,
+            preview: p.preview,
+            ops: p.ops,
+            bases: p.bases,
+            recount: p.recount,
+        };
+        inner.pending.insert(n, change);
         id
+    }
+
+    /// Remembers that `by` (a tool, or an accepted edit) last wrote these files.
+    pub fn note_writes<'a>(&self, rels: impl IntoIterator<Item = &'a str>, by: &str) {
+        let mut inner = self.lock();
+        for rel in rels {
+            inner.last_writer.insert(rel.to_string(), by.to_string());
+        }
+    }
+
+    /// Who last wrote `rel` in this run, if anyone did.
+    pub fn last_writer(&self, rel: &str) -> Option<String> {
+        self.lock().last_writer.get(rel).cloned()
+    }
+
+    /// The pending changes that would write any of `rels`, as (id, file) pairs.
+    pub fn pending_on(&self, rels: &[&str]) -> Vec<(String, String)> {
+        let inner = self.lock();
+        let mut out = Vec::new();
+        for change in inner.pending.values() {
+            for path in change.ops.iter().flat_map(|op| op.paths()) {
+                if rels.contains(&path.rel()) {
+                    out.push((change.id.clone(), path.rel().to_string()));
+                }
+            }
+        }
+        out.dedup();
+        out
     }
 
     /// Removes and returns the change, remembering it was resolved `how` (so a second resolve says so).

@@ -311,9 +311,7 @@ fn expect_hash(
         return Err(conflict("it no longer exists".into()));
     };
     if hash != expect {
-        return Err(conflict(format!(
-            "expected content hash {expect}, found {hash}"
-        )));
+        return Err(conflict("its content differs".into()));
     }
     let keep = Keep {
         mode: st.st_mode & 0o7777,

@@ -187,6 +187,7 @@ fn scope_for(
 fn context_for(pipe: &Arc<Pipeline>, origin: &Origin<'_>, scope: CallScope) -> CallCx {
     let res = &pipe.resources;
     let writer = scope.held.contains(&PermitKey::Workspace);
+    let label = format!("`{}`", scope.stack.last().map_or("?", String::as_str));
     CallCx::from_parts(CallCxParts {
         scope,
         cancel: origin.cancel.clone(),
@@ -197,7 +198,8 @@ fn context_for(pipe: &Arc<Pipeline>, origin: &Origin<'_>, scope: CallScope) -> C
             res.hooks.clone(),
             origin.cancel.clone(),
         )
-        .holding_workspace(writer),
+        .holding_workspace(writer)
+        .labelled(&label),
         notices: res.notices.clone(),
         dispatcher: Arc::new(Reentry { pipe: pipe.clone() }),
         conversation: res.conversation.clone(),
@@ -239,6 +241,7 @@ async fn report_writes(
         receipts.extend(write.receipts);
     }
     let report = format_reports(&reports);
+    let pending = pending_note(&res.staged, &receipts);
     if matches!(result, Err(ToolError::Cancelled)) && !receipts.is_empty() {
         let files: Vec<&str> = receipts.iter().map(|r| r.path.rel()).collect();
         let mut text = format!(
@@ -254,7 +257,36 @@ async fn report_writes(
     if let Some(report) = report {
         output.push_text(report);
     }
+    if let Some(pending) = pending {
+        output.push_text(pending);
+    }
     Ok(output)
+}
+
+/// Says which staged changes still pending rewrite a file this call just wrote: accepting one
+/// will merge it onto this write.
+fn pending_note(
+    staged: &tether_fs::StagedStore,
+    receipts: &[tether_fs::FileReceipt],
+) -> Option<String> {
+    let rels: Vec<&str> = receipts.iter().map(|r| r.path.rel()).collect();
+    let mut by_id: Vec<(String, Vec<String>)> = Vec::new();
+    for (id, rel) in staged.pending_on(&rels) {
+        match by_id.iter_mut().find(|(i, _)| *i == id) {
+            Some((_, files)) => files.push(rel),
+            None => by_id.push((id, vec![rel])),
+        }
+    }
+    let lines: Vec<String> = by_id
+        .into_iter()
+        .map(|(id, files)| {
+            format!(
+                "{id} is pending on {} and will be rebased onto this write when accepted",
+                files.join(", ")
+            )
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
 /// Re-entry into the pipeline for `cx.dispatch`, bound to the run.

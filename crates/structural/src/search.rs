@@ -224,6 +224,33 @@ pub fn search(
     Ok((all, stats))
 }
 
+/// A counter of `pattern`'s sites in a text, for a staged rewrite accepted onto a file that
+/// changed since. It parses and matches on a thread with a big stack, as searches do, and
+/// counts nothing in a text nested deeper than [`MAX_TREE_DEPTH`].
+pub(crate) fn recount(pattern: &str, lang: Lang) -> tether_fs::Recount {
+    let pattern = pattern.to_string();
+    std::sync::Arc::new(move |text: &str| {
+        std::thread::scope(|s| {
+            let count = std::thread::Builder::new()
+                .stack_size(crate::STACK_BYTES)
+                .spawn_scoped(s, || {
+                    let Ok(compiled) = crate::pattern::compile(&pattern, lang) else {
+                        return 0;
+                    };
+                    let tree = lang.parse(text);
+                    if crate::index::depth_of(&tree) > MAX_TREE_DEPTH {
+                        return 0;
+                    }
+                    let root = tree.root();
+                    root.dfs()
+                        .filter(|n| compiled.pattern.match_node(n.clone()).is_some())
+                        .count()
+                });
+            count.ok().and_then(|h| h.join().ok()).unwrap_or(0)
+        })
+    })
+}
+
 /// One file to search, and what to search it for.
 struct File<'a> {
     path: &'a Path,

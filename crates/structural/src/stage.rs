@@ -6,7 +6,9 @@
 use std::time::{Duration, Instant};
 
 use similar::TextDiff;
-use tether_fs::{ChangeOp, ContentHash};
+use std::collections::HashMap;
+
+use tether_fs::{ChangeOp, ContentHash, Proposal, Recount};
 use tether_tool::{CallCx, ToolError, ToolOutput};
 
 use crate::budget::{Budget, Stop};
@@ -23,6 +25,8 @@ const PREVIEW_DIFF_TIME: Duration = Duration::from_secs(5);
 struct Rewritten {
     rel: String,
     hash: ContentHash,
+    /// The text the rewrite was made from, kept so the change can be rebased.
+    base: String,
     new: String,
     replaced: usize,
     skipped_inner: usize,
@@ -37,8 +41,8 @@ pub(crate) struct Prepared {
 }
 
 /// Applies the outermost matches of a file, left to right; the search already left the inner
-/// ones out for a second pass. Returns the old text and the new one.
-fn rewrite_file(file: FileMatches) -> (String, Rewritten) {
+/// ones out for a second pass.
+fn rewrite_file(file: FileMatches) -> Rewritten {
     let old = file.source.unwrap_or_default();
     let crlf = old.matches("\r\n").count() * 2 > old.matches('\n').count();
     let mut new = String::with_capacity(old.len());
@@ -56,14 +60,14 @@ fn rewrite_file(file: FileMatches) -> (String, Rewritten) {
         replaced += 1;
     }
     new.push_str(&old[cursor..]);
-    let rewritten = Rewritten {
+    Rewritten {
         rel: file.rel,
         hash: file.hash,
+        base: old,
         new,
         replaced,
         skipped_inner: file.total - file.matches.len(),
-    };
-    (old, rewritten)
+    }
 }
 
 /// Builds every changed file's new text and the preview, looking at the budget between files.
@@ -73,12 +77,12 @@ pub(crate) fn prepare(found: Vec<FileMatches>, budget: &Budget<'_>) -> Result<Pr
     let mut files = Vec::new();
     for file in found {
         budget.check()?;
-        let (old, r) = rewrite_file(file);
-        if r.new == old {
+        let r = rewrite_file(file);
+        if r.new == r.base {
             continue;
         }
         let deadline = budget.deadline().min(Instant::now() + PREVIEW_DIFF_TIME);
-        preview.add(&r.rel, &old, &r.new, deadline);
+        preview.add(&r.rel, &r.base, &r.new, deadline);
         files.push(r);
     }
     budget.check()?;
@@ -89,12 +93,14 @@ pub(crate) fn prepare(found: Vec<FileMatches>, budget: &Budget<'_>) -> Result<Pr
     })
 }
 
-/// Stages the rewrite of every changed file under one edit id; writes nothing.
+/// Stages the rewrite of every changed file under one edit id; writes nothing. `recount`
+/// counts the pattern's sites in a text, for an accept onto files changed since.
 pub(crate) fn stage_edit(
     cx: &CallCx,
     pattern: &str,
     prepared: Prepared,
     searched: &str,
+    recount: Recount,
 ) -> Result<ToolOutput, ToolError> {
     let Prepared {
         files,
@@ -115,9 +121,12 @@ pub(crate) fn stage_edit(
     let inner: usize = files.iter().map(|f| f.skipped_inner).sum();
     let count = files.len();
     let mut ops = Vec::with_capacity(count);
+    let mut bases = HashMap::with_capacity(count);
     for f in files {
+        let path = cx.workspace().resolve_write(&f.rel)?;
+        bases.insert(path.clone(), f.base);
         ops.push(ChangeOp::Write {
-            path: cx.workspace().resolve_write(&f.rel)?,
+            path,
             content: f.new.into_bytes(),
             expect: f.hash,
         });
@@ -128,10 +137,14 @@ pub(crate) fn stage_edit(
         plural(count),
         pattern.trim()
     );
-    let id = cx
-        .fs()
-        .staged()
-        .stage("ast_edit", summary, preview.clone(), ops);
+    let id = cx.fs().staged().stage_change(Proposal {
+        origin: "ast_edit".into(),
+        summary,
+        preview: preview.clone(),
+        ops,
+        bases,
+        recount: Some(recount),
+    });
     let mut out = format!(
         "(proposed) {replaced} replacement{} in {count} file{}; nothing is written yet: call \
          resolve with edit_id \"{id}\" and action \"accept\" or \"discard\"\n",

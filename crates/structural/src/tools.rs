@@ -342,6 +342,7 @@ impl Tool for AstEditTool {
             args.language.as_deref(),
         )?;
         let rewrite = args.rewrite;
+        let recount = crate::search::recount(&args.pattern, req.lang);
         let (prepared, searched) = run_job(cx, self.limits, move |budget| {
             let (found, stats) = req.search("ast_edit", Some(&rewrite), 0, budget)?;
             let searched = searched_line(&stats, req.lang.id(), &req.shown_target);
@@ -349,6 +350,6 @@ impl Tool for AstEditTool {
             Ok((prepared, searched))
         })
         .await?;
-        stage_edit(cx, &args.pattern, prepared, &searched)
+        stage_edit(cx, &args.pattern, prepared, &searched, recount)
     }
 }

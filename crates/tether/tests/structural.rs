@@ -318,7 +318,7 @@ async fn stage_then_accept_writes_every_file() {
 }
 
 #[tokio::test]
-async fn a_file_changed_after_staging_rejects_the_whole_change() {
+async fn a_change_overlapping_a_later_write_rejects_the_whole_change() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "a.py", "old(1)\n");
     write(dir.path(), "b.py", "old(2)\n");
@@ -343,7 +343,11 @@ async fn a_file_changed_after_staging_rejects_the_whole_change() {
     .await
     .unwrap_err()
     .to_string();
-    assert!(err.contains("rejected") && err.contains("b.py"), "{err}");
+    assert!(
+        err.starts_with("edit_1 was not written: in b.py, its edit of line 1 overlaps")
+            && err.contains("outside this run"),
+        "{err}"
+    );
     assert_eq!(
         std::fs::read_to_string(dir.path().join("a.py")).unwrap(),
         "old(1)\n"

@@ -63,6 +63,8 @@ pub struct FsDoor {
     cancel: CancellationToken,
     /// Whether the call holds the workspace permit; only then may it commit.
     writer: bool,
+    /// Who the call's writes are credited to, for "changed by ..." in a later conflict.
+    label: Arc<Mutex<String>>,
 }
 
 impl FsDoor {
@@ -83,7 +85,19 @@ impl FsDoor {
             in_flight: Arc::default(),
             cancel,
             writer: false,
+            label: Arc::default(),
         }
+    }
+
+    /// Credits this call's writes to `label` (the tool's name, say).
+    pub fn labelled(self, label: &str) -> Self {
+        self.label_writes(label);
+        self
+    }
+
+    /// Credits this call's next writes to `label`, e.g. "edit_2 (accepted)".
+    pub fn label_writes(&self, label: &str) {
+        *lock(&self.label) = label.to_string();
     }
 
     /// Declares that the call holds the workspace permit, so it may commit.
@@ -137,6 +151,9 @@ impl FsDoor {
         })
         .await
         .map_err(|e| ToolError::failed(format!("the write task failed: {e}")))??;
+        let label = lock(&self.label).clone();
+        let rels = receipt.files.iter().map(|f| f.path.rel());
+        self.staged.note_writes(rels, &label);
         Ok(receipt)
     }
 
