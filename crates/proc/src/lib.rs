@@ -2,12 +2,17 @@
 //! with its parent, and is killed (with its group) when its deadline passes or its handle drops.
 //!
 //! `child` holds the Linux-only calls (process groups, `PR_SET_PDEATHSIG`); `long` builds the
-//! run-long child on them.
+//! run-long child on them. `frame` and `rpc` speak to such a child: `Content-Length` framing,
+//! and a JSON-RPC peer with deadlines, for language servers (and framing for debug adapters).
 
 mod child;
+mod frame;
 mod long;
+mod rpc;
 mod status;
 
 pub use child::{ProcError, output_with_deadline};
+pub use frame::{FrameError, MAX_FRAME, read_frame, write_frame};
 pub use long::{ChildSpec, LongChild};
+pub use rpc::{BoxFuture, Incoming, Peer, Reply, ResponseError, RpcError};
 pub use status::{gone_within, is_running};

@@ -111,6 +111,15 @@ impl LongChild {
         self.child.try_wait().ok().flatten()
     }
 
+    /// Waits up to `limit` for the child to exit on its own (after a protocol's own "exit"),
+    /// signalling nothing; `None` if it still runs.
+    pub async fn exited_within(&mut self, limit: Duration) -> Option<ExitStatus> {
+        tokio::time::timeout(limit, self.child.wait())
+            .await
+            .ok()
+            .and_then(Result::ok)
+    }
+
     /// Ends the child: SIGTERM to its group, up to `grace` to exit, then SIGKILL to the group.
     /// Returns the exit status when it was reaped in time.
     pub async fn shutdown(&mut self, grace: Duration) -> Option<ExitStatus> {
