@@ -22,6 +22,7 @@ mod footer;
 mod index;
 mod lang;
 mod pattern;
+mod preview;
 mod render;
 mod search;
 mod stage;

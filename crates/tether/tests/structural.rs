@@ -552,8 +552,20 @@ async fn long_previews_say_what_they_cut() {
         out.starts_with("(proposed) 300 replacements in 1 file"),
         "{out}"
     );
+    // Changes three lines apart would share their context in one hunk too long to show: it
+    // is split, and the list says how many of the pieces were left out.
     assert!(
-        out.contains("… preview cut:") && out.contains("the staged change holds every file"),
+        out.contains(
+            "\n  many.py: 300 replacements (diff cut: 234 of 300 hunks not shown, 702 lines)\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n@@ -1 +1 @@\n-old(0)\n+new(0)\n@@ -5 +5 @@\n"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("the staged change holds every file and line"),
         "{out}"
     );
 }

@@ -1,5 +1,5 @@
-//! The shape of what ast_edit writes (multi-line captures placed after text on a line),
-//! through a real run and real files.
+//! The shape of what ast_edit writes (multi-line captures placed after text on a line) and its
+//! preview of large changes, through a real run and real files.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -84,4 +84,35 @@ async fn a_shape_that_cannot_be_kept_is_refused() {
         staged.starts_with("(proposed) 1 replacement in 1 file;"),
         "{staged}"
     );
+}
+
+#[tokio::test]
+async fn a_large_preview_lists_every_file_and_shares_the_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let big: String = (0..400)
+        .map(|i| format!("old({i})\n\n\n\n\n\n\n"))
+        .collect();
+    write(dir.path(), "a_big.py", &big);
+    for name in ["b.py", "c.py", "d.py"] {
+        write(dir.path(), name, "x = 1\nold(1)\n");
+    }
+    let run = open(dir.path());
+    let out = call(
+        &run,
+        "ast_edit",
+        json!({"pattern": "old($A)", "rewrite": "new($A)", "language": "python"}),
+    )
+    .await
+    .unwrap();
+    let head: Vec<&str> = out.lines().take(8).collect();
+    insta::assert_snapshot!(head.join("\n"));
+    for name in ["b.py", "c.py", "d.py"] {
+        assert!(
+            out.contains(&format!(
+                "--- a/{name}\n+++ b/{name}\n@@ -1,2 +1,2 @@\n x = 1\n-old(1)\n+new(1)\n"
+            )),
+            "{name}: {out}"
+        );
+    }
+    assert!(out.lines().count() < 230, "{}", out.lines().count());
 }
