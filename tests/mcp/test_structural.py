@@ -133,3 +133,32 @@ def test_plan_surface_searches_but_cannot_stage(workspace):
     )
     assert not results[0][0]
     assert results[1][0] and "write-tier" in results[1][1]
+
+
+def test_vendored_folders_are_skipped_and_named_in_the_footer(workspace):
+    (workspace / "src").mkdir()
+    (workspace / "src" / "app.py").write_text("call(1)\n")
+    venv = workspace / ".venv"
+    (venv / "lib").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "lib" / "site.py").write_text("call(2)\n")
+    (workspace / ".github").mkdir()
+    (workspace / ".github" / "ci.py").write_text("call(3)\n")
+    results = calls(
+        workspace,
+        [
+            ("ast_grep", {"pattern": "call($A)", "language": "python"}),
+            ("ast_grep", {"pattern": "call($A)", "language": "python", "hidden": True}),
+            ("ast_grep", {"pattern": "call($A)", "language": "python", "path": ".venv"}),
+        ],
+    )
+    assert not any(err for err, _ in results), results
+    default, hidden, explicit = (out for _, out in results)
+    assert default.startswith("1 match in 1 file\nsrc/app.py:1 "), default
+    assert (
+        "\nskipped 2 folders: 1 virtual environment (.venv), 1 dot-folder (.github); "
+        "pass `hidden: true` to include dot-folders, or name a folder in `path`" in default
+    ), default
+    assert hidden.startswith("2 matches in 2 files\n.github/ci.py:1 "), hidden
+    assert "skipped 1 virtual environment (.venv)" in hidden, hidden
+    assert explicit.startswith("1 match in 1 file\n.venv/lib/site.py:1 "), explicit

@@ -18,15 +18,18 @@ mod budget;
 mod cache;
 mod capability;
 mod config;
+mod footer;
 mod index;
 mod lang;
 mod pattern;
+mod preview;
 mod render;
 mod search;
 mod stage;
 mod syntax;
 mod template;
 mod tools;
+mod walk;
 
 pub use budget::{
     Limits, MAX_PATTERN_BYTES, MAX_PATTERN_DEPTH, MAX_RESULTS, MAX_TREE_DEPTH, REWRITE_BUDGET,

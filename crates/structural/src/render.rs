@@ -2,7 +2,7 @@
 
 use tether_tool::cut_line;
 
-use crate::budget::MAX_TREE_DEPTH;
+use crate::footer::{count, no_match_hint, searched_line};
 use crate::search::{FileMatches, SearchStats};
 
 /// Characters of one match line before it is cut.
@@ -10,39 +10,6 @@ const LINE_CHARS: usize = 300;
 
 /// Characters of one capture, put on one line, before it is cut.
 pub(crate) const CAPTURE_CHARS: usize = 120;
-
-/// The summary of what was searched, so "0 matches" can be trusted.
-pub(crate) fn searched_line(stats: &SearchStats, lang: &str, target: &str) -> String {
-    let files = if stats.searched == 1 { "file" } else { "files" };
-    let mut s = format!(
-        "searched {} {lang} {files} under {target} ({} ruled out by the pattern's fixed text, {} parsed, {} from cache)",
-        stats.searched, stats.prefiltered, stats.parsed, stats.cached
-    );
-    s.push_str(&format!(
-        "; {} failed to parse (unreadable or not UTF-8)",
-        stats.failed
-    ));
-    if stats.syntax_errors > 0 {
-        s.push_str(&format!(
-            "; {} contain syntax errors and were searched anyway",
-            stats.syntax_errors
-        ));
-    }
-    if stats.too_large + stats.binary > 0 {
-        s.push_str(&format!(
-            "; skipped {} over 2 MiB and {} binary",
-            stats.too_large, stats.binary
-        ));
-    }
-    if stats.too_deep > 0 {
-        s.push_str(&format!(
-            "; skipped {} nested deeper than {MAX_TREE_DEPTH} syntax-tree levels (generated, \
-             not searchable structurally; use a text search there)",
-            stats.too_deep
-        ));
-    }
-    s
-}
 
 /// Renders matches sorted by path then line, at most `max` of them.
 pub(crate) fn render_matches(
@@ -56,10 +23,10 @@ pub(crate) fn render_matches(
     let files = found.len();
     let mut out = match total {
         0 => "0 matches\n".to_string(),
-        1 => "1 match in 1 file\n".to_string(),
         n => format!(
-            "{n} matches in {files} file{}\n",
-            if files == 1 { "" } else { "s" }
+            "{} in {}\n",
+            count(n, "match", "matches"),
+            count(files, "file", "files")
         ),
     };
     let mut shown = 0;
@@ -74,7 +41,10 @@ pub(crate) fn render_matches(
                 let caps: Vec<String> = m
                     .captures
                     .iter()
-                    .map(|(k, v)| format!("{k} = {v}"))
+                    .map(|(k, v)| match v.as_str() {
+                        "" => format!("{k} = (empty)"),
+                        v => format!("{k} = {v}"),
+                    })
                     .collect();
                 out.push_str(&format!("    {}\n", caps.join("; ")));
             }
@@ -82,8 +52,15 @@ pub(crate) fn render_matches(
     }
     if total > shown {
         out.push_str(&format!(
-            "… showing the first {shown} of {total} matches (in {files} files); narrow `path` or raise `max_results`\n"
+            "… showing the first {shown} of {total} matches (in {}); narrow `path` or raise `max_results`\n",
+            count(files, "file", "files")
         ));
+    }
+    if total == 0
+        && let Some(hint) = no_match_hint(stats)
+    {
+        out.push_str(&hint);
+        out.push('\n');
     }
     out.push_str(&searched_line(stats, lang, target));
     out.push('\n');

@@ -14,14 +14,13 @@ use tether_fs::{ContentHash, hash_bytes};
 
 use crate::budget::{Budget, CHECK_EVERY, MAX_TREE_DEPTH, STACK_BYTES, Stop};
 use crate::cache::{Lookup, TreeCache};
-use crate::lang::Lang;
 use crate::pattern::Compiled;
 use crate::render::{CAPTURE_CHARS, excerpt, one_line_cut};
-use crate::template::{LineStarts, Template};
+use crate::template::{LineStarts, RenderError, ShapeError, Template};
+use crate::walk::SkippedFolders;
 
-/// Folders never searched: version control internals and tether's own state. Other hidden
-/// folders (`.github`, `.config`) are searched unless .gitignore says otherwise.
-const SKIPPED_DIRS: &[&str] = &[".git", ".hg", ".svn", ".tether"];
+/// How many files that held the fixed text but did not match a hint names.
+const NEAR_MISS_EXAMPLES: usize = 3;
 
 /// Files larger than this are skipped as generated or data.
 pub const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
@@ -72,12 +71,29 @@ pub struct FileMatches {
 }
 
 /// Why a search gave no result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SearchError {
     /// It met a bound of its budget.
     Stopped(Stop),
     /// A worker thread could not start or panicked, so the results would be incomplete.
     WorkerFailed,
+    /// The rewrite cannot keep the shape of a capture at one site, so nothing is staged.
+    Shape {
+        /// The file, as shown.
+        file: String,
+        /// Which capture, and where.
+        shape: ShapeError,
+    },
+}
+
+/// What searching one file gave.
+enum Outcome {
+    /// At least one match.
+    Matched(FileMatches),
+    /// It held the pattern's fixed text (or was parsed for lack of any) and did not match.
+    NearMiss,
+    /// Ruled out before matching, or skipped.
+    Nothing,
 }
 
 impl From<Stop> for SearchError {
@@ -107,6 +123,17 @@ pub struct SearchStats {
     pub binary: usize,
     /// Skipped: a syntax tree nested deeper than [`MAX_TREE_DEPTH`].
     pub too_deep: usize,
+    /// Files that held all of the pattern's fixed text (or were parsed when it has none) and
+    /// still did not match: the pattern's structure, not its spelling, is what differs.
+    pub near_misses: usize,
+    /// The first [`NEAR_MISS_EXAMPLES`] near misses in path order, as shown.
+    pub near_miss_examples: Vec<String>,
+    /// The pattern's fixed texts, in the order of [`SearchStats::literal_seen`].
+    pub literals: Vec<String>,
+    /// Whether each fixed text occurs in any searched file.
+    pub literal_seen: Vec<bool>,
+    /// Folders the walk left out (set by the caller, which walks).
+    pub skipped_folders: SkippedFolders,
 }
 
 impl SearchStats {
@@ -120,32 +147,18 @@ impl SearchStats {
         self.too_large += o.too_large;
         self.binary += o.binary;
         self.too_deep += o.too_deep;
-    }
-}
-
-/// Lists the files of `lang` under `target` (or `target` itself), honouring .gitignore even
-/// outside a git repository; sorted for deterministic output.
-pub fn files_for(target: &Path, lang: Lang, budget: &Budget<'_>) -> Result<Vec<PathBuf>, Stop> {
-    if target.is_file() {
-        return Ok(vec![target.to_path_buf()]);
-    }
-    let walk = ignore::WalkBuilder::new(target)
-        .require_git(false)
-        .hidden(false)
-        .filter_entry(|e| !SKIPPED_DIRS.iter().any(|d| e.file_name() == *d))
-        .build();
-    let mut files = Vec::new();
-    for entry in walk {
-        budget.check()?;
-        let Ok(entry) = entry else { continue };
-        if entry.file_type().is_some_and(|t| t.is_file())
-            && Lang::from_path(entry.path()).is_some_and(|l| l.id() == lang.id())
-        {
-            files.push(entry.into_path());
+        self.near_misses += o.near_misses;
+        self.near_miss_examples
+            .extend(o.near_miss_examples.iter().cloned());
+        self.near_miss_examples.sort();
+        self.near_miss_examples.truncate(NEAR_MISS_EXAMPLES);
+        if self.literal_seen.len() < o.literal_seen.len() {
+            self.literal_seen.resize(o.literal_seen.len(), false);
+        }
+        for (mine, theirs) in self.literal_seen.iter_mut().zip(&o.literal_seen) {
+            *mine |= *theirs;
         }
     }
-    files.sort();
-    Ok(files)
 }
 
 /// How a search shows and opens files: the tools open them beneath the workspace's
@@ -177,7 +190,10 @@ pub fn search(
     let results: Vec<Found> = std::thread::scope(|scope| {
         let worker = || -> Found {
             let mut found = Vec::new();
-            let mut stats = SearchStats::default();
+            let mut stats = SearchStats {
+                literal_seen: vec![false; compiled.literals.len()],
+                ..SearchStats::default()
+            };
             loop {
                 budget.check()?;
                 let i = next.fetch_add(1, Ordering::Relaxed);
@@ -188,11 +204,28 @@ pub fn search(
                     mode,
                     vars,
                 };
-                if let Some(f) = search_file(&file, io, cache, &mut stats, budget)? {
-                    found.push(FileMatches {
+                let outcome =
+                    search_file(&file, io, cache, &mut stats, budget).map_err(|e| match e {
+                        SearchError::Shape { shape, .. } => SearchError::Shape {
+                            file: (io.display)(path),
+                            shape,
+                        },
+                        other => other,
+                    })?;
+                match outcome {
+                    Outcome::Matched(f) => found.push(FileMatches {
                         rel: (io.display)(path),
                         ..f
-                    });
+                    }),
+                    Outcome::NearMiss => {
+                        stats.near_misses += 1;
+                        // Files are taken in path order, so a worker's first ones are its
+                        // smallest; merging keeps the smallest overall.
+                        if stats.near_miss_examples.len() < NEAR_MISS_EXAMPLES {
+                            stats.near_miss_examples.push((io.display)(path));
+                        }
+                    }
+                    Outcome::Nothing => {}
                 }
             }
             Ok((found, stats))
@@ -214,7 +247,10 @@ pub fn search(
             .collect()
     });
     let mut all = Vec::new();
-    let mut stats = SearchStats::default();
+    let mut stats = SearchStats {
+        literals: compiled.literals.clone(),
+        ..SearchStats::default()
+    };
     for r in results {
         let (found, s) = r?;
         all.extend(found);
@@ -227,7 +263,7 @@ pub fn search(
 /// A counter of `pattern`'s sites in a text, for a staged rewrite accepted onto a file that
 /// changed since. It parses and matches on a thread with a big stack, as searches do, and
 /// counts nothing in a text nested deeper than [`MAX_TREE_DEPTH`].
-pub(crate) fn recount(pattern: &str, lang: Lang) -> tether_fs::Recount {
+pub(crate) fn recount(pattern: &str, lang: crate::Lang) -> tether_fs::Recount {
     let pattern = pattern.to_string();
     std::sync::Arc::new(move |text: &str| {
         std::thread::scope(|s| {
@@ -266,7 +302,7 @@ fn search_file(
     cache: &TreeCache,
     stats: &mut SearchStats,
     budget: &Budget<'_>,
-) -> Result<Option<FileMatches>, Stop> {
+) -> Result<Outcome, SearchError> {
     let File {
         path,
         compiled,
@@ -275,34 +311,43 @@ fn search_file(
     } = *file;
     let Ok(mut opened) = (io.open)(path) else {
         stats.failed += 1;
-        return Ok(None);
+        return Ok(Outcome::Nothing);
     };
     let size = opened.metadata().map(|m| m.len()).unwrap_or(0);
     if size > MAX_FILE_BYTES {
         stats.too_large += 1;
-        return Ok(None);
+        return Ok(Outcome::Nothing);
     }
     let mut bytes = Vec::with_capacity(size as usize);
     if std::io::Read::read_to_end(&mut opened, &mut bytes).is_err() {
         stats.failed += 1;
-        return Ok(None);
+        return Ok(Outcome::Nothing);
     }
     if bytes[..bytes.len().min(SNIFF_BYTES)].contains(&0) {
         stats.binary += 1;
-        return Ok(None);
+        return Ok(Outcome::Nothing);
     }
     let Ok(text) = std::str::from_utf8(&bytes) else {
         stats.failed += 1;
-        return Ok(None);
+        return Ok(Outcome::Nothing);
     };
     stats.searched += 1;
-    if !compiled
-        .literals
-        .iter()
-        .all(|lit| memchr::memmem::find(&bytes, lit.as_bytes()).is_some())
-    {
+    // Once one fixed text is missing the file is out; the rest are looked for only while no
+    // file has shown them yet, so a no-match hint can name the text found nowhere.
+    let mut holds_all = true;
+    for (lit, seen) in compiled.literals.iter().zip(stats.literal_seen.iter_mut()) {
+        if !holds_all && *seen {
+            continue;
+        }
+        if memchr::memmem::find(&bytes, lit.as_bytes()).is_some() {
+            *seen = true;
+        } else {
+            holds_all = false;
+        }
+    }
+    if !holds_all {
         stats.prefiltered += 1;
-        return Ok(None);
+        return Ok(Outcome::Nothing);
     }
     let hash = hash_bytes(&bytes);
     let cached = cache.tree(path, text, hash, compiled.lang);
@@ -310,7 +355,7 @@ fn search_file(
         // Skipped, not searched: matching may recurse over any subtree of it.
         stats.searched -= 1;
         stats.too_deep += 1;
-        return Ok(None);
+        return Ok(Outcome::Nothing);
     }
     let tree = &cached.tree;
     match cached.lookup {
@@ -368,9 +413,9 @@ fn search_file(
         }
     }
     if sink.total == 0 {
-        return Ok(None);
+        return Ok(Outcome::NearMiss);
     }
-    Ok(Some(FileMatches {
+    Ok(Outcome::Matched(FileMatches {
         rel: String::new(),
         hash,
         source: matches!(mode, Mode::Rewrite(_)).then(|| text.to_string()),
@@ -394,7 +439,7 @@ struct Sink<'a> {
 }
 
 impl Sink<'_> {
-    fn take(&mut self, nm: NodeMatch<'_, StrDoc<SupportLang>>) -> Result<(), Stop> {
+    fn take(&mut self, nm: NodeMatch<'_, StrDoc<SupportLang>>) -> Result<(), SearchError> {
         self.total += 1;
         let range = nm.range();
         let line = nm.start_pos().line() + 1;
@@ -421,9 +466,18 @@ impl Sink<'_> {
                 }
                 let lines = self.lines.get_or_insert_with(|| LineStarts::new(self.text));
                 let limit = self.budget.output_left() + range.len();
-                let replacement = template
-                    .render(&nm, self.text, lines, limit)
-                    .ok_or_else(|| self.budget.stop(Stop::TooMuchOutput))?;
+                let replacement =
+                    template
+                        .render(&nm, self.text, lines, limit)
+                        .map_err(|e| match e {
+                            RenderError::TooLarge => {
+                                SearchError::Stopped(self.budget.stop(Stop::TooMuchOutput))
+                            }
+                            RenderError::Shape(shape) => SearchError::Shape {
+                                file: String::new(),
+                                shape,
+                            },
+                        })?;
                 self.budget.replace_output(range.len(), replacement.len())?;
                 self.cursor = range.end;
                 self.matches.push(Match {
@@ -472,7 +526,9 @@ fn shown_captures(nm: &NodeMatch<'_, StrDoc<SupportLang>>, vars: &[&str]) -> Vec
 mod tests {
     use super::*;
     use crate::budget::Limits;
+    use crate::lang::Lang;
     use crate::pattern::compile;
+    use crate::walk::files_for;
     use std::sync::atomic::AtomicBool;
 
     const FIND: Mode<'static> = Mode::Find { keep: usize::MAX };
@@ -497,9 +553,11 @@ mod tests {
         let lang = Lang::by_id(lang).unwrap();
         let stop = AtomicBool::new(false);
         let budget = Budget::new(Limits::default(), &stop);
-        let files = files_for(dir, lang, &budget).unwrap();
-        assert!(files.len() > 5, "too small a corpus in {}", dir.display());
         let display = |p: &Path| p.display().to_string();
+        let files = files_for(dir, lang, false, &display, &budget)
+            .unwrap()
+            .files;
+        assert!(files.len() > 5, "too small a corpus in {}", dir.display());
         let open = |p: &Path| std::fs::File::open(p);
         let io = Io {
             display: &display,
@@ -673,6 +731,8 @@ mod tests {
         let budget = Budget::new(Limits::default(), &stop);
         let dir = tempfile::tempdir().unwrap();
         let lang = Lang::by_id("javascript").unwrap();
-        assert_eq!(files_for(dir.path(), lang, &budget), Err(Stop::Cancelled));
+        let display = |p: &Path| p.display().to_string();
+        let listed = files_for(dir.path(), lang, false, &display, &budget);
+        assert_eq!(listed.err(), Some(Stop::Cancelled));
     }
 }

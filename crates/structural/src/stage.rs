@@ -5,17 +5,15 @@
 
 use std::time::{Duration, Instant};
 
-use similar::TextDiff;
 use std::collections::HashMap;
 
 use tether_fs::{ChangeOp, ContentHash, Proposal, Recount};
 use tether_tool::{CallCx, ToolError, ToolOutput};
 
 use crate::budget::{Budget, Stop};
+use crate::footer::count;
+use crate::preview::{self, FileDiff};
 use crate::search::FileMatches;
-
-/// Lines of diff preview shown before it is cut.
-const PREVIEW_LINES: usize = 200;
 
 /// How long one file's preview diff may search for a minimal diff before it settles for a
 /// coarser one (still exact, just less tidy).
@@ -73,8 +71,9 @@ fn rewrite_file(file: FileMatches) -> Rewritten {
 /// Builds every changed file's new text and the preview, looking at the budget between files.
 pub(crate) fn prepare(found: Vec<FileMatches>, budget: &Budget<'_>) -> Result<Prepared, Stop> {
     let matched = !found.is_empty();
-    let mut preview = Preview::default();
     let mut files = Vec::new();
+    // Each diff's hunks, kept until every file's share of the preview is known.
+    let mut before = Vec::new();
     for file in found {
         budget.check()?;
         let r = rewrite_file(file);
@@ -82,14 +81,27 @@ pub(crate) fn prepare(found: Vec<FileMatches>, budget: &Budget<'_>) -> Result<Pr
             continue;
         }
         let deadline = budget.deadline().min(Instant::now() + PREVIEW_DIFF_TIME);
-        preview.add(&r.rel, &r.base, &r.new, deadline);
+        before.push(preview::hunks(&r.base, &r.new, deadline));
         files.push(r);
     }
     budget.check()?;
+    let diffs: Vec<FileDiff<'_>> = files
+        .iter()
+        .zip(before.iter_mut())
+        .map(|(r, hunks)| FileDiff {
+            rel: &r.rel,
+            replaced: r.replaced,
+            old: &r.base,
+            new: &r.new,
+            hunks: std::mem::take(hunks),
+        })
+        .collect();
+    let preview = preview::render(&diffs);
+    drop(diffs);
     Ok(Prepared {
         files,
         matched,
-        preview: preview.finish(),
+        preview,
     })
 }
 
@@ -119,9 +131,9 @@ pub(crate) fn stage_edit(
     }
     let replaced: usize = files.iter().map(|f| f.replaced).sum();
     let inner: usize = files.iter().map(|f| f.skipped_inner).sum();
-    let count = files.len();
-    let mut ops = Vec::with_capacity(count);
-    let mut bases = HashMap::with_capacity(count);
+    let files_count = files.len();
+    let mut ops = Vec::with_capacity(files_count);
+    let mut bases = HashMap::with_capacity(files_count);
     for f in files {
         let path = cx.workspace().resolve_write(&f.rel)?;
         bases.insert(path.clone(), f.base);
@@ -131,12 +143,12 @@ pub(crate) fn stage_edit(
             expect: f.hash,
         });
     }
-    let summary = format!(
-        "{replaced} replacement{} in {count} file{} for `{}`",
-        plural(replaced),
-        plural(count),
-        pattern.trim()
+    let changed = format!(
+        "{} in {}",
+        count(replaced, "replacement", "replacements"),
+        count(files_count, "file", "files")
     );
+    let summary = format!("{changed} for `{}`", pattern.trim());
     let id = cx.fs().staged().stage_change(Proposal {
         origin: "ast_edit".into(),
         summary,
@@ -146,16 +158,14 @@ pub(crate) fn stage_edit(
         recount: Some(recount),
     });
     let mut out = format!(
-        "(proposed) {replaced} replacement{} in {count} file{}; nothing is written yet: call \
-         resolve with edit_id \"{id}\" and action \"accept\" or \"discard\"\n",
-        plural(replaced),
-        plural(count),
+        "(proposed) {changed}; nothing is written yet: call resolve with edit_id \"{id}\" and \
+         action \"accept\" or \"discard\"\n"
     );
     if inner > 0 {
         out.push_str(&format!(
-            "{inner} inner match{} inside a replaced match {} left for a second pass: run the \
-             same ast_edit again after accepting this one\n",
-            if inner == 1 { "" } else { "es" },
+            "{} inside a replaced match {} left for a second pass: run the same ast_edit again \
+             after accepting this one\n",
+            count(inner, "inner match", "inner matches"),
             if inner == 1 { "was" } else { "were" }
         ));
     }
@@ -163,54 +173,4 @@ pub(crate) fn stage_edit(
     out.push_str("\n\n");
     out.push_str(&preview);
     Ok(ToolOutput::text(out))
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
-
-/// A unified diff of every file, cut at [`PREVIEW_LINES`] with a count of what was cut. Only
-/// the shown lines are kept; the rest are counted one hunk at a time.
-#[derive(Default)]
-struct Preview {
-    lines: Vec<String>,
-    total: usize,
-}
-
-impl Preview {
-    fn add(&mut self, rel: &str, old: &str, new: &str, deadline: Instant) {
-        let diff = TextDiff::configure()
-            .deadline(deadline)
-            .diff_lines(old, new);
-        let mut unified = diff.unified_diff();
-        unified.context_radius(2);
-        for (i, hunk) in unified.iter_hunks().enumerate() {
-            if i == 0 {
-                self.push(&format!("--- a/{rel}"));
-                self.push(&format!("+++ b/{rel}"));
-            }
-            for line in hunk.to_string().lines() {
-                self.push(line.trim_end_matches('\r'));
-            }
-        }
-    }
-
-    fn push(&mut self, line: &str) {
-        if self.lines.len() < PREVIEW_LINES {
-            self.lines.push(line.to_string());
-        }
-        self.total += 1;
-    }
-
-    fn finish(self) -> String {
-        let mut out = self.lines.join("\n");
-        if self.total > PREVIEW_LINES {
-            out.push_str(&format!(
-                "\n… preview cut: {} more diff lines not shown ({} in all); the staged change holds every file",
-                self.total - PREVIEW_LINES,
-                self.total
-            ));
-        }
-        out
-    }
 }

@@ -101,19 +101,20 @@ impl Template {
         Ok(Template { pieces, vars })
     }
 
-    /// The replacement for one match in `source`, or None once it would pass `limit` bytes.
-    /// Linear in what it writes: the indentation of the current output line is tracked as
-    /// it grows, and a capture's own line is found through `lines`.
+    /// The replacement for one match in `source`; an error once it would pass `limit` bytes,
+    /// or when a capture's shape cannot be kept. Linear in what it writes: the indentation of
+    /// the current output line is tracked as it grows, and a capture's own line is found
+    /// through `lines`.
     pub(crate) fn render(
         &self,
         nm: &NodeMatch<'_, StrDoc<SupportLang>>,
         source: &str,
         lines: &LineStarts,
         limit: usize,
-    ) -> Option<String> {
+    ) -> Result<String, RenderError> {
         let env = nm.get_env();
-        // Each capture once: its bytes, its own line's indentation, whether it spans lines.
-        let captures: Vec<Option<(std::ops::Range<usize>, &str, bool)>> = self
+        let site_start = nm.range().start;
+        let captures: Vec<Option<Capture<'_>>> = self
             .vars
             .iter()
             .map(|(name, multi)| {
@@ -124,12 +125,7 @@ impl Template {
                 } else {
                     env.get_match(name)?.range()
                 };
-                let lines_spanned = memchr::memchr(b'\n', source[range.clone()].as_bytes());
-                Some((
-                    range.clone(),
-                    lines.indent(source, range.start),
-                    lines_spanned.is_some(),
-                ))
+                Some(Capture::new(source, lines, range, site_start))
             })
             .collect();
         let mut out = String::new();
@@ -141,10 +137,28 @@ impl Template {
                 Piece::Var(slot) => match &captures[*slot] {
                     None => continue,
                     // One line: nothing to re-indent, and the output line goes on.
-                    Some((range, _, false)) => Cow::Borrowed(&source[range.clone()]),
-                    Some((range, theirs, true)) => {
-                        let here = leading_blanks(&out[line_start..]);
-                        Cow::Owned(reindent(&source[range.clone()], theirs, here))
+                    Some(c) if !c.multi_line => Cow::Borrowed(&source[c.range.clone()]),
+                    Some(c) => {
+                        let line_so_far = &out[line_start..];
+                        let here = leading_blanks(line_so_far);
+                        let text = &source[c.range.clone()];
+                        match c.hangs_from {
+                            // After text on the output line, a capture that started its own
+                            // line keeps that line break and its indentation relative to the
+                            // line it hung from; the blanks before it would only trail.
+                            Some(anchor) if !line_so_far.trim().is_empty() => {
+                                let Some(relative) = c.indent.strip_prefix(anchor) else {
+                                    let var = self.shown_var(*slot);
+                                    let line = lines.line_of(c.range.start);
+                                    return Err(RenderError::Shape(ShapeError { var, line }));
+                                };
+                                let to = format!("{here}{relative}");
+                                let kept = out.trim_end_matches([' ', '\t']).len();
+                                out.truncate(kept);
+                                Cow::Owned(format!("\n{to}{}", reindent(text, c.indent, &to)))
+                            }
+                            _ => Cow::Owned(reindent(text, c.indent, here)),
+                        }
                     }
                 },
             };
@@ -153,12 +167,74 @@ impl Template {
             }
             out.push_str(&added);
             if out.len() > limit {
-                return None;
+                return Err(RenderError::TooLarge);
             }
         }
-        let site = lines.indent(source, nm.range().start);
+        let site = lines.indent(source, site_start);
         let out = reindent(&out, "", site);
-        (out.len() <= limit).then_some(out)
+        if out.len() > limit {
+            return Err(RenderError::TooLarge);
+        }
+        Ok(out)
+    }
+
+    /// A metavariable as the template spells it, for messages.
+    fn shown_var(&self, slot: usize) -> String {
+        let (name, multi) = &self.vars[slot];
+        format!("{}{name}", if *multi { "$$$" } else { "$" })
+    }
+}
+
+/// Why one match could not be rendered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RenderError {
+    /// The replacement would pass the output budget.
+    TooLarge,
+    /// A capture's shape cannot be kept where the template puts it.
+    Shape(ShapeError),
+}
+
+/// A multi-line capture that the template puts after text on a line, while in the source it
+/// started its own line less indented than the line it hung from (or with other blanks), so
+/// no indentation keeps its shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShapeError {
+    /// The metavariable, as the template spells it (`$$$BODY`).
+    pub var: String,
+    /// 1-based line of the capture in its file.
+    pub line: usize,
+}
+
+/// What rendering needs to know of one capture.
+struct Capture<'s> {
+    range: std::ops::Range<usize>,
+    /// The leading whitespace of the capture's first line.
+    indent: &'s str,
+    multi_line: bool,
+    /// When the capture starts its own line after a line break inside the match: the
+    /// indentation of the line holding the last code before it.
+    hangs_from: Option<&'s str>,
+}
+
+impl<'s> Capture<'s> {
+    fn new(
+        source: &'s str,
+        lines: &LineStarts,
+        range: std::ops::Range<usize>,
+        site_start: usize,
+    ) -> Self {
+        let multi_line = memchr::memchr(b'\n', source[range.clone()].as_bytes()).is_some();
+        let before = &source[site_start..range.start];
+        let code_before = before.trim_end_matches([' ', '\t', '\r', '\n']).len();
+        let own_line = before[code_before..].contains('\n');
+        let hangs_from = (own_line && code_before > 0)
+            .then(|| lines.indent(source, site_start + code_before - 1));
+        Capture {
+            indent: lines.indent(source, range.start),
+            range,
+            multi_line,
+            hangs_from,
+        }
     }
 }
 
@@ -172,6 +248,11 @@ impl LineStarts {
         let mut starts = vec![0];
         starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
         LineStarts(starts)
+    }
+
+    /// The 1-based line holding byte `at`.
+    pub(crate) fn line_of(&self, at: usize) -> usize {
+        self.0.partition_point(|&s| s <= at).max(1)
     }
 
     /// The leading whitespace of the line holding byte `at` of `text` (the indexed text).

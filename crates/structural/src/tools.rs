@@ -9,12 +9,14 @@ use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
 
 use crate::budget::{Budget, Limits, MAX_RESULTS, Stop, on_large_stack};
 use crate::cache::TreeCache;
+use crate::footer::{no_match_hint, searched_line};
 use crate::lang::Lang;
 use crate::pattern::compile;
-use crate::render::{render_matches, searched_line};
-use crate::search::{FileMatches, Io, Mode, SearchError, SearchStats, files_for, search};
+use crate::render::render_matches;
+use crate::search::{FileMatches, Io, Mode, SearchError, SearchStats, search};
 use crate::stage::{prepare, stage_edit};
 use crate::template::Template;
+use crate::walk::files_for;
 
 /// `ast_grep`: structural search with metavariables.
 pub struct AstGrepTool {
@@ -65,12 +67,17 @@ pub struct AstGrepArgs {
     /// Code fragment with metavariables: `$X` one node, `$$$ARGS` zero or more siblings, `$_`
     /// any node without binding. A repeated `$X` must match the same text each time.
     pattern: String,
-    /// File or directory to search. Default: the whole workspace.
+    /// File or directory to search. Default: the whole workspace. A folder named here is
+    /// searched even if it would be skipped by default (a `.venv`, a `node_modules`).
     path: Option<String>,
-    /// Language id (python, rust, dart, typescript, c, …). Inferred when `path` is a file.
+    /// Language id (python, rust, dart, typescript, c, …). Required when `path` is a folder;
+    /// inferred when it is a file.
     language: Option<String>,
     /// How many matches to show: 1 to 1000, default 50.
     max_results: Option<usize>,
+    /// Also search dot-folders (`.github`, `.config`); default false. `.git`, `.hg`, `.svn`
+    /// and `.tether` are never searched.
+    hidden: Option<bool>,
 }
 
 /// Arguments of `ast_edit`.
@@ -81,10 +88,13 @@ pub struct AstEditArgs {
     pattern: String,
     /// Replacement template; metavariables from the pattern are substituted.
     rewrite: String,
-    /// File or directory to rewrite. Default: the whole workspace.
+    /// File or directory to rewrite. Default: the whole workspace. A folder named here is
+    /// rewritten even if it would be skipped by default.
     path: Option<String>,
-    /// Language id. Inferred when `path` is a file.
+    /// Language id. Required when `path` is a folder; inferred when it is a file.
     language: Option<String>,
+    /// Also rewrite in dot-folders, as in ast_grep; default false.
+    hidden: Option<bool>,
 }
 
 /// What a call searches: the checked arguments, resolved before the work leaves the runtime.
@@ -94,6 +104,8 @@ struct Request {
     target: std::path::PathBuf,
     /// `target` as results show it.
     shown_target: String,
+    /// Whether dot-folders below `target` are walked.
+    hidden: bool,
     root: std::path::PathBuf,
     /// Files are opened beneath the workspace's descriptors, never by path alone.
     workspace: tether_fs::Workspace,
@@ -105,22 +117,23 @@ impl Request {
         cx: &CallCx,
         cache: &Arc<TreeCache>,
         pattern: &str,
-        path: Option<&str>,
-        language: Option<&str>,
+        scope: Scope<'_>,
     ) -> Result<Self, ToolError> {
         let ws = cx.workspace();
-        let target = ws.resolve_read(path.unwrap_or("."))?;
+        let path = scope.path.unwrap_or(".");
+        let target = ws.resolve_read(path)?;
         if !target.exists() {
             return Err(ToolError::invalid(format!(
-                "{} does not exist",
-                path.unwrap_or(".")
+                "{path} does not exist; give a file or folder relative to the workspace root"
             )));
         }
-        let lang = pick_language(&target, language)?;
+        let shown_target = ws.display(&target);
+        let lang = pick_language(&target, &shown_target, scope.language)?;
         Ok(Request {
             pattern: pattern.to_string(),
             lang,
-            shown_target: ws.display(&target),
+            hidden: scope.hidden.unwrap_or(false),
+            shown_target,
             target,
             root: ws.root().to_path_buf(),
             workspace: ws.clone(),
@@ -146,9 +159,9 @@ impl Request {
             Some(t) => Mode::Rewrite(t),
             None => Mode::Find { keep },
         };
-        let files =
-            files_for(&self.target, self.lang, budget).map_err(|s| stop_error(tool, s, budget))?;
         let display = |p: &std::path::Path| display_path(&self.root, p);
+        let listing = files_for(&self.target, self.lang, self.hidden, &display, budget)
+            .map_err(|s| stop_error(tool, s, budget))?;
         let open = |p: &std::path::Path| {
             self.workspace
                 .open_read(p)
@@ -158,14 +171,32 @@ impl Request {
             display: &display,
             open: &open,
         };
-        search(&files, &compiled, mode, &self.cache, &io, budget).map_err(|e| match e {
-            SearchError::Stopped(s) => stop_error(tool, s, budget),
-            SearchError::WorkerFailed => ToolError::failed(
-                "a search worker failed, so the results would be incomplete; none are shown. \
-                 Retry, and report it if it happens again",
-            ),
-        })
+        let (found, mut stats) = search(&listing.files, &compiled, mode, &self.cache, &io, budget)
+            .map_err(|e| match e {
+                SearchError::Stopped(s) => stop_error(tool, s, budget),
+                SearchError::WorkerFailed => ToolError::failed(
+                    "a search worker failed, so the results would be incomplete; none are \
+                     shown. Retry, and report it if it happens again",
+                ),
+                SearchError::Shape { file, shape } => ToolError::invalid(format!(
+                    "the rewrite puts `{var}` after other text on a line, but at {file}:{line} \
+                     its capture starts its own line, less indented than the code it follows \
+                     (or indented with other blanks), so no indentation keeps its shape; \
+                     nothing was staged. Put `{var}` at the start of its own line in `rewrite`",
+                    var = shape.var,
+                    line = shape.line,
+                )),
+            })?;
+        stats.skipped_folders = listing.skipped;
+        Ok((found, stats))
     }
+}
+
+/// Where a call looks: the `path`, `language` and `hidden` arguments as given.
+struct Scope<'a> {
+    path: Option<&'a str>,
+    language: Option<&'a str>,
+    hidden: Option<bool>,
 }
 
 /// The error of a call that met a bound of its budget.
@@ -219,7 +250,13 @@ fn display_path(root: &std::path::Path, p: &std::path::Path) -> String {
     }
 }
 
-fn pick_language(target: &std::path::Path, language: Option<&str>) -> Result<Lang, ToolError> {
+/// The language to search: `language` if given (checked against a file's extension), else
+/// the file's own; `shown` is the target as errors name it.
+fn pick_language(
+    target: &std::path::Path,
+    shown: &str,
+    language: Option<&str>,
+) -> Result<Lang, ToolError> {
     let ids = || Lang::ids().join(", ");
     match language {
         Some(id) => {
@@ -233,7 +270,7 @@ fn pick_language(target: &std::path::Path, language: Option<&str>) -> Result<Lan
                     Err(ToolError::invalid(format!(
                         "{} is a {} file by its extension, but `language` is `{}`; drop \
                          `language` or pass `{}`",
-                        target.display(),
+                        shown,
                         own.id(),
                         lang.id(),
                         own.id()
@@ -245,12 +282,12 @@ fn pick_language(target: &std::path::Path, language: Option<&str>) -> Result<Lan
         None if target.is_file() => Lang::from_path(target).ok_or_else(|| {
             ToolError::invalid(format!(
                 "cannot tell the language of {} from its extension; pass `language`, one of: {}",
-                target.display(),
+                shown,
                 ids()
             ))
         }),
         None => Err(ToolError::invalid(format!(
-            "`language` is required when searching a directory; valid ids: {}",
+            "`language` is required when `path` is a folder ({shown}); valid ids: {}",
             ids()
         ))),
     }
@@ -264,12 +301,19 @@ impl Tool for AstGrepTool {
     }
 
     fn description(&self) -> String {
-        "Structural code search: find code by shape with a pattern parsed by the language's \
-         grammar, so spacing, line breaks and comments do not matter and strings/comments never \
-         match. `$X` matches one node, `$$$ARGS` a run of siblings, `$_` anything; a repeated \
-         `$X` must match the same text. Results are `path:line` with captures, and always say \
-         how many files were searched."
-            .into()
+        format!(
+            "Structural code search: find code by shape with a pattern parsed by the language's \
+             grammar, so spacing, line breaks and comments do not matter and strings/comments \
+             never match. `$X` matches one node, `$$$ARGS` a run of siblings, `$_` anything; a \
+             repeated `$X` must match the same text. `language` is required when `path` is a \
+             folder (default: the whole workspace) and inferred from a file's extension; ids: \
+             {}. Like ripgrep, a folder search honours .gitignore and skips dot-folders, \
+             node_modules, virtual environments (pyvenv.cfg) and caches (CACHEDIR.TAG): \
+             `hidden: true` adds dot-folders, and a skipped folder named in `path` is searched. \
+             Results are `path:line` with captures, and always say how many files were \
+             searched and which folders were skipped.",
+            Lang::ids().join(", ")
+        )
     }
 
     fn tier(&self) -> Tier {
@@ -292,8 +336,11 @@ impl Tool for AstGrepTool {
             cx,
             &self.cache,
             &args.pattern,
-            args.path.as_deref(),
-            args.language.as_deref(),
+            Scope {
+                path: args.path.as_deref(),
+                language: args.language.as_deref(),
+                hidden: args.hidden,
+            },
         )?;
         let text = run_job(cx, self.limits, move |budget| {
             let (found, stats) = req.search("ast_grep", None, max, budget)?;
@@ -318,10 +365,13 @@ impl Tool for AstEditTool {
     }
 
     fn description(&self) -> String {
-        "Structural rewrite: the same matching as ast_grep, with a `rewrite` template in which \
-         the pattern's metavariables are substituted. Writes nothing: the change is staged and \
-         the result names an edit_id to pass to `resolve` (accept or discard), with a diff \
-         preview."
+        "Structural rewrite: the same matching, languages and folder defaults as ast_grep \
+         (`language` required for a folder; dot-folders, node_modules, virtual environments and \
+         caches skipped unless named in `path`; `hidden: true` adds dot-folders), with a \
+         `rewrite` template in which the pattern's metavariables are substituted; multi-line \
+         captures keep their shape. Writes nothing: the change is staged and the result names \
+         an edit_id to pass to `resolve` (accept or discard), with every changed file and its \
+         replacement count, then a diff preview."
             .into()
     }
 
@@ -338,14 +388,22 @@ impl Tool for AstEditTool {
             cx,
             &self.cache,
             &args.pattern,
-            args.path.as_deref(),
-            args.language.as_deref(),
+            Scope {
+                path: args.path.as_deref(),
+                language: args.language.as_deref(),
+                hidden: args.hidden,
+            },
         )?;
         let rewrite = args.rewrite;
         let recount = crate::search::recount(&args.pattern, req.lang);
         let (prepared, searched) = run_job(cx, self.limits, move |budget| {
             let (found, stats) = req.search("ast_edit", Some(&rewrite), 0, budget)?;
-            let searched = searched_line(&stats, req.lang.id(), &req.shown_target);
+            let mut searched = searched_line(&stats, req.lang.id(), &req.shown_target);
+            if found.is_empty()
+                && let Some(hint) = no_match_hint(&stats)
+            {
+                searched = format!("{hint}\n{searched}");
+            }
             let prepared = prepare(found, budget).map_err(|s| stop_error("ast_edit", s, budget))?;
             Ok((prepared, searched))
         })

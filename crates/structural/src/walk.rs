@@ -1,0 +1,233 @@
+//! Which files a structural search looks at. The walk honours .gitignore (without git) and, like
+//! ripgrep, leaves out what a user rarely means by "the workspace": dot-folders, `node_modules`,
+//! virtual environments and tagged cache folders. What it leaves out is counted, so the footer
+//! can say so and how to get it back.
+
+use std::collections::BTreeMap;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::budget::{Budget, Stop};
+use crate::lang::Lang;
+
+/// Folders never searched, not even with `hidden: true`: version control internals and
+/// tether's own state.
+const NEVER_SEARCHED: &[&str] = &[".git", ".hg", ".svn", ".tether"];
+
+/// The first bytes of a `CACHEDIR.TAG` file, as the Cache Directory Tagging Specification
+/// defines them; a file with another start tags nothing.
+const CACHEDIR_SIGNATURE: &[u8] = b"Signature: 8a477f597d28d172789f06886806bc55";
+
+/// How many paths of one kind of skipped folder the footer names.
+const EXAMPLES: usize = 3;
+
+/// Why a folder was left out of a search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SkipReason {
+    /// It holds a `pyvenv.cfg`: a Python virtual environment.
+    VirtualEnv,
+    /// It is named `node_modules`.
+    NodeModules,
+    /// It holds a `CACHEDIR.TAG`: a build or tool cache.
+    Cache,
+    /// Its name starts with `.` and `hidden` was not asked for.
+    DotFolder,
+}
+
+/// One kind of skipped folder: how many, and the first few as the result shows them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkippedGroup {
+    /// Folders of this kind left out (their contents were not walked).
+    pub count: usize,
+    /// The first [`EXAMPLES`] of them in path order, relative to the workspace.
+    pub examples: Vec<String>,
+}
+
+/// Every folder a walk left out, by reason.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkippedFolders(pub BTreeMap<SkipReason, SkippedGroup>);
+
+impl SkippedFolders {
+    /// Folders left out, of every kind.
+    pub fn total(&self) -> usize {
+        self.0.values().map(|g| g.count).sum()
+    }
+}
+
+/// The files a search will read, and the folders it left out on the way.
+pub struct Listing {
+    /// Files of the language, sorted.
+    pub files: Vec<PathBuf>,
+    /// Folders not walked by default.
+    pub skipped: SkippedFolders,
+}
+
+/// Why `dir` (not the walk's own start) is left out, or None when it is walked. `None` is also
+/// the answer for the never-searched folders' contents, which are dropped before this is asked.
+fn skip_reason(dir: &Path, name: &str, hidden: bool) -> Option<SkipReason> {
+    if name == "node_modules" {
+        return Some(SkipReason::NodeModules);
+    }
+    if dir.join("pyvenv.cfg").is_file() {
+        return Some(SkipReason::VirtualEnv);
+    }
+    if is_tagged_cache(dir) {
+        return Some(SkipReason::Cache);
+    }
+    (name.starts_with('.') && !hidden).then_some(SkipReason::DotFolder)
+}
+
+fn is_tagged_cache(dir: &Path) -> bool {
+    let Ok(file) = std::fs::File::open(dir.join("CACHEDIR.TAG")) else {
+        return false;
+    };
+    let mut head = Vec::with_capacity(CACHEDIR_SIGNATURE.len());
+    file.take(CACHEDIR_SIGNATURE.len() as u64)
+        .read_to_end(&mut head)
+        .is_ok()
+        && head == CACHEDIR_SIGNATURE
+}
+
+/// Lists the files of `lang` under `target` (or `target` itself), honouring .gitignore even
+/// outside a git repository, and leaving out the folders [`SkipReason`] names below `target`
+/// (never `target` itself: a path the caller named is searched). `shown` turns a path into
+/// the text the result shows.
+pub fn files_for(
+    target: &Path,
+    lang: Lang,
+    hidden: bool,
+    shown: &dyn Fn(&Path) -> String,
+    budget: &Budget<'_>,
+) -> Result<Listing, Stop> {
+    if target.is_file() {
+        return Ok(Listing {
+            files: vec![target.to_path_buf()],
+            skipped: SkippedFolders::default(),
+        });
+    }
+    let left_out: Arc<Mutex<Vec<(SkipReason, PathBuf)>>> = Arc::default();
+    let record = left_out.clone();
+    let walk = ignore::WalkBuilder::new(target)
+        .require_git(false)
+        .hidden(false)
+        .filter_entry(move |e| {
+            let name = e.file_name().to_string_lossy();
+            if NEVER_SEARCHED.contains(&name.as_ref()) {
+                return false;
+            }
+            if !e.file_type().is_some_and(|t| t.is_dir()) {
+                return true;
+            }
+            match skip_reason(e.path(), &name, hidden) {
+                Some(reason) => {
+                    if let Ok(mut list) = record.lock() {
+                        list.push((reason, e.path().to_path_buf()));
+                    }
+                    false
+                }
+                None => true,
+            }
+        })
+        .build();
+    let mut files = Vec::new();
+    for entry in walk {
+        budget.check()?;
+        let Ok(entry) = entry else { continue };
+        if entry.file_type().is_some_and(|t| t.is_file())
+            && Lang::from_path(entry.path()).is_some_and(|l| l.id() == lang.id())
+        {
+            files.push(entry.into_path());
+        }
+    }
+    files.sort();
+    let mut left_out = left_out.lock().map(|l| l.clone()).unwrap_or_default();
+    left_out.sort();
+    let mut skipped = SkippedFolders::default();
+    for (reason, path) in left_out {
+        let group = skipped.0.entry(reason).or_default();
+        group.count += 1;
+        if group.examples.len() < EXAMPLES {
+            group.examples.push(shown(&path));
+        }
+    }
+    Ok(Listing { files, skipped })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budget::Limits;
+    use std::sync::atomic::AtomicBool;
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    fn list(root: &Path, target: &str, hidden: bool) -> (Vec<String>, SkippedFolders) {
+        let stop = AtomicBool::new(false);
+        let budget = Budget::new(Limits::default(), &stop);
+        let shown = |p: &Path| {
+            p.strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/")
+        };
+        let python = Lang::by_id("python").unwrap();
+        let listing = files_for(&root.join(target), python, hidden, &shown, &budget).unwrap();
+        let files = listing.files.iter().map(|p| shown(p)).collect();
+        (files, listing.skipped)
+    }
+
+    fn group(count: usize, examples: &[&str]) -> SkippedGroup {
+        SkippedGroup {
+            count,
+            examples: examples.iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn vendored_and_hidden_folders_are_left_out_and_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "src/a.py", "");
+        write(root, ".venv/pyvenv.cfg", "home = /usr/bin\n");
+        write(root, ".venv/lib/site.py", "");
+        write(root, "env2/pyvenv.cfg", "");
+        write(root, "env2/x.py", "");
+        write(root, "web/node_modules/pkg/index.py", "");
+        write(
+            root,
+            "build/CACHEDIR.TAG",
+            "Signature: 8a477f597d28d172789f06886806bc55\n",
+        );
+        write(root, "build/gen.py", "");
+        write(root, "fake/CACHEDIR.TAG", "not a signature\n");
+        write(root, "fake/kept.py", "");
+        write(root, ".github/ci.py", "");
+        write(root, ".git/hooks/h.py", "");
+        write(root, ".tether/s.py", "");
+        let (files, skipped) = list(root, ".", false);
+        assert_eq!(files, ["fake/kept.py", "src/a.py"]);
+        let expected = [
+            (SkipReason::VirtualEnv, group(2, &[".venv", "env2"])),
+            (SkipReason::NodeModules, group(1, &["web/node_modules"])),
+            (SkipReason::Cache, group(1, &["build"])),
+            (SkipReason::DotFolder, group(1, &[".github"])),
+        ];
+        assert_eq!(skipped, SkippedFolders(expected.into_iter().collect()));
+
+        // `hidden` lifts the dot-folder rule only; a virtual environment stays out.
+        let (files, skipped) = list(root, ".", true);
+        assert_eq!(files, [".github/ci.py", "fake/kept.py", "src/a.py"]);
+        assert_eq!(skipped.total(), 4);
+        assert!(!skipped.0.contains_key(&SkipReason::DotFolder));
+
+        // A folder the caller names is walked, even one that would be left out.
+        let (files, skipped) = list(root, ".venv", false);
+        assert_eq!(files, [".venv/lib/site.py"]);
+        assert_eq!(skipped.total(), 0);
+    }
+}
