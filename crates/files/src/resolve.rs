@@ -1,7 +1,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tether_fs::Resolution;
-use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
+use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, counted};
 
 /// `resolve`: accepts (writes, all-or-nothing) or discards a staged change.
 pub struct ResolveTool;
@@ -64,10 +64,10 @@ impl Tool for ResolveTool {
                     Ok(receipt) => {
                         let files: Vec<&str> = receipt.files.iter().map(|f| f.path.rel()).collect();
                         Ok(ToolOutput::text(format!(
-                            "accepted {} ({}): wrote {} files\n{}",
+                            "accepted {} ({}): wrote {}\n{}",
                             change.id,
                             change.summary,
-                            files.len(),
+                            counted(files.len(), "file"),
                             files.join("\n")
                         )))
                     }
