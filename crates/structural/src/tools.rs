@@ -70,6 +70,7 @@ pub struct AstGrepArgs {
     /// Language id (python, rust, dart, typescript, c, …). Inferred when `path` is a file.
     language: Option<String>,
     /// How many matches to show: 1 to 1000, default 50.
+    #[schemars(range(min = 1, max = crate::budget::MAX_RESULTS))]
     max_results: Option<usize>,
 }
 

@@ -90,9 +90,18 @@ fn parse_args<T: Tool>(tool: &T, args: Value) -> Result<T::Args, ToolError> {
     };
     serde_json::from_value(args).map_err(|e| ToolError::BadArgs {
         tool: tool.name().to_string(),
-        detail: e.to_string(),
+        detail: without_field_list(e.to_string()),
         expected: describe_schema(&schema_for::<T::Args>()),
     })
+}
+
+/// Serde's "unknown field `x`, expected one of …" lists accepted aliases beside the real
+/// names; the schema quoted after it lists the canonical names only, so that list is dropped.
+fn without_field_list(detail: String) -> String {
+    match detail.find(", expected") {
+        Some(at) if detail.starts_with("unknown field") => detail[..at].to_string(),
+        _ => detail,
+    }
 }
 
 /// The JSON schema of an argument type, inlined, as an MCP `inputSchema` object.
@@ -231,6 +240,14 @@ mod tests {
         let schema = schema_for::<Bounded>();
         assert_eq!(schema["properties"]["offset"]["minimum"], 1);
         insta::assert_snapshot!(describe_schema(&schema));
+    }
+
+    #[test]
+    fn unknown_fields_are_answered_by_the_schema_alone() {
+        let detail = "unknown field `file`, expected one of `file_path`, `path`".to_string();
+        assert_eq!(without_field_list(detail), "unknown field `file`");
+        let detail = "unknown variant `keep`, expected `accept` or `discard`".to_string();
+        assert_eq!(without_field_list(detail.clone()), detail);
     }
 
     #[test]
