@@ -64,7 +64,7 @@ fn read_text(ws: &Workspace, path: &WritePath) -> Result<TextFile, ToolError> {
     Ok(TextFile { text, shape, hash })
 }
 
-/// "; did you mean …?" naming workspace files like `rel`, or "" when none is close. It walks the
+/// " (did you mean …?)" naming workspace files like `rel`, or "" when none is close. It walks the
 /// workspace, bounded in entries and time (see `suggest.rs`).
 fn similar_files_hint(ws: &Workspace, rel: &str) -> String {
     suggest::did_you_mean(&suggest::similar_paths(ws, rel, suggest::Kind::File))

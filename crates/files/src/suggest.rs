@@ -123,12 +123,12 @@ fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
-/// " did you mean a, b or c?" for an error message, or "" when there is nothing to suggest.
+/// " (did you mean a, b or c?)" for a message, or "" when there is nothing to suggest.
 pub(crate) fn did_you_mean(suggestions: &[String]) -> String {
     match suggestions {
         [] => String::new(),
-        [one] => format!("; did you mean {one}?"),
-        [init @ .., last] => format!("; did you mean {} or {last}?", init.join(", ")),
+        [one] => format!(" (did you mean {one}?)"),
+        [init @ .., last] => format!(" (did you mean {} or {last}?)", init.join(", ")),
     }
 }
 
@@ -207,8 +207,8 @@ mod tests {
     #[test]
     fn suggestions_read_as_a_sentence() {
         assert_eq!(did_you_mean(&[]), "");
-        assert_eq!(did_you_mean(&["a".into()]), "; did you mean a?");
+        assert_eq!(did_you_mean(&["a".into()]), " (did you mean a?)");
         let three = ["a".to_string(), "b".into(), "c".into()];
-        assert_eq!(did_you_mean(&three), "; did you mean a, b or c?");
+        assert_eq!(did_you_mean(&three), " (did you mean a, b or c?)");
     }
 }

@@ -81,6 +81,7 @@ impl Tool for WriteTool {
             out.push_str(&format!(
                 "; the folder {folder}/ did not exist and was created"
             ));
+            let near: Vec<String> = near.into_iter().map(|f| f + "/").collect();
             out.push_str(&did_you_mean(&near));
         }
         Ok(ToolOutput::text(out))
