@@ -11,7 +11,7 @@ use similar::{ChangeTag, TextDiff};
 use tether_tool::cut_line;
 
 /// Files larger than this are not scanned: a hint is not worth more than a few milliseconds.
-const MAX_SCAN_BYTES: usize = 4 << 20;
+const MAX_SCAN_BYTES: usize = 2 << 20;
 /// Below this bigram overlap a window is not shown: it would mislead more than help.
 const MIN_SIMILARITY: f64 = 0.6;
 /// `old_string`s with fewer bigrams than this are too short to be told apart from noise.
