@@ -178,12 +178,15 @@ fn enum_values(p: &Value) -> Option<Vec<String>> {
         );
     }
     let alternatives = p["oneOf"].as_array().or_else(|| p["anyOf"].as_array())?;
-    let consts: Option<Vec<String>> = alternatives
-        .iter()
-        .filter(|a| a["type"] != "null")
-        .map(|a| a.get("const").map(Value::to_string))
-        .collect();
-    consts.filter(|c| !c.is_empty())
+    let mut values = Vec::new();
+    // An optional enumeration nests the variants' alternatives inside an `anyOf` with null.
+    for a in alternatives.iter().filter(|a| a["type"] != "null") {
+        match a.get("const") {
+            Some(c) => values.push(c.to_string()),
+            None => values.extend(enum_values(a)?),
+        }
+    }
+    Some(values).filter(|v| !v.is_empty())
 }
 
 #[cfg(test)]
@@ -225,6 +228,8 @@ mod tests {
     struct Bounded {
         /// Which action.
         action: Action,
+        /// What to do afterwards, if anything.
+        then: Option<Action>,
         /// First line, 1-based.
         #[schemars(range(min = 1))]
         offset: Option<usize>,
