@@ -171,3 +171,47 @@ def test_concurrent_dependent_edits_apply_in_the_order_sent(workspace):
     results = run(main())
     assert [text(r) for r in results if r.is_error] == []
     assert (workspace / "chain.txt").read_text() == "step30\n"
+
+
+def test_claude_code_names_and_a_typo_answered_with_the_nearest_line(workspace):
+    (workspace / "src").mkdir()
+    (workspace / "src" / "main.rs").write_text(
+        'fn main() {\n    let name = "world";\n    println!("hello {name}");\n}\n'
+    )
+
+    async def main():
+        async with session(workspace) as s:
+            tools = {t.name: t for t in (await s.list_tools()).tools}
+            typo = await s.call_tool(
+                "edit",
+                {
+                    "file_path": "src/main.rs",
+                    "old_string": 'println!("helo {name}");',
+                    "new_string": 'println!("bye");',
+                },
+            )
+            missing = await s.call_tool("read", {"file_path": "src/mian.rs"})
+            fixed_line = next(
+                line[1:] for line in text(typo).splitlines() if line.startswith("+")
+            )
+            fixed = await s.call_tool(
+                "edit",
+                {
+                    "file_path": "src/main.rs",
+                    "old_string": fixed_line.strip(),
+                    "new_string": 'println!("bye");',
+                },
+            )
+            return tools, typo, missing, fixed
+
+    tools, typo, missing, fixed = run(main())
+    # The schema names the canonical argument only; the alias is accepted all the same.
+    assert "file_path" not in tools["edit"].input_schema["properties"]
+    assert tools["read"].input_schema["properties"]["offset"]["minimum"] == 1
+    assert typo.is_error
+    msg = text(typo)
+    assert "nearest text is at line 3" in msg, msg
+    assert '+    println!("hello {name}");' in msg, msg
+    assert missing.is_error and "did you mean src/main.rs?" in text(missing), text(missing)
+    assert not fixed.is_error, text(fixed)
+    assert 'println!("bye");' in (workspace / "src" / "main.rs").read_text()

@@ -24,7 +24,9 @@ struct RunArgs {
     /// Workspace root (default: the current directory).
     #[arg(long)]
     root: Option<PathBuf>,
-    /// Which tools are visible: agent, plan or readonly.
+    /// Which tools are visible: agent (the full agent: every tier), plan (the main agent in
+    /// plan mode) or readonly (a read-only subagent). plan and readonly both see only read-tier
+    /// tools, the same list today, and refuse write and exec calls; they name who is calling.
     #[arg(long, default_value = "agent")]
     surface: Surface,
 }
@@ -66,11 +68,15 @@ enum Command {
         #[arg(long)]
         root: Option<PathBuf>,
     },
-    /// Trust this workspace, so commands its tether.toml defines may run.
+    /// Trust this workspace, so commands its tether.toml defines may run (or, with --revoke,
+    /// stop trusting it).
     Trust {
         /// Workspace root (default: the current directory).
         #[arg(long)]
         root: Option<PathBuf>,
+        /// Remove the workspace from the trust list instead.
+        #[arg(long)]
+        revoke: bool,
     },
 }
 
@@ -172,6 +178,17 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
                     let tether = open(extend, run.root, None)?;
                     let done = call_lines(&tether, surface).await;
                     tether.shutdown(SHUTDOWN_BUDGET).await;
+                    let pending = tether.runtime().pending_staged();
+                    if !pending.is_empty() {
+                        eprintln!(
+                            "tether: note: staged edit {} was never resolved and is dropped as \
+                             this run ends; add a line such as {{\"tool\": \"resolve\", \
+                             \"args\": {{\"edit_id\": \"{}\", \"action\": \"accept\"}}}} to \
+                             the same input",
+                            pending.join(", "),
+                            pending[0]
+                        );
+                    }
                     done
                 }
                 (true, Some(_)) => Err(usage("give either TOOL 'JSON' or --stdin, not both")),
@@ -226,6 +243,7 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
                     .collect();
                 say!("{}", Value::Array(list));
             } else {
+                say!("{}", surface_header(run.surface));
                 for s in specs {
                     let first = s.description.split(". ").next().unwrap_or("");
                     say!("{:<12} {:<5} {first}", s.name, s.tier.as_str());
@@ -251,11 +269,14 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
                 }
             }
         }
-        Command::Trust { root } => {
+        Command::Trust { root, revoke } => {
+            let store = TrustStore::new(&tether::Config::user_dir());
+            if revoke {
+                return revoke_trust(&store, root_of(root)?);
+            }
             let root = root_of(root)?
                 .canonicalize()
                 .map_err(|e| Exit(1, format!("cannot trust that root: {e}")))?;
-            let store = TrustStore::new(&tether::Config::user_dir());
             let added = store.trust(&root).map_err(|e| Exit(1, e))?;
             let how = if added {
                 "now trusted"
@@ -272,24 +293,67 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
     }
 }
 
-/// Parses a call's JSON arguments, quoting the tool's schema when they are not an object.
+/// One line above `tether tools`, saying what the surface is for and how plan and readonly
+/// differ (by who calls, not by what they see).
+fn surface_header(surface: Surface) -> String {
+    match surface {
+        Surface::Agent => "surface agent (the full agent): tools of every tier".into(),
+        Surface::Plan => "surface plan (the main agent in plan mode): read-tier tools only; \
+                          readonly (a read-only subagent) sees the same list"
+            .into(),
+        Surface::ReadOnlySubagent => "surface readonly (a read-only subagent): read-tier tools \
+                                      only; plan (the main agent in plan mode) sees the same list"
+            .into(),
+        other => format!("surface {other}"),
+    }
+}
+
+/// `tether trust --revoke`: a root that no longer exists can still be removed, by the path given.
+fn revoke_trust(store: &TrustStore, root: PathBuf) -> Result<(), Exit> {
+    let root = root
+        .canonicalize()
+        .or_else(|_| std::path::absolute(&root))
+        .map_err(|e| Exit(1, format!("cannot revoke trust for that root: {e}")))?;
+    let removed = store.revoke(&root).map_err(|e| Exit(1, e))?;
+    let list = store.path().display();
+    if removed {
+        say!(
+            "{} is no longer trusted (removed from {list})",
+            root.display()
+        );
+    } else {
+        say!(
+            "{} was not trusted; nothing changed ({list})",
+            root.display()
+        );
+    }
+    Ok(())
+}
+
+/// Parses a call's JSON arguments; when they are not a JSON object, the usage error has the
+/// same form as any other bad argument, quoting the tool's fields.
 fn parse_args(run: &Run, tool: &str, text: &str) -> Result<Value, Exit> {
     let value: Result<Value, _> = serde_json::from_str(text);
     match value {
         Ok(v @ Value::Object(_)) => Ok(v),
         other => {
-            let why = match other {
+            let detail = match other {
                 Err(e) => format!("the arguments are not valid JSON ({e})"),
                 Ok(_) => "the arguments must be a JSON object".to_string(),
             };
-            let schema = run
+            let expected = run
                 .runtime()
                 .tools(Surface::Agent)
                 .into_iter()
                 .find(|s| s.name == tool)
-                .map(|s| format!("; `{tool}` expects {}", s.input_schema["properties"]))
-                .unwrap_or_default();
-            Err(usage(format!("{why}{schema}")))
+                .map(|s| tether_tool::describe_schema(&s.input_schema))
+                .unwrap_or_else(|| "a JSON object of the tool's arguments".into());
+            let err = ToolError::BadArgs {
+                tool: tool.to_string(),
+                detail,
+                expected,
+            };
+            Err(usage(err.to_string()))
         }
     }
 }

@@ -62,7 +62,7 @@ fn exit_codes_separate_success_tool_errors_and_usage_errors() {
         None,
     );
     assert_eq!(ok.status.code(), Some(0), "{}", err(&ok));
-    assert_eq!(out(&ok).trim(), "created a.txt (1 lines)");
+    assert_eq!(out(&ok).trim(), "created a.txt (1 line)");
 
     let tool_err = tether(&e, &["call", "read", r#"{"path": "missing.txt"}"#], None);
     assert_eq!(tool_err.status.code(), Some(1));
@@ -84,6 +84,19 @@ fn exit_codes_separate_success_tool_errors_and_usage_errors() {
         "{}",
         err(&bad_args)
     );
+    // Broken JSON gets the same compact form as any other bad argument.
+    let head = "tether: invalid arguments for `read`: ";
+    let tail = err(&bad_args)
+        .split(". Expected ")
+        .nth(1)
+        .unwrap()
+        .to_string();
+    assert!(err(&bad_json).starts_with(head), "{}", err(&bad_json));
+    assert!(err(&bad_json).ends_with(&tail), "{}", err(&bad_json));
+    assert_eq!(err(&bad_json).lines().count(), 1, "{}", err(&bad_json));
+    let not_object = tether(&e, &["call", "read", "[1]"], None);
+    assert_eq!(not_object.status.code(), Some(2));
+    insta::assert_snapshot!(err(&not_object));
 
     let unknown = tether(&e, &["call", "nope", "{}"], None);
     assert_eq!(unknown.status.code(), Some(2));
@@ -156,6 +169,17 @@ fn stdin_stages_and_resolves_in_one_run_and_one_call_warns() {
         "new(1)\n"
     );
 
+    let unresolved = r#"{"tool": "ast_edit", "args": {"pattern": "new($A)", "rewrite": "old($A)", "path": "a.py"}}"#;
+    let o = tether(&e, &["call", "--stdin"], Some(unresolved));
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(
+        err(&o).contains("staged edit edit_1 was never resolved and is dropped"),
+        "{}",
+        err(&o)
+    );
+    let o = tether(&e, &["call", "--stdin"], Some(&script));
+    assert!(!err(&o).contains("never resolved"), "{}", err(&o));
+
     let one = r#"{"pattern": "new($A)", "rewrite": "old($A)", "path": "a.py"}"#;
     let o = tether(&e, &["call", "ast_edit", one], None);
     assert_eq!(o.status.code(), Some(0));
@@ -189,6 +213,54 @@ fn tools_json_spells_tiers() {
     assert!(list.iter().all(|t| t["tier"] == "read"), "{list:?}");
     assert!(list.iter().any(|t| t["name"] == "ast_grep"));
     assert!(!list.iter().any(|t| t["name"] == "ast_edit"));
+}
+
+#[test]
+fn plan_and_readonly_say_how_they_differ() {
+    let e = env();
+    let help = out(&tether(&e, &["tools", "--help"], None));
+    assert!(
+        help.contains("plan (the main agent in") && help.contains("readonly (a read-only"),
+        "{help}"
+    );
+    let plan = out(&tether(&e, &["tools", "--surface", "plan"], None));
+    let readonly = out(&tether(&e, &["tools", "--surface", "readonly"], None));
+    let (plan_head, plan_tools) = plan.split_once('\n').unwrap();
+    let (ro_head, ro_tools) = readonly.split_once('\n').unwrap();
+    insta::assert_snapshot!("plan_header", plan_head);
+    insta::assert_snapshot!("readonly_header", ro_head);
+    assert_eq!(plan_tools, ro_tools);
+    assert!(
+        plan_tools.lines().all(|l| l.contains(" read ")),
+        "{plan_tools}"
+    );
+}
+
+#[test]
+fn trust_can_be_revoked() {
+    let e = env();
+    write(
+        &e.ws.join("tether.toml"),
+        "[lsp.servers.rust]\ncommand = [\"./x.sh\"]\n",
+    );
+    let o = tether(&e, &["trust", "--revoke"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(
+        out(&o).contains("was not trusted; nothing changed"),
+        "{}",
+        out(&o)
+    );
+    assert!(out(&tether(&e, &["trust"], None)).contains("now trusted"));
+    assert!(out(&tether(&e, &["doctor"], None)).contains("workspace trusted: yes"));
+    let o = tether(&e, &["trust", "--revoke"], None);
+    assert!(
+        out(&o).contains("is no longer trusted (removed from"),
+        "{}",
+        out(&o)
+    );
+    assert!(out(&tether(&e, &["doctor"], None)).contains("workspace trusted: no"));
+    let o = tether(&e, &["trust", "--revoke"], None);
+    assert!(out(&o).contains("was not trusted"), "{}", out(&o));
 }
 
 fn write(p: &Path, text: &str) {

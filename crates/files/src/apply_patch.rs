@@ -3,10 +3,10 @@ use std::collections::{HashMap, HashSet};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tether_fs::{ChangeOp, ContentHash, Workspace, WritePath, encode_text};
-use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
+use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, counted};
 
 use crate::patch::{FilePatch, Hunk, MatchBudget, Stopped, apply_hunks_within, parse_patch};
-use crate::read_text;
+use crate::{read_text, similar_files_hint};
 
 /// `apply_patch`: a multi-file patch applied in one all-or-nothing transaction.
 pub struct ApplyPatchTool;
@@ -30,7 +30,9 @@ impl Tool for ApplyPatchTool {
         "Apply a patch in the `*** Begin Patch` format: `*** Add File: p` (+lines), `*** Delete \
          File: p`, `*** Update File: p` (optionally `*** Move to: q`) with `@@` hunks of ' ', '-', \
          '+' lines, then `*** End Patch`. All files change or none: a hunk that does not apply \
-         rejects the whole patch and names the file and hunk."
+         rejects the whole patch and names the file and hunk. The result lists syntax errors \
+         the patch introduced (a tree-sitter check of the bundled languages, on unless the run \
+         turned it off)."
             .into()
     }
 
@@ -73,8 +75,8 @@ impl Tool for ApplyPatchTool {
         let Plan { ops, summary, .. } = plan;
         cx.fs().commit(ops).await?;
         Ok(ToolOutput::text(format!(
-            "applied the patch to {} files:\n{}",
-            summary.len(),
+            "applied the patch to {}:\n{}",
+            counted(summary.len(), "file"),
             summary.join("\n")
         )))
     }
@@ -119,8 +121,9 @@ impl Plan<'_> {
         claim(&mut self.seen, &path)?;
         let Some((_, expect)) = self.ws.read_hashed(&path)? else {
             return Err(ToolError::invalid(format!(
-                "{}: `Delete File` but the file does not exist{NOTHING}",
-                path.rel()
+                "{}: `Delete File` but the file does not exist{}{NOTHING}",
+                path.rel(),
+                similar_files_hint(self.ws, path.rel())
             )));
         };
         self.summary.push(format!("D {}", path.rel()));
@@ -141,9 +144,10 @@ impl Plan<'_> {
         claim(&mut self.seen, &path)?;
         if self.ws.read_hashed(&path)?.is_none() {
             return Err(ToolError::invalid(format!(
-                "{}: `Update File` but the file does not exist; use `*** Add File:` to create \
-                 it{NOTHING}",
-                path.rel()
+                "{}: `Update File` but the file does not exist{}; to create it use `*** Add \
+                 File:`{NOTHING}",
+                path.rel(),
+                similar_files_hint(self.ws, path.rel())
             )));
         }
         let text =

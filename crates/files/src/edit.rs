@@ -3,6 +3,7 @@ use serde::Deserialize;
 use tether_fs::{ChangeOp, encode_text};
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
 
+use crate::near::nearest;
 use crate::{lf, read_text};
 
 /// `edit`: replaces an exact string in a UTF-8 text file.
@@ -12,7 +13,8 @@ pub struct EditTool;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditArgs {
-    /// File to edit, relative to the workspace root.
+    /// File to edit, relative to the workspace root (`file_path` is accepted too).
+    #[serde(alias = "file_path")]
     path: String,
     /// Exact text to find; must occur exactly once unless `replace_all` is set.
     old_string: String,
@@ -32,8 +34,11 @@ impl Tool for EditTool {
 
     fn description(&self) -> String {
         "Replace `old_string` with `new_string` in a file. `old_string` must occur exactly once \
-         (include surrounding lines to make it unique) unless `replace_all` is true. The file \
-         keeps its line endings, BOM and final newline."
+         (include surrounding lines to make it unique) unless `replace_all` is true, which \
+         replaces every occurrence and says how many. When it is not found, the error shows the \
+         nearest lines of the file as a diff. The file keeps its line endings, BOM and final \
+         newline. The result lists syntax errors the edit introduced (a tree-sitter check of \
+         the bundled languages, on unless the run turned it off)."
             .into()
     }
 
@@ -86,25 +91,81 @@ fn replace(text: &str, old: &str, new: &str, all: bool) -> Result<String, String
     match text.matches(old).count() {
         0 => Err(not_found_hint(text, old)),
         1 => Ok(text.replacen(old, new, 1)),
-        n if all => {
-            let _ = n;
-            Ok(text.replace(old, new))
-        }
+        _ if all => Ok(text.replace(old, new)),
         n => Err(format!(
-            "old_string occurs {n} times; include more surrounding lines to make it unique, \
-             or set replace_all to replace all {n}"
+            "old_string occurs {n} times ({}); include more surrounding lines to make it unique, \
+             or set replace_all to replace all {n}",
+            occurrence_lines(text, old)
         )),
     }
 }
 
+/// Occurrences shown by line before the rest is counted.
+const MAX_LINES_SHOWN: usize = 10;
+
+/// "at lines 3, 9 and 12" for the matches of `old`, the first few of them.
+fn occurrence_lines(text: &str, old: &str) -> String {
+    let mut lines = Vec::new();
+    let (mut line, mut seen) = (1usize, 0usize);
+    for (at, _) in text.match_indices(old) {
+        line += text[seen..at].matches('\n').count();
+        seen = at;
+        lines.push(line.to_string());
+        if lines.len() == MAX_LINES_SHOWN {
+            break;
+        }
+    }
+    let total = text.matches(old).count();
+    let more = total - lines.len();
+    match (lines.split_last(), more) {
+        (Some((last, init)), 0) if !init.is_empty() => {
+            format!("at lines {} and {last}", init.join(", "))
+        }
+        (Some((last, [])), 0) => format!("at line {last}"),
+        _ => format!("at lines {} and {more} more", lines.join(", ")),
+    }
+}
+
+/// Why `old` was not found, with the file's nearest text when some is close enough to show.
 fn not_found_hint(text: &str, old: &str) -> String {
+    let mixed = if text.contains("\r\n") {
+        "; the file mixes CRLF and LF line endings, so lines ending in \\r\\n must be given \
+         with the \\r"
+    } else {
+        ""
+    };
+    let head = "old_string was not found (0 matches)";
+    match nearest(text, old) {
+        Some(near) => {
+            let lines = match near.last_line > near.first_line {
+                true => format!("lines {}-{}", near.first_line, near.last_line),
+                false => format!("line {}", near.first_line),
+            };
+            let what = match near.whitespace_only {
+                true => format!("{lines} match it except for whitespace (indentation or spacing)"),
+                false => format!("the nearest text is at {lines}"),
+            };
+            format!(
+                "{head}; {what}{mixed}. As a diff from your old_string (-) to the file (+):\n{}\n\
+                 Copy the + lines into old_string exactly; the file need not be read again.",
+                near.diff
+            )
+        }
+        None => format!(
+            "{head}{}{mixed}; read the file and copy the text exactly",
+            first_line_hint(text, old)
+        ),
+    }
+}
+
+/// Where `old`'s first line occurs ignoring indentation, when nothing closer was found.
+fn first_line_hint(text: &str, old: &str) -> String {
     let first = old
         .lines()
         .find(|l| !l.trim().is_empty())
         .unwrap_or(old)
         .trim();
-    let near = text
-        .lines()
+    text.lines()
         .position(|l| l.trim() == first)
         .map(|i| {
             format!(
@@ -113,16 +174,7 @@ fn not_found_hint(text: &str, old: &str) -> String {
                 i + 1
             )
         })
-        .unwrap_or_default();
-    let mixed = if text.contains("\r\n") {
-        "; the file mixes CRLF and LF line endings, so lines ending in \\r\\n must be given \
-         with the \\r"
-    } else {
-        ""
-    };
-    format!(
-        "old_string was not found (0 matches){near}{mixed}; read the file and copy the text exactly"
-    )
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -146,6 +198,39 @@ mod tests {
     }
 
     #[test]
+    fn repeated_matches_are_listed_by_line() {
+        let e = replace("a\nb a\nc\na\n", "a", "z", false).unwrap_err();
+        assert!(e.contains("occurs 3 times (at lines 1, 2 and 4)"), "{e}");
+        let many = "x\n".repeat(12);
+        let e = replace(&many, "x", "z", false).unwrap_err();
+        assert!(
+            e.contains("(at lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 2 more)"),
+            "{e}"
+        );
+        assert_eq!(occurrence_lines("q\nab", "ab"), "at line 2");
+    }
+
+    #[test]
+    fn a_typo_gets_the_nearest_line_as_a_diff() {
+        let text = "fn main() {\n    let name = \"world\";\n    println!(\"hello {name}\");\n}\n";
+        let e = replace(text, "    println!(\"helo {name}\");", "x", false).unwrap_err();
+        insta::assert_snapshot!(e);
+        let e = replace(
+            text,
+            "let name = \"world\";\nprintln!(\"hello {name}\");",
+            "x",
+            false,
+        )
+        .unwrap_err();
+        insta::assert_snapshot!(e);
+        let e = replace(text, "impl Matrix for Grid", "x", false).unwrap_err();
+        assert_eq!(
+            e,
+            "old_string was not found (0 matches); read the file and copy the text exactly"
+        );
+    }
+
+    #[test]
     fn hint_points_at_an_indentation_mismatch() {
         let e = replace(
             "fn f() {\n    let x = 1;\n}\n",
@@ -154,6 +239,6 @@ mod tests {
             false,
         )
         .unwrap_err();
-        assert!(e.contains("at line 2"), "{e}");
+        assert!(e.contains("at lines 2-3"), "{e}");
     }
 }

@@ -4,9 +4,11 @@
 
 mod apply_patch;
 mod edit;
+mod near;
 mod patch;
 mod read;
 mod resolve;
+mod suggest;
 mod write;
 
 pub use apply_patch::ApplyPatchTool;
@@ -53,12 +55,19 @@ struct TextFile {
 fn read_text(ws: &Workspace, path: &WritePath) -> Result<TextFile, ToolError> {
     let Some((bytes, hash)) = ws.read_hashed(path)? else {
         return Err(ToolError::invalid(format!(
-            "{} does not exist; use `write` to create a file",
-            path.rel()
+            "{} does not exist{}; to create a file use `write`",
+            path.rel(),
+            similar_files_hint(ws, path.rel())
         )));
     };
     let (text, shape) = decode_text(path.rel(), &bytes)?;
     Ok(TextFile { text, shape, hash })
+}
+
+/// " (did you mean …?)" naming workspace files like `rel`, or "" when none is close. It walks the
+/// workspace, bounded in entries and time (see `suggest.rs`).
+fn similar_files_hint(ws: &Workspace, rel: &str) -> String {
+    suggest::did_you_mean(&suggest::similar_paths(ws, rel, suggest::Kind::File))
 }
 
 /// Turns CRLF in model-given text into LF, so it matches decoded file text.

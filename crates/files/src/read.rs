@@ -1,6 +1,9 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, cut_line};
+use tether_fs::FsError;
+use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, counted, cut_line};
+
+use crate::suggest::{did_you_mean, similar_files};
 
 /// Lines shown when the caller gives no `limit`.
 const DEFAULT_LIMIT: usize = 2000;
@@ -20,11 +23,15 @@ pub struct ReadTool;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadArgs {
-    /// File to read, relative to the workspace root (or absolute inside a read root).
+    /// File to read, relative to the workspace root (or absolute inside a read root);
+    /// `file_path` is accepted too.
+    #[serde(alias = "file_path")]
     path: String,
     /// First line to show, 1-based. Default 1.
+    #[schemars(range(min = 1))]
     offset: Option<usize>,
-    /// How many lines to show. Default 2000.
+    /// How many lines to show, at least 1. Default 2000.
+    #[schemars(range(min = 1))]
     limit: Option<usize>,
 }
 
@@ -59,7 +66,21 @@ impl Tool for ReadTool {
                  to explore directories)"
             )));
         }
-        let file = cx.workspace().open_read(&abs)?;
+        let file = match cx.workspace().open_read(&abs) {
+            Ok(file) => file,
+            Err(FsError::NotFound { path }) => {
+                let near = did_you_mean(&similar_files(cx.workspace(), &path).await);
+                let advice = if near.is_empty() {
+                    "; check the path"
+                } else {
+                    ""
+                };
+                return Err(ToolError::invalid(format!(
+                    "{path} does not exist{near}{advice}"
+                )));
+            }
+            Err(e) => return Err(e.into()),
+        };
         let window = Window::new(args.offset, args.limit)?;
         let cancel = cx.cancel_token().clone();
         let small = file
@@ -245,12 +266,16 @@ fn render_scan(shown: &str, scan: &Scan, window: Window) -> Result<String, ToolE
         true => format!("{total}"),
         false => format!("at least {total}"),
     };
+    let of_lines = match scan.counted_all {
+        true => counted(total, "line"),
+        false => format!("at least {}", counted(total, "line")),
+    };
     if total == 0 && scan.counted_all {
         return Ok(format!("{shown}: empty file"));
     }
     if first > total {
         return Err(ToolError::invalid(format!(
-            "offset {first} is past the end: {shown} has {of} lines"
+            "offset {first} is past the end: {shown} has {of_lines}"
         )));
     }
     let shown_to = first - 1 + scan.shown.len();
@@ -263,9 +288,11 @@ fn render_scan(shown: &str, scan: &Scan, window: Window) -> Result<String, ToolE
         out.push_str("note: the file is not valid UTF-8; bad bytes are shown as \u{fffd}\n");
     }
     out.push_str(&body);
+    let left = total - shown_to;
+    let noun = if left == 1 { "line" } else { "lines" };
     let more = match scan.counted_all {
-        true => format!("{} more lines", total - shown_to),
-        false => format!("at least {} more lines", total - shown_to),
+        true => format!("{left} more {noun}"),
+        false => format!("at least {left} more {noun}"),
     };
     if scan.cut_for_size && shown_to < total {
         out.push_str(&format!(
@@ -308,7 +335,7 @@ mod tests {
         let out = render("f.txt", text, false, Some(2), Some(2)).unwrap();
         assert_eq!(
             out,
-            "f.txt (lines 2-3 of 4)\n     2\tb\n     3\tc\n… 1 more lines; call read with offset=4 to continue\n"
+            "f.txt (lines 2-3 of 4)\n     2\tb\n     3\tc\n… 1 more line; call read with offset=4 to continue\n"
         );
     }
 
@@ -323,7 +350,11 @@ mod tests {
         let e = render("f", "a\n", false, Some(9), None)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("has 1 lines"), "{e}");
+        assert!(e.contains("has 1 line"), "{e}");
+        let e = render("f", "a\nb\n", false, Some(9), None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with("f has 2 lines"), "{e}");
     }
 
     #[test]

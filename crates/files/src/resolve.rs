@@ -1,7 +1,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tether_fs::{RebaseError, Resolution};
-use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
+use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, counted};
 
 /// `resolve`: accepts (writes, all-or-nothing) or discards a staged change.
 pub struct ResolveTool;
@@ -95,7 +95,7 @@ async fn accept(cx: &CallCx, id: &str) -> Result<ToolOutput, ToolError> {
         "accepted {} ({}): wrote {}\n{}",
         change.id,
         change.summary,
-        plural(files.len(), "file"),
+        counted(files.len(), "file"),
         files.join("\n")
     );
     if !rebased.rebased.is_empty() {
@@ -113,7 +113,7 @@ async fn accept(cx: &CallCx, id: &str) -> Result<ToolOutput, ToolError> {
         text.push_str(&format!(
             "\n{} {verb} the pattern now that this change does not cover (code added after \
              staging); stage again to include them",
-            plural(rebased.more_sites, "more site"),
+            counted(rebased.more_sites, "more site"),
         ));
     }
     Ok(ToolOutput::text(text))
@@ -134,13 +134,4 @@ fn conflict_advice(staged: &tether_fs::StagedStore, id: &str, e: &RebaseError) -
         "{id} was not written: {e}{by}. It is still pending: discard {id} and stage it again to \
          work on the current text"
     )
-}
-
-/// "1 file", "2 files".
-fn plural(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
 }

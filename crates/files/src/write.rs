@@ -1,9 +1,11 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tether_fs::{ChangeOp, decode_text, encode_text};
-use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
+use tether_fs::{Workspace, WritePath};
+use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, counted};
 
 use crate::lf;
+use crate::suggest::{Kind, did_you_mean, similar_paths};
 
 /// `write`: replaces or creates a whole file, keeping an existing file's text shape.
 pub struct WriteTool;
@@ -12,7 +14,9 @@ pub struct WriteTool;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteArgs {
-    /// File to write, relative to the workspace root. Parent folders are created.
+    /// File to write, relative to the workspace root (`file_path` is accepted too). Parent
+    /// folders are created.
+    #[serde(alias = "file_path")]
     path: String,
     /// The whole new content.
     content: String,
@@ -26,8 +30,11 @@ impl Tool for WriteTool {
     }
 
     fn description(&self) -> String {
-        "Write a whole file, creating it and its parent folders if needed. An existing file \
-         keeps its mode, line endings (CRLF stays CRLF), BOM and final-newline convention."
+        "Write a whole file, creating it and its parent folders if needed (the result names a \
+         folder it had to create). An existing file keeps its mode, line endings (CRLF stays \
+         CRLF), BOM and final-newline convention. The result lists syntax errors the write \
+         introduced (a tree-sitter check of the bundled languages, on unless the run turned it \
+         off)."
             .into()
     }
 
@@ -42,6 +49,7 @@ impl Tool for WriteTool {
     async fn call(&self, cx: &CallCx, args: WriteArgs) -> Result<ToolOutput, ToolError> {
         let path = cx.workspace().resolve_write(&args.path)?;
         let lines = args.content.lines().count();
+        let new_folder = first_missing_folder(cx.workspace(), &path);
         let op = match cx.workspace().read_hashed(&path)? {
             None => ChangeOp::Create {
                 path: path.clone(),
@@ -62,9 +70,37 @@ impl Tool for WriteTool {
         let created = matches!(op, ChangeOp::Create { .. });
         cx.fs().commit(vec![op]).await?;
         let verb = if created { "created" } else { "wrote" };
-        Ok(ToolOutput::text(format!(
-            "{verb} {} ({lines} lines)",
-            path.rel()
-        )))
+        let mut out = format!("{verb} {} ({})", path.rel(), counted(lines, "line"));
+        if let Some(folder) = new_folder {
+            let near = tokio::task::spawn_blocking({
+                let (ws, folder) = (cx.workspace().clone(), folder.clone());
+                move || similar_paths(&ws, &folder, Kind::Folder)
+            })
+            .await
+            .unwrap_or_default();
+            out.push_str(&format!(
+                "; the folder {folder}/ did not exist and was created"
+            ));
+            let near: Vec<String> = near.into_iter().map(|f| f + "/").collect();
+            out.push_str(&did_you_mean(&near));
+        }
+        Ok(ToolOutput::text(out))
     }
+}
+
+/// The outermost folder on the way to `path` that does not exist yet (the write creates it),
+/// so a misspelt folder is noticed instead of silently made.
+fn first_missing_folder(ws: &Workspace, path: &WritePath) -> Option<String> {
+    let mut folder = String::new();
+    let parts: Vec<&str> = path.rel().split('/').collect();
+    for part in &parts[..parts.len().saturating_sub(1)] {
+        if !folder.is_empty() {
+            folder.push('/');
+        }
+        folder.push_str(part);
+        if !ws.root().join(&folder).is_dir() {
+            return Some(folder);
+        }
+    }
+    None
 }

@@ -139,16 +139,17 @@ impl Workspace {
                 reason: "this is the workspace root itself, not a file".into(),
             });
         }
-        if rel.starts_with(STATE_DIR) {
-            return Err(FsError::Reserved { path: path.into() });
+        // From here on the path is inside the root, so errors show it relative, as results do.
+        let rel = slash_path(rel);
+        if rel == STATE_DIR || rel.starts_with(&format!("{STATE_DIR}/")) {
+            return Err(FsError::Reserved { path: rel });
         }
         if let Some((_, why)) = self.protected.iter().find(|(p, _)| abs.starts_with(p)) {
             return Err(FsError::Protected {
-                path: path.into(),
+                path: rel,
                 why: why.clone(),
             });
         }
-        let rel = slash_path(rel);
         Ok(WritePath { abs, rel })
     }
 

@@ -78,6 +78,14 @@ fn refuses_state_dir_and_root() {
         Err(FsError::Reserved { .. })
     ));
     assert!(ws.resolve_write(".tetherish").is_ok());
+    // An absolute path inside the root is shown relative, as every result shows it.
+    let abs = ws.root().join("a/../.tether/journal");
+    let err = ws.resolve_write(abs.to_str().unwrap()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        ".tether/journal is inside tether's state folder .tether/; write somewhere else in the \
+         workspace"
+    );
     assert!(matches!(
         ws.resolve_write("."),
         Err(FsError::InvalidPath { .. })

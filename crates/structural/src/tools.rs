@@ -74,6 +74,7 @@ pub struct AstGrepArgs {
     /// inferred when it is a file.
     language: Option<String>,
     /// How many matches to show: 1 to 1000, default 50.
+    #[schemars(range(min = 1, max = crate::budget::MAX_RESULTS))]
     max_results: Option<usize>,
     /// Also search dot-folders (`.github`, `.config`); default false. `.git`, `.hg`, `.svn`
     /// and `.tether` are never searched.

@@ -161,6 +161,7 @@ impl RunBuilder {
             cancel.clone(),
             self.single_call,
         );
+        install.trusted = config.workspace_trusted();
         let mut capabilities: Vec<Box<dyn Capability>> = vec![
             Box::new(tether_files::FileTools {
                 harness: self.file_tools,

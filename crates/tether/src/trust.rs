@@ -98,15 +98,36 @@ impl TrustStore {
             root: root.to_path_buf(),
             config,
         });
+        self.save(&file)?;
+        Ok(true)
+    }
+
+    /// Removes `root` from the trust list, so commands its `tether.toml` defines stop running;
+    /// `Ok(false)` when it was not there (nothing is written then). Like [`TrustStore::trust`],
+    /// it refuses to rewrite a list it cannot read.
+    pub fn revoke(&self, root: &Path) -> Result<bool, String> {
+        let mut file = self.load()?;
+        let before = file.roots.len() + file.workspaces.len();
+        file.roots.retain(|r| r != root);
+        file.workspaces.retain(|e| e.root != root);
+        if file.roots.len() + file.workspaces.len() == before {
+            return Ok(false);
+        }
+        self.save(&file)?;
+        Ok(true)
+    }
+
+    /// Replaces the list on disk in one rename, so a crash leaves the old or the new list.
+    fn save(&self, file: &TrustFile) -> Result<(), String> {
         let io = |e: std::io::Error| format!("cannot write {}: {e}", self.file.display());
         if let Some(dir) = self.file.parent() {
             std::fs::create_dir_all(dir).map_err(io)?;
         }
-        let text = toml::to_string(&file).map_err(|e| e.to_string())?;
+        let text = toml::to_string(file).map_err(|e| e.to_string())?;
         let tmp = self.file.with_extension("toml.tmp");
         std::fs::write(&tmp, text).map_err(io)?;
         std::fs::rename(&tmp, &self.file).map_err(io)?;
-        Ok(true)
+        Ok(())
     }
 
     /// Whether the trust list can be read; `Err` says what is wrong with it.
@@ -162,5 +183,49 @@ impl<T> Untrusted<T> {
     /// Whether [`Untrusted::get`] will give the value.
     pub fn is_trusted(&self) -> bool {
         self.trusted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn revoking_removes_current_and_old_style_entries_and_says_whether_there_were_any() {
+        let cfg = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let other = tempfile::tempdir().unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        let kept = other.path().canonicalize().unwrap();
+        let store = TrustStore::new(cfg.path());
+        assert!(!store.revoke(&root).unwrap());
+        assert!(!store.path().exists(), "nothing to revoke writes nothing");
+        assert!(store.trust(&root).unwrap());
+        assert!(store.trust(&kept).unwrap());
+        assert!(store.is_trusted(&root));
+        assert!(store.revoke(&root).unwrap());
+        assert!(!store.is_trusted(&root));
+        assert!(store.is_trusted(&kept));
+        assert!(!store.revoke(&root).unwrap());
+
+        let legacy = format!("roots = [{:?}]\n", root.display().to_string());
+        std::fs::write(store.path(), legacy).unwrap();
+        assert!(store.revoke(&root).unwrap());
+        assert!(
+            !std::fs::read_to_string(store.path())
+                .unwrap()
+                .contains("roots")
+        );
+
+        std::fs::write(store.path(), "roots = [").unwrap();
+        assert!(
+            store
+                .revoke(&root)
+                .unwrap_err()
+                .contains("fix or delete it")
+        );
+        assert_eq!(std::fs::read_to_string(store.path()).unwrap(), "roots = [");
     }
 }

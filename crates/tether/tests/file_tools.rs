@@ -246,7 +246,7 @@ async fn patch_moves_and_updates_explain_missing_and_existing_files() {
         .await
         .unwrap_err()
         .to_string();
-    assert!(err.contains("use `*** Add File:`"), "{err}");
+    assert!(err.contains("to create it use `*** Add File:`"), "{err}");
     assert_eq!(
         std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
         "one\n"
@@ -341,4 +341,121 @@ async fn a_patch_path_ending_in_a_slash_creates_nothing() {
         "{err}"
     );
     assert!(!dir.path().join("newdir").exists());
+}
+
+#[tokio::test]
+async fn a_one_word_typo_in_old_string_gets_the_nearest_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let code = "fn main() {\n    let name = \"world\";\n    println!(\"hello {name}\");\n}\n";
+    common::write(dir.path(), "src/main.rs", code);
+    let run = open(dir.path());
+    let err = call(
+        &run,
+        "edit",
+        json!({"path": "src/main.rs", "old_string": "println!(\"helo {name}\");", "new_string": "x"}),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    insta::assert_snapshot!(err);
+    // What the error shows is enough to make the edit without reading the file.
+    let fixed = err
+        .lines()
+        .find_map(|l| l.strip_prefix('+'))
+        .unwrap()
+        .trim();
+    let out = call(
+        &run,
+        "edit",
+        json!({"file_path": "src/main.rs", "old_string": fixed, "new_string": "println!(\"bye\");"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out, "edited src/main.rs: 1 replacement (first at line 3)");
+    assert!(
+        std::fs::read_to_string(dir.path().join("src/main.rs"))
+            .unwrap()
+            .contains("    println!(\"bye\");\n")
+    );
+}
+
+#[tokio::test]
+async fn missing_paths_suggest_similar_workspace_files() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["src/main.rs", "src/lib.rs", "docs/guide.md"] {
+        common::write(dir.path(), f, "x\n");
+    }
+    let run = open(dir.path());
+    let read = call(&run, "read", json!({"file_path": "src/mian.rs"}))
+        .await
+        .unwrap_err()
+        .to_string();
+    insta::assert_snapshot!("read_missing", read);
+    let abs = dir.path().join("scr/lib.rs").display().to_string();
+    let edit = call(
+        &run,
+        "edit",
+        json!({"path": abs, "old_string": "x", "new_string": "y"}),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    insta::assert_snapshot!("edit_missing", edit);
+    let patch = "*** Begin Patch\n*** Update File: docs/giude.md\n@@\n-x\n+y\n*** End Patch\n";
+    let update = call(&run, "apply_patch", json!({"patch": patch}))
+        .await
+        .unwrap_err()
+        .to_string();
+    insta::assert_snapshot!("patch_update_missing", update);
+    let nothing = call(&run, "read", json!({"path": "README.md"}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(nothing, "README.md does not exist; check the path");
+
+    let wrote = call(
+        &run,
+        "write",
+        json!({"file_path": "scr/new.rs", "content": "fn f() {}\n"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        wrote,
+        "created scr/new.rs (1 line); the folder scr/ did not exist and was created (did you \
+         mean src/?)"
+    );
+    let again = call(
+        &run,
+        "write",
+        json!({"path": "scr/new.rs", "content": "fn a() {}\nfn b() {}\n"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(again, "wrote scr/new.rs (2 lines)");
+}
+
+#[tokio::test]
+async fn counts_in_results_are_singular_for_one() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+    let run = open(dir.path());
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+1\n*** End Patch\n";
+    let out = call(&run, "apply_patch", json!({"patch": patch}))
+        .await
+        .unwrap();
+    assert_eq!(out, "applied the patch to 1 file:\nM a.txt");
+    let out = call(
+        &run,
+        "read",
+        json!({"path": "a.txt", "offset": 1, "limit": 1}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out, "a.txt (lines 1-1 of 1)\n     1\t1\n");
+    let err = call(&run, "read", json!({"path": "a.txt", "offset": 3}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(err, "offset 3 is past the end: a.txt has 1 line");
 }

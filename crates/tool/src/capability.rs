@@ -51,6 +51,9 @@ pub struct Install {
     pub cancel: CancellationToken,
     /// True when the run serves one call only, so nothing is worth keeping for later.
     pub single_call: bool,
+    /// True once the user trusted this workspace (`tether trust`); until then nothing that
+    /// came with the repository may run (a language server's build scripts, say).
+    pub trusted: bool,
     tools: Vec<(Arc<dyn DynTool>, Option<ClientFeature>)>,
     hooks: Vec<Arc<dyn WriteHook>>,
 }
@@ -68,6 +71,7 @@ impl Install {
             notices,
             cancel,
             single_call,
+            trusted: false,
             tools: Vec::new(),
             hooks: Vec::new(),
         }

@@ -23,10 +23,10 @@ pub use cx::{CallCx, CallCxParts, CallScope, Dispatcher, FsDoor, PermitKey, Prog
 pub use error::ToolError;
 pub use hooks::{Baseline, Baselines, HookBudgets, WriteHook, WriteHooks};
 pub use notice::{Notice, NoticeQueue};
-pub use output::{Block, ToolOutput, capped_list, cut_line};
+pub use output::{Block, ToolOutput, capped_list, counted, cut_line};
 pub use report::{FileReport, FileStatus, Finding, format_reports};
 pub use tier::{Concurrency, Surface, Tier};
-pub use tool::{DynTool, Prepared, RunCall, Tool, ToolSpec, schema_for};
+pub use tool::{DynTool, Prepared, RunCall, Tool, ToolSpec, describe_schema, schema_for};
 
 /// A boxed, sendable future, the shape of every object-safe async seam in this crate.
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;

@@ -51,6 +51,15 @@ impl ToolOutput {
     }
 }
 
+/// `n` and a noun, in the plural unless `n` is 1 ("1 file", "3 files"), for counts in results.
+pub fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// Cuts one line to about `max` characters with a visible mark, on a char boundary.
 pub fn cut_line(line: &str, max: usize) -> String {
     match line.char_indices().nth(max) {
@@ -95,6 +104,13 @@ mod tests {
         let s = capped_list((1..=5).map(|i| i.to_string()), 3, "items");
         assert_eq!(s, "1\n2\n3\n… 2 more items not shown (5 in all, cap 3)\n");
         assert_eq!(capped_list(["a"], 3, "items"), "a\n");
+    }
+
+    #[test]
+    fn counts_are_singular_only_for_one() {
+        assert_eq!(counted(0, "file"), "0 files");
+        assert_eq!(counted(1, "file"), "1 file");
+        assert_eq!(counted(2, "line"), "2 lines");
     }
 
     #[test]

@@ -128,7 +128,7 @@ fn file_lines<'a>(
     r: &'a FileReport,
     listed: &mut HashSet<(&'a str, usize, &'a str)>,
 ) -> Vec<String> {
-    let count = |n: usize| plural(n, &r.noun);
+    let count = |n: usize| crate::output::counted(n, &r.noun);
     let mut items: Vec<(&Finding, bool)> = Vec::new();
     let summary = match &r.status {
         FileStatus::Compared { new, still, fixed } => {
@@ -189,11 +189,6 @@ fn file_lines<'a>(
         lines.push(format!("    ({repeated} more, listed above)"));
     }
     lines
-}
-
-/// "1 syntax error", "2 syntax errors".
-fn plural(n: usize, noun: &str) -> String {
-    format!("{n} {}", noun_for(n, noun))
 }
 
 /// The noun for `n` of them: "syntax error", "syntax errors".

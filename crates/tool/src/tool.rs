@@ -90,9 +90,18 @@ fn parse_args<T: Tool>(tool: &T, args: Value) -> Result<T::Args, ToolError> {
     };
     serde_json::from_value(args).map_err(|e| ToolError::BadArgs {
         tool: tool.name().to_string(),
-        detail: e.to_string(),
+        detail: without_field_list(e.to_string()),
         expected: describe_schema(&schema_for::<T::Args>()),
     })
+}
+
+/// Serde's "unknown field `x`, expected one of …" lists accepted aliases beside the real
+/// names; the schema quoted after it lists the canonical names only, so that list is dropped.
+fn without_field_list(detail: String) -> String {
+    match detail.find(", expected") {
+        Some(at) if detail.starts_with("unknown field") => detail[..at].to_string(),
+        _ => detail,
+    }
 }
 
 /// The JSON schema of an argument type, inlined, as an MCP `inputSchema` object.
@@ -108,8 +117,9 @@ pub fn schema_for<A: JsonSchema>() -> Value {
     value
 }
 
-/// Quotes a schema's fields for an error: `{"path": string (required), "limit": integer}`.
-fn describe_schema(schema: &Value) -> String {
+/// Quotes a schema's fields for a usage error, with their allowed values and bounds, e.g.
+/// `{"action": "accept"|"discard" (required), "limit": integer >= 1}`.
+pub fn describe_schema(schema: &Value) -> String {
     let required: Vec<&str> = schema["required"]
         .as_array()
         .map(|a| a.iter().filter_map(Value::as_str).collect())
@@ -120,26 +130,63 @@ fn describe_schema(schema: &Value) -> String {
     let fields: Vec<String> = props
         .iter()
         .map(|(name, p)| {
-            let ty = match &p["type"] {
-                Value::String(s) => s.clone(),
-                Value::Array(a) => a
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .filter(|t| *t != "null")
-                    .collect::<Vec<_>>()
-                    .join("|"),
-                _ if p.get("enum").is_some() => "enum".to_string(),
-                _ => "value".to_string(),
-            };
             let req = if required.contains(&name.as_str()) {
                 " (required)"
             } else {
                 ""
             };
-            format!("\"{name}\": {ty}{req}")
+            format!("\"{name}\": {}{req}", describe_value(p))
         })
         .collect();
     format!("{{{}}}", fields.join(", "))
+}
+
+/// One property's shape: its allowed values when it is an enumeration, else its type with
+/// any integer bounds.
+fn describe_value(p: &Value) -> String {
+    if let Some(values) = enum_values(p) {
+        return values.join("|");
+    }
+    let ty = match &p["type"] {
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|t| *t != "null")
+            .collect::<Vec<_>>()
+            .join("|"),
+        _ => "value".to_string(),
+    };
+    match (p["minimum"].as_i64(), p["maximum"].as_i64()) {
+        (Some(min), Some(max)) => format!("{ty} {min} to {max}"),
+        (Some(min), None) => format!("{ty} >= {min}"),
+        (None, Some(max)) => format!("{ty} <= {max}"),
+        (None, None) => ty,
+    }
+}
+
+/// The quoted values of an enumeration, written as `enum` or as `oneOf`/`anyOf` of `const`s
+/// (schemars writes the latter when variants have doc comments).
+fn enum_values(p: &Value) -> Option<Vec<String>> {
+    if let Some(values) = p["enum"].as_array() {
+        return Some(
+            values
+                .iter()
+                .filter(|v| !v.is_null())
+                .map(Value::to_string)
+                .collect(),
+        );
+    }
+    let alternatives = p["oneOf"].as_array().or_else(|| p["anyOf"].as_array())?;
+    let mut values = Vec::new();
+    // An optional enumeration nests the variants' alternatives inside an `anyOf` with null.
+    for a in alternatives.iter().filter(|a| a["type"] != "null") {
+        match a.get("const") {
+            Some(c) => values.push(c.to_string()),
+            None => values.extend(enum_values(a)?),
+        }
+    }
+    Some(values).filter(|v| !v.is_empty())
 }
 
 #[cfg(test)]
@@ -164,9 +211,53 @@ mod tests {
         assert!(s.get("$schema").is_none());
     }
 
+    /// What to do, as a staged-edit tool would take it.
+    #[allow(dead_code)]
+    #[derive(serde::Deserialize, JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    enum Action {
+        /// Keep it.
+        Accept,
+        /// Drop it.
+        Discard,
+    }
+
+    #[allow(dead_code)]
+    #[derive(serde::Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct Bounded {
+        /// Which action.
+        action: Action,
+        /// What to do afterwards, if anything.
+        then: Option<Action>,
+        /// First line, 1-based.
+        #[schemars(range(min = 1))]
+        offset: Option<usize>,
+        /// How many, 1 to 1000.
+        #[schemars(range(min = 1, max = 1000))]
+        max_results: Option<u32>,
+        /// Any signed count.
+        delta: i32,
+    }
+
+    #[test]
+    fn usage_errors_spell_out_enumerations_and_bounds() {
+        let schema = schema_for::<Bounded>();
+        assert_eq!(schema["properties"]["offset"]["minimum"], 1);
+        insta::assert_snapshot!(describe_schema(&schema));
+    }
+
+    #[test]
+    fn unknown_fields_are_answered_by_the_schema_alone() {
+        let detail = "unknown field `file`, expected one of `file_path`, `path`".to_string();
+        assert_eq!(without_field_list(detail), "unknown field `file`");
+        let detail = "unknown variant `keep`, expected `accept` or `discard`".to_string();
+        assert_eq!(without_field_list(detail.clone()), detail);
+    }
+
     #[test]
     fn schema_description_quotes_fields() {
         let d = describe_schema(&schema_for::<Demo>());
-        assert_eq!(d, "{\"limit\": integer, \"path\": string (required)}");
+        assert_eq!(d, "{\"limit\": integer >= 0, \"path\": string (required)}");
     }
 }
