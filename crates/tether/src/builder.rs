@@ -167,6 +167,7 @@ impl RunBuilder {
                 harness: self.file_tools,
             }),
             Box::new(tether_structural::Structural::default()),
+            Box::new(tether_lsp::Lsp::default()),
         ];
         capabilities.extend(self.capabilities);
         let mut installed = Vec::new();

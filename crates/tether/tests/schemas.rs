@@ -21,6 +21,7 @@ fn base_args(tool: &str) -> Option<Value> {
         "read" => Some(json!({"path": "a.txt"})),
         "ast_grep" => Some(json!({"pattern": "print($X)", "path": "a.py"})),
         "resolve" => Some(json!({"edit_id": "edit_404"})),
+        "lsp" => Some(json!({"action": "status", "line": 1})),
         _ => None,
     }
 }

@@ -1,0 +1,185 @@
+//! Whether a server can serve a file, decided at call time as an intersection: a root marker
+//! between the file and the workspace root, AND a binary that resolves. When only one holds,
+//! the answer names the missing half.
+
+use std::path::{Path, PathBuf};
+
+use crate::catalog::ServerEntry;
+use crate::config::LspConfig;
+
+/// A server that can start for a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// The catalog id.
+    pub id: String,
+    /// The project root: the top-most folder inside the workspace holding a marker.
+    pub root: PathBuf,
+    /// The command, `argv[0]` resolved to the binary found.
+    pub argv: Vec<String>,
+}
+
+/// The server for a file of `lang`, or why none can start (one line per candidate).
+pub fn find(
+    config: &LspConfig,
+    lang: &str,
+    file: &Path,
+    workspace: &Path,
+    trusted: bool,
+) -> Result<Found, Vec<String>> {
+    let mut why = Vec::new();
+    let candidates = config.languages.get(lang).cloned().unwrap_or_default();
+    if candidates.is_empty() {
+        why.push(format!("no server is configured for {lang}"));
+    }
+    for id in candidates {
+        let Some(entry) = config.servers.get(&id) else {
+            continue;
+        };
+        let root = find_root(entry, file, workspace);
+        let binary = resolve(entry, workspace, trusted);
+        match (root, binary) {
+            (Some(root), Ok(binary)) => {
+                let mut argv = entry.command.clone();
+                argv[0] = binary.to_string_lossy().into_owned();
+                return Ok(Found { id, root, argv });
+            }
+            (Some(root), Err(missing)) => why.push(format!(
+                "{id}: {} found at {}, but {missing}",
+                marker_at(entry, &root),
+                shown(&root, workspace)
+            )),
+            (None, Ok(binary)) => why.push(format!(
+                "{id}: {} is installed, but no root marker ({}) lies between {} and the \
+                 workspace root",
+                binary.display(),
+                entry.root_markers.join(", "),
+                shown(file.parent().unwrap_or(workspace), workspace)
+            )),
+            (None, Err(missing)) => why.push(format!(
+                "{id}: no root marker ({}) and {missing}",
+                entry.root_markers.join(", ")
+            )),
+        }
+    }
+    Err(why)
+}
+
+/// The top-most folder from the file's folder up to the workspace root that holds a marker.
+pub fn find_root(entry: &ServerEntry, file: &Path, workspace: &Path) -> Option<PathBuf> {
+    let mut found = None;
+    let mut dir = file.parent();
+    while let Some(d) = dir {
+        if !d.starts_with(workspace) {
+            break;
+        }
+        if entry.root_markers.iter().any(|m| d.join(m).exists()) {
+            found = Some(d.to_path_buf());
+        }
+        if d == workspace {
+            break;
+        }
+        dir = d.parent();
+    }
+    found
+}
+
+/// The first candidate binary on PATH. In an untrusted workspace, one inside the workspace
+/// does not count: it came with the repository.
+fn resolve(entry: &ServerEntry, workspace: &Path, trusted: bool) -> Result<PathBuf, String> {
+    let mut inside = None;
+    for name in &entry.binaries {
+        if let Ok(path) = which::which(name) {
+            if !trusted && path.starts_with(workspace) {
+                inside = Some(path);
+                continue;
+            }
+            return Ok(path);
+        }
+    }
+    let names = entry.binaries.join(", ");
+    Err(match inside {
+        Some(p) => format!(
+            "{} lies inside this untrusted workspace, so it is not run (run `tether trust` to \
+             allow it)",
+            p.display()
+        ),
+        None if entry.binaries.len() == 1 => format!("{names} is not on PATH"),
+        None => format!("none of {names} is on PATH"),
+    })
+}
+
+fn marker_at(entry: &ServerEntry, root: &Path) -> String {
+    entry
+        .root_markers
+        .iter()
+        .find(|m| root.join(m).exists())
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// A folder as the model sees it: relative to the workspace, `.` for the root.
+pub fn shown(dir: &Path, workspace: &Path) -> String {
+    match dir.strip_prefix(workspace) {
+        Ok(rel) if rel.as_os_str().is_empty() => ".".into(),
+        Ok(rel) => rel.display().to_string(),
+        Err(_) => dir.display().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn config_with(id: &str, binaries: &[&str]) -> LspConfig {
+        let mut c = LspConfig::default();
+        let entry = c.servers.get_mut(id).unwrap();
+        entry.binaries = binaries.iter().map(|s| s.to_string()).collect();
+        c
+    }
+
+    #[test]
+    fn the_top_most_marker_wins_and_each_missing_half_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(ws.join("crates/a/src")).unwrap();
+        std::fs::write(ws.join("Cargo.toml"), "").unwrap();
+        std::fs::write(ws.join("crates/a/Cargo.toml"), "").unwrap();
+        let file = ws.join("crates/a/src/lib.rs");
+        // `sh` stands in for a binary that exists.
+        let found = find(
+            &config_with("rust-analyzer", &["sh"]),
+            "rust",
+            &file,
+            &ws,
+            true,
+        )
+        .unwrap();
+        assert_eq!(found.root, ws);
+        assert!(found.argv[0].ends_with("/sh"), "{:?}", found.argv);
+        let why = find(
+            &config_with("rust-analyzer", &["no-such-ra"]),
+            "rust",
+            &file,
+            &ws,
+            true,
+        )
+        .unwrap_err();
+        assert_eq!(
+            why,
+            ["rust-analyzer: Cargo.toml found at ., but no-such-ra is not on PATH"]
+        );
+        let py = ws.join("crates/a/src/x.py");
+        let mut c = config_with("pyright", &["sh"]);
+        c.languages.insert("python".into(), vec!["pyright".into()]);
+        let why = find(&c, "python", &py, &ws, true).unwrap_err();
+        assert!(
+            why[0].starts_with("pyright: /") && why[0].contains("no root marker"),
+            "{why:?}"
+        );
+        assert!(
+            why[0].contains("between crates/a/src and the workspace root"),
+            "{why:?}"
+        );
+    }
+}

@@ -1,0 +1,228 @@
+//! What the model reads: every location as `path:line`, with the identifier there and the
+//! line's text, grouped by file and capped with a count of what was cut.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::position::Encoding;
+use crate::server::uri_path;
+
+/// Characters of a line shown before it is cut with a mark.
+const LINE_CHARS: usize = 300;
+/// Characters of a hover shown before it is cut with a mark.
+const HOVER_CHARS: usize = 2000;
+
+/// Cuts `s` at `max` characters with a visible mark.
+pub fn cut(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}… (cut)", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// Reads files once per answer, for the lines locations point at.
+#[derive(Default)]
+pub struct Lines {
+    files: HashMap<PathBuf, Option<Vec<String>>>,
+}
+
+impl Lines {
+    fn line(&mut self, path: &Path, n: usize) -> Option<&str> {
+        let lines = self.files.entry(path.to_path_buf()).or_insert_with(|| {
+            std::fs::read_to_string(path)
+                .ok()
+                .map(|t| t.lines().map(str::to_string).collect())
+        });
+        lines.as_ref()?.get(n).map(String::as_str)
+    }
+}
+
+/// One place an answer points at.
+pub struct Place {
+    /// The file.
+    pub path: PathBuf,
+    /// 0-based line.
+    pub line: usize,
+    /// The server's column there.
+    pub col: u32,
+}
+
+/// The places of a `Location`, `Location[]` or `LocationLink[]` answer, in order.
+pub fn places(answer: &Value) -> Vec<Place> {
+    let items: Vec<&Value> = match answer {
+        Value::Array(a) => a.iter().collect(),
+        Value::Null => Vec::new(),
+        one => vec![one],
+    };
+    items
+        .into_iter()
+        .filter_map(|item| {
+            let uri = item
+                .get("targetUri")
+                .or_else(|| item.get("uri"))?
+                .as_str()?;
+            let range = item
+                .get("targetSelectionRange")
+                .or_else(|| item.get("range"))?;
+            Some(Place {
+                path: uri_path(uri)?,
+                line: range["start"]["line"].as_u64()? as usize,
+                col: range["start"]["character"].as_u64()? as u32,
+            })
+        })
+        .collect()
+}
+
+/// A file as the model names it: relative to the workspace, else absolute.
+pub fn shown(path: &Path, workspace: &Path) -> String {
+    match path.strip_prefix(workspace) {
+        Ok(rel) => rel.display().to_string(),
+        Err(_) => path.display().to_string(),
+    }
+}
+
+/// `path:line  identifier  | text`, one per place, grouped by file, at most `cap`.
+pub fn locations(
+    places: &[Place],
+    workspace: &Path,
+    enc: Encoding,
+    cap: usize,
+    lines: &mut Lines,
+) -> String {
+    let mut order: Vec<&Path> = Vec::new();
+    for p in places {
+        if !order.contains(&p.path.as_path()) {
+            order.push(&p.path);
+        }
+    }
+    let mut out = Vec::new();
+    let mut shown_count = 0;
+    for file in order {
+        for p in places.iter().filter(|p| p.path == file) {
+            if shown_count == cap {
+                break;
+            }
+            shown_count += 1;
+            let text = lines.line(&p.path, p.line).unwrap_or("");
+            let at = enc.byte(text, p.col);
+            let ident: String = text[at..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
+                .collect();
+            out.push(format!(
+                "{}:{}  {}  | {}",
+                shown(&p.path, workspace),
+                p.line + 1,
+                ident,
+                cut(text.trim(), LINE_CHARS)
+            ));
+        }
+    }
+    if places.len() > shown_count {
+        out.push(format!(
+            "… {} more not shown (cap {cap})",
+            places.len() - shown_count
+        ));
+    }
+    out.join("\n")
+}
+
+/// The text of a hover's `contents`, cut at about 2,000 characters.
+pub fn hover(answer: &Value) -> Option<String> {
+    fn text(v: &Value) -> String {
+        match v {
+            Value::String(s) => s.clone(),
+            Value::Array(items) => items.iter().map(text).collect::<Vec<_>>().join("\n\n"),
+            Value::Object(o) => match (o.get("value"), o.get("language")) {
+                (Some(Value::String(s)), Some(Value::String(lang))) => {
+                    format!("```{lang}\n{s}\n```")
+                }
+                (Some(Value::String(s)), _) => s.clone(),
+                _ => String::new(),
+            },
+            _ => String::new(),
+        }
+    }
+    let t = text(answer.get("contents")?);
+    let t = t.trim();
+    (!t.is_empty()).then(|| cut(t, HOVER_CHARS))
+}
+
+/// The LSP name of a `SymbolKind`.
+pub fn symbol_kind(kind: u64) -> &'static str {
+    const KINDS: [&str; 26] = [
+        "file",
+        "module",
+        "namespace",
+        "package",
+        "class",
+        "method",
+        "property",
+        "field",
+        "constructor",
+        "enum",
+        "interface",
+        "function",
+        "variable",
+        "constant",
+        "string",
+        "number",
+        "boolean",
+        "array",
+        "object",
+        "key",
+        "null",
+        "enum member",
+        "struct",
+        "event",
+        "operator",
+        "type parameter",
+    ];
+    KINDS
+        .get((kind as usize).wrapping_sub(1))
+        .copied()
+        .unwrap_or("symbol")
+}
+
+/// A document's outline: `line  kind name`, nested by indentation, at most `cap` entries.
+pub fn outline(answer: &Value, cap: usize) -> String {
+    fn walk(items: &[Value], depth: usize, out: &mut Vec<String>, total: &mut usize, cap: usize) {
+        for item in items {
+            *total += 1;
+            let range = item
+                .get("selectionRange")
+                .or_else(|| item.get("location").and_then(|l| l.get("range")))
+                .or_else(|| item.get("range"));
+            let line = range.and_then(|r| r["start"]["line"].as_u64()).unwrap_or(0) + 1;
+            if out.len() < cap {
+                out.push(format!(
+                    "{}{line}  {} {}",
+                    "  ".repeat(depth),
+                    symbol_kind(item["kind"].as_u64().unwrap_or(0)),
+                    item["name"].as_str().unwrap_or("?")
+                ));
+            }
+            if let Some(children) = item.get("children").and_then(Value::as_array) {
+                walk(children, depth + 1, out, total, cap);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut total = 0;
+    walk(
+        answer.as_array().map_or(&[][..], |a| a),
+        0,
+        &mut out,
+        &mut total,
+        cap,
+    );
+    if total > out.len() {
+        out.push(format!(
+            "… {} more not shown (cap {cap})",
+            total - out.len()
+        ));
+    }
+    out.join("\n")
+}

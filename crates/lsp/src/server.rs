@@ -1,0 +1,499 @@
+//! One running language server: its process, the JSON-RPC peer, what it negotiated, its
+//! state, and the documents it has open. The server's requests to us are answered here.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tether_proc::{BoxFuture, ChildSpec, Incoming, LongChild, Peer, Reply, ResponseError};
+use tokio_util::sync::CancellationToken;
+
+use crate::avail::Found;
+use crate::catalog::{ServerEntry, language_id, language_of};
+use crate::position::Encoding;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Where a server stands, as `status` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum State {
+    /// Indexing the project; a percentage when the server reports one.
+    Indexing(Option<u32>),
+    /// Answering.
+    Ready,
+    /// A request missed its deadline.
+    Degraded(String),
+    /// The process ended.
+    Crashed(String),
+}
+
+impl std::fmt::Display for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            State::Indexing(Some(p)) => write!(f, "indexing ({p}%)"),
+            State::Indexing(None) => write!(f, "indexing"),
+            State::Ready => write!(f, "ready"),
+            State::Degraded(why) => write!(f, "degraded: {why}"),
+            State::Crashed(why) => write!(f, "crashed: {why}"),
+        }
+    }
+}
+
+/// What the server tells us outside any request, kept for the tools.
+#[derive(Default)]
+struct Heard {
+    state: Option<State>,
+    /// Work-done progress tokens still running.
+    progress: HashMap<String, Option<u32>>,
+    /// rust-analyzer's own word on whether it is done loading (`experimental/serverStatus`).
+    quiescent: Option<bool>,
+}
+
+/// Answers the server's requests and keeps its notifications.
+struct Client {
+    settings: Value,
+    heard: Arc<Mutex<Heard>>,
+}
+
+impl Incoming for Client {
+    fn request(&self, method: &str, params: Value) -> BoxFuture<Reply> {
+        let answer = match method {
+            "workspace/configuration" => {
+                let items = params["items"].as_array().cloned().unwrap_or_default();
+                let answers: Vec<Value> = items
+                    .iter()
+                    .map(|item| section(&self.settings, item["section"].as_str()))
+                    .collect();
+                Ok(Value::Array(answers))
+            }
+            "client/registerCapability"
+            | "client/unregisterCapability"
+            | "window/workDoneProgress/create" => Ok(Value::Null),
+            // Edits reach files only through a write-tier call's write door; a request the
+            // server makes on its own is refused.
+            "workspace/applyEdit" => Ok(json!({
+                "applied": false,
+                "failureReason": "tether applies edits only through its own write tools"
+            })),
+            "window/showMessageRequest" => Ok(Value::Null),
+            "workspace/workspaceFolders" => Ok(Value::Null),
+            other => Err(ResponseError::method_not_found(other)),
+        };
+        Box::pin(async move { answer })
+    }
+
+    fn notification(&self, method: &str, params: Value) {
+        if method == "experimental/serverStatus" {
+            lock(&self.heard).quiescent = params["quiescent"].as_bool();
+            return;
+        }
+        if method != "$/progress" {
+            return;
+        }
+        let token = params["token"].to_string();
+        let value = &params["value"];
+        let mut heard = lock(&self.heard);
+        match value["kind"].as_str() {
+            Some("begin") | Some("report") => {
+                let pct = value["percentage"].as_u64().map(|p| p.min(100) as u32);
+                heard.progress.insert(token, pct);
+            }
+            Some("end") => {
+                heard.progress.remove(&token);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The part of `settings` a `workspace/configuration` item asks for (`a.b` walks tables).
+fn section(settings: &Value, name: Option<&str>) -> Value {
+    let Some(name) = name.filter(|n| !n.is_empty()) else {
+        return settings.clone();
+    };
+    let mut at = settings;
+    for key in name.split('.') {
+        match at.get(key) {
+            Some(v) => at = v,
+            None => return Value::Null,
+        }
+    }
+    at.clone()
+}
+
+/// A document as the server last saw it.
+struct Open {
+    version: i32,
+    hash: u64,
+}
+
+/// The LSP error code for an answer the server dropped because the document or project
+/// changed under it.
+const CONTENT_MODIFIED: i64 = -32801;
+
+/// A started, initialized language server.
+pub struct Server {
+    /// Catalog id.
+    pub id: String,
+    /// Project root it serves.
+    pub root: PathBuf,
+    /// The command it runs.
+    pub argv: Vec<String>,
+    peer: Peer,
+    child: tokio::sync::Mutex<Option<LongChild>>,
+    /// How it counts columns.
+    pub encoding: Encoding,
+    /// The capabilities it announced.
+    pub capabilities: Value,
+    heard: Arc<Mutex<Heard>>,
+    open: tokio::sync::Mutex<HashMap<PathBuf, Open>>,
+    timeout: Duration,
+    /// Notes on what was turned off because the workspace is not trusted.
+    pub restricted: Option<String>,
+}
+
+/// The client capabilities every server is offered.
+fn client_capabilities() -> Value {
+    json!({
+        "general": {"positionEncodings": ["utf-8", "utf-16"]},
+        "workspace": {
+            "configuration": true,
+            "workspaceFolders": true,
+            "applyEdit": true,
+            "workspaceEdit": {
+                "documentChanges": true,
+                "resourceOperations": ["create", "rename", "delete"],
+            },
+            "symbol": {"dynamicRegistration": false},
+        },
+        "window": {"workDoneProgress": true},
+        "textDocument": {
+            "synchronization": {"didSave": true, "dynamicRegistration": false},
+            "hover": {"contentFormat": ["markdown", "plaintext"]},
+            "definition": {"linkSupport": true},
+            "typeDefinition": {"linkSupport": true},
+            "implementation": {"linkSupport": true},
+            "references": {},
+            "documentSymbol": {"hierarchicalDocumentSymbolSupport": true},
+            "publishDiagnostics": {"versionSupport": true, "relatedInformation": false},
+            "diagnostic": {"dynamicRegistration": false},
+            "rename": {"prepareSupport": true},
+            "codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": [
+                "", "quickfix", "refactor", "refactor.extract", "refactor.inline",
+                "refactor.rewrite", "source", "source.organizeImports"]}}},
+        },
+        // clangd's own way to agree on UTF-8.
+        "offsetEncoding": ["utf-8", "utf-16"],
+        // rust-analyzer's way to say when it has finished loading the project.
+        "experimental": {"serverStatusNotification": true},
+    })
+}
+
+/// What an untrusted workspace may not run, per server: its options, and what to say.
+fn restrict(entry: &ServerEntry, mut init: Value) -> (Value, Option<String>) {
+    if entry.id != "rust-analyzer" {
+        return (init, None);
+    }
+    if !init.is_object() {
+        init = json!({});
+    }
+    init["cargo"]["buildScripts"]["enable"] = json!(false);
+    init["procMacro"]["enable"] = json!(false);
+    init["checkOnSave"] = json!(false);
+    let why = "build scripts, proc macros and cargo check are off until `tether trust`";
+    (init, Some(why.into()))
+}
+
+impl Server {
+    /// Starts the server for `found` and completes the initialize handshake within
+    /// `init_timeout`; a server that fails is killed, and the error quotes its stderr.
+    pub async fn start(
+        entry: &ServerEntry,
+        found: &Found,
+        trusted: bool,
+        init_timeout: Duration,
+        timeout: Duration,
+    ) -> Result<Server, String> {
+        let mut env = vec![("CARGO_NET_OFFLINE".to_string(), "true".to_string())];
+        if let Some(venv) = [".venv", "venv"]
+            .iter()
+            .map(|v| found.root.join(v))
+            .find(|v| v.join("bin/python").exists())
+        {
+            env.push(("VIRTUAL_ENV".into(), venv.display().to_string()));
+        }
+        let spec = ChildSpec {
+            argv: found.argv.clone(),
+            cwd: Some(found.root.clone()),
+            env,
+        };
+        let mut child = LongChild::spawn(&spec).map_err(|e| e.to_string())?;
+        let (Some(input), Some(output)) = (child.take_stdout(), child.take_stdin()) else {
+            return Err(format!("{}: no pipes to the server", entry.id));
+        };
+        let heard = Arc::new(Mutex::new(Heard::default()));
+        let client = Arc::new(Client {
+            settings: entry.settings.clone(),
+            heard: heard.clone(),
+        });
+        let peer = Peer::start(input, output, client, Some("$/cancelRequest"));
+        let mut init = entry.init_options.clone();
+        let mut restricted = None;
+        if !trusted {
+            (init, restricted) = restrict(entry, init);
+        } else if entry.id == "rust-analyzer" {
+            // cargo check gets a target folder of its own, never the agent's lock on target/.
+            if !init.is_object() {
+                init = json!({});
+            }
+            init["cargo"]["targetDir"] = json!(true);
+        }
+        let uri = file_uri(&found.root);
+        let name = found
+            .root
+            .file_name()
+            .map_or("root".into(), |n| n.to_string_lossy());
+        let params = json!({
+            "processId": std::process::id(),
+            "clientInfo": {"name": "tether", "version": env!("CARGO_PKG_VERSION")},
+            "rootUri": uri,
+            "rootPath": found.root.display().to_string(),
+            "workspaceFolders": [{"uri": uri, "name": name}],
+            "capabilities": client_capabilities(),
+            "initializationOptions": init,
+        });
+        let stderr_of = |child: &LongChild| child.stderr_tail().join("\n");
+        let answer = match peer.request("initialize", params, init_timeout).await {
+            Ok(answer) => answer,
+            Err(e) => {
+                let said = stderr_of(&child);
+                child.shutdown(Duration::from_millis(500)).await;
+                return Err(with_stderr(&format!("{}: {e}", entry.id), &said));
+            }
+        };
+        let caps = answer["capabilities"].clone();
+        let encoding = match (
+            caps["positionEncoding"].as_str(),
+            answer["offsetEncoding"].as_str(),
+        ) {
+            (Some("utf-8"), _) | (_, Some("utf-8")) => Encoding::Utf8,
+            _ => Encoding::Utf16,
+        };
+        peer.notify("initialized", json!({}))
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(Server {
+            id: entry.id.clone(),
+            root: found.root.clone(),
+            argv: found.argv.clone(),
+            peer,
+            child: tokio::sync::Mutex::new(Some(child)),
+            encoding,
+            capabilities: caps,
+            heard,
+            open: tokio::sync::Mutex::default(),
+            timeout,
+            restricted,
+        })
+    }
+
+    /// Where the server stands now.
+    pub async fn state(&self) -> State {
+        if let Some(why) = self.peer.closed() {
+            let mut child = self.child.lock().await;
+            let code = child
+                .as_mut()
+                .and_then(LongChild::try_status)
+                .map_or("no exit code yet".into(), |s| s.to_string());
+            let tail = child
+                .as_ref()
+                .map(|c| c.stderr_tail().join("\n"))
+                .unwrap_or_default();
+            return State::Crashed(with_stderr(&format!("{why} ({code})"), &tail));
+        }
+        let heard = lock(&self.heard);
+        if let Some(state) = &heard.state {
+            return state.clone();
+        }
+        match (heard.progress.values().next(), heard.quiescent) {
+            (Some(pct), _) => State::Indexing(*pct),
+            (None, Some(false)) => State::Indexing(None),
+            _ => State::Ready,
+        }
+    }
+
+    /// Waits, at most `limit`, until the server has finished indexing; true if it has. A
+    /// server says it is busy only a moment after a request, so a short first look is kept.
+    pub async fn settled(&self, limit: Duration) -> bool {
+        let end = tokio::time::Instant::now() + limit;
+        tokio::time::sleep(Duration::from_millis(300).min(limit)).await;
+        loop {
+            if !matches!(self.state().await, State::Indexing(_)) {
+                return true;
+            }
+            if tokio::time::Instant::now() >= end {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// The deadline of one request.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Sends a request with the server's deadline; a missed deadline marks it degraded. An
+    /// answer of "content modified" (the server reloaded meanwhile) is asked again, a few
+    /// times, once the server has settled.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        cancel: &CancellationToken,
+    ) -> Result<Value, String> {
+        let mut tries = 0;
+        let outcome = loop {
+            let r = self
+                .peer
+                .request_until(method, params.clone(), self.timeout, cancel)
+                .await;
+            match r {
+                Err(tether_proc::RpcError::Remote { error, .. })
+                    if error.code == CONTENT_MODIFIED && tries < 3 =>
+                {
+                    tries += 1;
+                    self.settled(self.timeout).await;
+                }
+                other => break other,
+            }
+        };
+        match outcome {
+            Ok(v) => Ok(v),
+            Err(e @ tether_proc::RpcError::Timeout { .. }) => {
+                lock(&self.heard).state = Some(State::Degraded(e.to_string()));
+                Err(format!("{}: {e}; it may still be indexing", self.id))
+            }
+            Err(e) => {
+                let child = self.child.lock().await;
+                let tail = child.as_ref().map(|c| c.stderr_tail().join("\n"));
+                Err(with_stderr(
+                    &format!("{}: {e}", self.id),
+                    &tail.unwrap_or_default(),
+                ))
+            }
+        }
+    }
+
+    /// Makes sure the server has `path` open with its current text: opened on first use,
+    /// changed (whole text, one version up) when the file changed since, else nothing.
+    pub async fn sync(&self, path: &Path, text: &str) -> Result<(), String> {
+        let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
+        let mut open = self.open.lock().await;
+        let uri = file_uri(path);
+        let sent = match open.get_mut(path) {
+            Some(doc) if doc.hash == hash => return Ok(()),
+            Some(doc) => {
+                doc.version += 1;
+                doc.hash = hash;
+                let params = json!({
+                    "textDocument": {"uri": uri, "version": doc.version},
+                    "contentChanges": [{"text": text}],
+                });
+                self.peer.notify("textDocument/didChange", params).await
+            }
+            None => {
+                let lang = language_of(path).unwrap_or("");
+                open.insert(path.to_path_buf(), Open { version: 1, hash });
+                let params = json!({"textDocument": {
+                    "uri": uri, "languageId": language_id(lang, path), "version": 1, "text": text}});
+                self.peer.notify("textDocument/didOpen", params).await
+            }
+        };
+        sent.map_err(|e| format!("{}: {e}", self.id))
+    }
+
+    /// Ends the server: `shutdown` and `exit` within `budget`, then its process group is
+    /// killed if it still runs.
+    pub async fn stop(&self, budget: Duration) {
+        let polite = budget / 2;
+        let _ = self.peer.request("shutdown", Value::Null, polite).await;
+        let _ = self.peer.notify("exit", Value::Null).await;
+        if let Some(mut child) = self.child.lock().await.take()
+            && child.exited_within(polite).await.is_none()
+        {
+            child.shutdown(Duration::from_millis(500)).await;
+        }
+    }
+}
+
+fn with_stderr(message: &str, tail: &str) -> String {
+    let tail = tail.trim();
+    if tail.is_empty() {
+        return message.to_string();
+    }
+    let last: Vec<&str> = tail.lines().rev().take(5).collect();
+    let last: Vec<&str> = last.into_iter().rev().collect();
+    format!("{message}; its stderr ended with:\n{}", last.join("\n"))
+}
+
+/// A `file://` URI for an absolute path (percent-encoding what URIs cannot hold).
+pub fn file_uri(path: &Path) -> String {
+    let mut out = String::from("file://");
+    for b in path.to_string_lossy().bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// The path of a `file://` URI, if it is one (percent-escapes decoded; raw UTF-8 kept).
+pub fn uri_path(uri: &str) -> Option<PathBuf> {
+    let rest = uri.strip_prefix("file://")?;
+    let bytes = rest.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let Some(b) = std::str::from_utf8(&bytes[i + 1..i + 3])
+                .ok()
+                .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    Some(PathBuf::from(String::from_utf8_lossy(&out).into_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn uris_round_trip_through_spaces_and_non_ascii() {
+        let path = Path::new("/tmp/a b/漢字 😀/x.rs");
+        let uri = file_uri(path);
+        assert!(uri.starts_with("file:///tmp/a%20b/%E6%BC%A2"), "{uri}");
+        assert_eq!(uri_path(&uri).unwrap(), path);
+        // Some servers send UTF-8 unescaped, or a stray `%`.
+        assert_eq!(
+            uri_path("file:///tmp/漢%/x").unwrap(),
+            Path::new("/tmp/漢%/x")
+        );
+        assert_eq!(uri_path("https://x"), None);
+    }
+}

@@ -1,0 +1,138 @@
+//! One server per (server id, project root), started on first use and kept until the run
+//! ends; a server that crashed is started again on the next call.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{Mutex, OnceCell};
+
+use crate::avail::{Found, find};
+use crate::config::LspConfig;
+use crate::server::{Server, State};
+
+type Slot = Arc<OnceCell<Result<Arc<Server>, String>>>;
+
+/// The run's language servers.
+pub struct Supervisor {
+    config: LspConfig,
+    workspace: PathBuf,
+    trusted: bool,
+    servers: Mutex<HashMap<(String, PathBuf), Slot>>,
+}
+
+impl Supervisor {
+    /// A supervisor that has started nothing yet.
+    pub fn new(config: LspConfig, workspace: PathBuf, trusted: bool) -> Self {
+        Supervisor {
+            config,
+            workspace,
+            trusted,
+            servers: Mutex::default(),
+        }
+    }
+
+    /// The configuration it starts servers with.
+    pub fn config(&self) -> &LspConfig {
+        &self.config
+    }
+
+    /// Whether the workspace is trusted.
+    pub fn trusted(&self) -> bool {
+        self.trusted
+    }
+
+    /// The workspace root.
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// The server for `file` of `lang`, started if need be (a crashed one is started again);
+    /// or why none can serve it.
+    pub async fn server_for(&self, lang: &str, file: &Path) -> Result<Arc<Server>, String> {
+        let found =
+            find(&self.config, lang, file, &self.workspace, self.trusted).map_err(|why| {
+                format!(
+                    "no language server can serve {lang} here:\n- {}",
+                    why.join("\n- ")
+                )
+            })?;
+        let key = (found.id.clone(), found.root.clone());
+        loop {
+            let slot = {
+                let mut map = self.servers.lock().await;
+                map.entry(key.clone()).or_default().clone()
+            };
+            let started = slot.get_or_init(|| self.start(&found)).await.clone();
+            match started {
+                Ok(server) if matches!(server.state().await, State::Crashed(_)) => {
+                    tracing::warn!(id = %server.id, "restarting a crashed language server");
+                    self.forget(&key, &slot).await;
+                    server.stop(Duration::from_millis(200)).await;
+                }
+                Ok(server) => return Ok(server),
+                Err(why) => {
+                    // Not kept: the next call tries again, perhaps after an install.
+                    self.forget(&key, &slot).await;
+                    return Err(why);
+                }
+            }
+        }
+    }
+
+    async fn forget(&self, key: &(String, PathBuf), slot: &Slot) {
+        let mut map = self.servers.lock().await;
+        if map.get(key).is_some_and(|s| Arc::ptr_eq(s, slot)) {
+            map.remove(key);
+        }
+    }
+
+    async fn start(&self, found: &Found) -> Result<Arc<Server>, String> {
+        let entry = self
+            .config
+            .servers
+            .get(&found.id)
+            .ok_or_else(|| format!("{} is not in the catalog", found.id))?;
+        let c = &self.config;
+        Server::start(
+            entry,
+            found,
+            self.trusted,
+            c.init_timeout,
+            c.request_timeout,
+        )
+        .await
+        .map(Arc::new)
+    }
+
+    /// Every server started so far.
+    pub async fn running(&self) -> Vec<Arc<Server>> {
+        let map = self.servers.lock().await;
+        map.values()
+            .filter_map(|slot| slot.get().and_then(|r| r.as_ref().ok()).cloned())
+            .collect()
+    }
+
+    /// Stops the servers for `root`'s project (all when `None`), so the next call starts
+    /// them afresh.
+    pub async fn stop(&self, only: Option<&Path>, budget: Duration) -> Vec<String> {
+        let slots: Vec<Slot> = {
+            let mut map = self.servers.lock().await;
+            let keys: Vec<_> = map
+                .keys()
+                .filter(|(_, root)| only.is_none_or(|r| r == root))
+                .cloned()
+                .collect();
+            keys.iter().filter_map(|k| map.remove(k)).collect()
+        };
+        let mut stopped = Vec::new();
+        for slot in slots {
+            if let Some(Ok(server)) = slot.get() {
+                server.stop(budget).await;
+                stopped.push(server.id.clone());
+            }
+        }
+        stopped
+    }
+}

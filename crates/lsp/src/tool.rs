@@ -1,0 +1,415 @@
+//! `lsp`: language-server queries addressed by file, line and symbol (never a column).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
+
+use crate::catalog::{LANGUAGES, language_of};
+use crate::position::locate;
+use crate::render::{Lines, hover, locations, outline, places};
+use crate::server::{Server, file_uri};
+use crate::supervisor::Supervisor;
+
+/// References shown before the list is cut.
+const REFERENCES_CAP: usize = 50;
+/// Workspace symbols shown for a query.
+const QUERY_CAP: usize = 100;
+/// Outline entries shown for a file.
+const OUTLINE_CAP: usize = 200;
+
+/// What `lsp` can do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Errors and warnings of a file.
+    Diagnostics,
+    /// Where the symbol is declared.
+    Definition,
+    /// Where its type is declared.
+    TypeDefinition,
+    /// Its concrete implementations.
+    Implementation,
+    /// Every use (at most 50).
+    References,
+    /// Its signature and doc comment.
+    Hover,
+    /// Workspace symbols matching `query`, or the outline of `file`.
+    Symbols,
+    /// Quick fixes the server offers at the symbol.
+    CodeActions,
+    /// Which servers run, and which are configured but unavailable, and why.
+    Status,
+    /// Restart the servers of the file's project (all when no file is given).
+    Reload,
+}
+
+/// Arguments of `lsp`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LspArgs {
+    /// What to do.
+    action: Action,
+    /// The file, relative to the workspace (or absolute inside a read root).
+    #[serde(alias = "path", alias = "file_path")]
+    file: Option<String>,
+    /// 1-based line of the symbol.
+    #[schemars(range(min = 1))]
+    line: Option<usize>,
+    /// Text naming the symbol on that line, such as `parse` or `self.parse(`; `name#2` picks
+    /// the second occurrence.
+    symbol: Option<String>,
+    /// For `symbols`: a workspace-wide search instead of a file's outline.
+    query: Option<String>,
+}
+
+/// The `lsp` tool over the run's supervisor.
+pub struct LspTool {
+    pub(crate) servers: Arc<Supervisor>,
+}
+
+impl Tool for LspTool {
+    type Args = LspArgs;
+
+    fn name(&self) -> &'static str {
+        "lsp"
+    }
+
+    fn description(&self) -> String {
+        "Language-server queries. Address a symbol by `file`, 1-based `line` and `symbol` (text \
+         naming it on that line; never a column): definition, type_definition, implementation, \
+         references, hover. `symbols` takes a `query` (workspace search) or a `file` (outline). \
+         `status` says which servers run and why others cannot. Servers start on first use \
+         (Rust, Python, C/C++, TypeScript/JavaScript, Go, Dart)."
+            .into()
+    }
+
+    fn tier(&self) -> Tier {
+        Tier::Read
+    }
+
+    fn concurrency(&self, _: &LspArgs) -> Concurrency {
+        Concurrency::Free
+    }
+
+    async fn call(&self, cx: &CallCx, args: LspArgs) -> Result<ToolOutput, ToolError> {
+        if args.line == Some(0) {
+            return Err(ToolError::invalid(
+                "`line` is 1-based: the first line of a file is line 1",
+            ));
+        }
+        let text = match args.action {
+            Action::Status => status(&self.servers).await,
+            Action::Reload => reload(&self.servers, cx, args.file.as_deref()).await?,
+            Action::Symbols => symbols(&self.servers, cx, &args).await?,
+            Action::Diagnostics | Action::CodeActions => {
+                return Err(ToolError::failed(format!(
+                    "`lsp` action `{}` is not built yet; definition, type_definition, \
+                     implementation, references, hover, symbols, status and reload work now",
+                    action_name(args.action)
+                )));
+            }
+            nav => navigate(&self.servers, cx, &args, nav).await?,
+        };
+        Ok(ToolOutput::text(text))
+    }
+}
+
+fn action_name(a: Action) -> &'static str {
+    match a {
+        Action::Diagnostics => "diagnostics",
+        Action::Definition => "definition",
+        Action::TypeDefinition => "type_definition",
+        Action::Implementation => "implementation",
+        Action::References => "references",
+        Action::Hover => "hover",
+        Action::Symbols => "symbols",
+        Action::CodeActions => "code_actions",
+        Action::Status => "status",
+        Action::Reload => "reload",
+    }
+}
+
+/// A file the model named, resolved and read, with the server that serves it.
+struct Target {
+    abs: PathBuf,
+    text: String,
+    server: Arc<Server>,
+}
+
+async fn target(servers: &Supervisor, cx: &CallCx, file: &str) -> Result<Target, ToolError> {
+    let abs = cx.workspace().resolve_read(file)?;
+    let Some(lang) = language_of(&abs) else {
+        let known: Vec<&str> = LANGUAGES.iter().map(|(l, _, _)| *l).collect();
+        return Err(ToolError::invalid(format!(
+            "{file}: no language server handles this kind of file; languages: {}",
+            known.join(", ")
+        )));
+    };
+    let text = std::fs::read_to_string(&abs)
+        .map_err(|e| ToolError::invalid(format!("cannot read {file}: {e}")))?;
+    cx.progress(&format!("waiting for the {lang} language server"));
+    let server = servers
+        .server_for(lang, &abs)
+        .await
+        .map_err(ToolError::failed)?;
+    server.sync(&abs, &text).await.map_err(ToolError::failed)?;
+    Ok(Target { abs, text, server })
+}
+
+fn need<'a, T>(value: &'a Option<T>, what: &str, action: Action) -> Result<&'a T, ToolError> {
+    value.as_ref().ok_or_else(|| {
+        ToolError::invalid(format!(
+            "`{}` needs `{what}`: give `file`, `line` (1-based) and `symbol` (text naming it on \
+             that line)",
+            action_name(action)
+        ))
+    })
+}
+
+async fn navigate(
+    servers: &Supervisor,
+    cx: &CallCx,
+    args: &LspArgs,
+    action: Action,
+) -> Result<String, ToolError> {
+    let file = need(&args.file, "file", action)?;
+    let line_no = *need(&args.line, "line", action)?;
+    let symbol = need(&args.symbol, "symbol", action)?;
+    let t = target(servers, cx, file).await?;
+    let lines: Vec<&str> = t.text.lines().collect();
+    let Some(line) = lines.get(line_no.wrapping_sub(1)) else {
+        return Err(ToolError::invalid(format!(
+            "{file} has {} lines, so line {line_no} does not exist",
+            lines.len()
+        )));
+    };
+    let (byte, ident) = locate(line, line_no, symbol).map_err(ToolError::invalid)?;
+    let position = json!({"line": line_no - 1, "character": t.server.encoding.column(line, byte)});
+    let doc = json!({"uri": file_uri(&t.abs)});
+    let (method, params) = match action {
+        Action::Definition => (
+            "textDocument/definition",
+            json!({"textDocument": doc, "position": position}),
+        ),
+        Action::TypeDefinition => (
+            "textDocument/typeDefinition",
+            json!({"textDocument": doc, "position": position}),
+        ),
+        Action::Implementation => (
+            "textDocument/implementation",
+            json!({"textDocument": doc, "position": position}),
+        ),
+        Action::References => (
+            "textDocument/references",
+            json!({"textDocument": doc, "position": position, "context": {"includeDeclaration": true}}),
+        ),
+        _ => (
+            "textDocument/hover",
+            json!({"textDocument": doc, "position": position}),
+        ),
+    };
+    let ask = || t.server.request(method, params.clone(), cx.cancel_token());
+    let mut answer = ask().await.map_err(ToolError::failed)?;
+    // While a server indexes, an empty answer (or references holding only the declaration)
+    // is not final: wait for it to finish, within the request's deadline, and ask again.
+    let thin = |a: &serde_json::Value| match a {
+        serde_json::Value::Null => true,
+        serde_json::Value::Array(v) => v.len() <= usize::from(action == Action::References),
+        _ => false,
+    };
+    let mut incomplete = false;
+    if thin(&answer) {
+        cx.progress(&format!(
+            "{} is indexing; waiting to ask again",
+            t.server.id
+        ));
+        if t.server.settled(t.server.timeout()).await {
+            answer = ask().await.map_err(ToolError::failed)?;
+        } else {
+            incomplete = true;
+        }
+    }
+    let at = format!("`{ident}` at {file}:{line_no}");
+    if action == Action::Hover {
+        return Ok(match hover(&answer) {
+            Some(h) => format!("{at}:\n{h}"),
+            None => format!("{} has nothing to say about {at}", t.server.id),
+        });
+    }
+    let found = places(&answer);
+    let workspace = servers.workspace();
+    if found.is_empty() {
+        let state = t.server.state().await;
+        return Ok(format!(
+            "no {} for {at} ({} is {state})",
+            action_name(action).replace('_', " "),
+            t.server.id
+        ));
+    }
+    let cap = if action == Action::References {
+        REFERENCES_CAP
+    } else {
+        QUERY_CAP
+    };
+    let mut lines = Lines::default();
+    let list = locations(&found, workspace, t.server.encoding, cap, &mut lines);
+    let n = found.len();
+    let mut text = format!(
+        "{} for {at} ({n} found):\n{list}",
+        action_name(action).replace('_', " ")
+    );
+    if incomplete {
+        text.push_str(&format!(
+            "\n{} was still indexing, so this list may be incomplete",
+            t.server.id
+        ));
+    }
+    Ok(text)
+}
+
+async fn symbols(servers: &Supervisor, cx: &CallCx, args: &LspArgs) -> Result<String, ToolError> {
+    match (&args.query, &args.file) {
+        (Some(query), file) => {
+            // A workspace search goes to the server of the given file, else of any running one.
+            let server = match file {
+                Some(f) => target(servers, cx, f).await?.server,
+                None => servers.running().await.into_iter().next().ok_or_else(|| {
+                    ToolError::invalid(
+                        "no language server runs yet: give `file` (any file of the project) \
+                         with `query`, so the right server starts",
+                    )
+                })?,
+            };
+            let answer = server
+                .request(
+                    "workspace/symbol",
+                    json!({"query": query}),
+                    cx.cancel_token(),
+                )
+                .await
+                .map_err(ToolError::failed)?;
+            let items = answer.as_array().cloned().unwrap_or_default();
+            let found: Vec<crate::render::Place> = items
+                .iter()
+                .filter_map(|i| crate::render::places(&i["location"]).into_iter().next())
+                .collect();
+            if found.is_empty() {
+                return Ok(format!(
+                    "no symbol matches `{query}` ({} searched)",
+                    server.id
+                ));
+            }
+            let mut lines = Lines::default();
+            let list = locations(
+                &found,
+                servers.workspace(),
+                server.encoding,
+                QUERY_CAP,
+                &mut lines,
+            );
+            Ok(format!(
+                "symbols matching `{query}` ({} found):\n{list}",
+                found.len()
+            ))
+        }
+        (None, Some(file)) => {
+            let t = target(servers, cx, file).await?;
+            let doc = json!({"textDocument": {"uri": file_uri(&t.abs)}});
+            let answer = t
+                .server
+                .request("textDocument/documentSymbol", doc, cx.cancel_token())
+                .await
+                .map_err(ToolError::failed)?;
+            Ok(format!(
+                "outline of {file}:\n{}",
+                outline(&answer, OUTLINE_CAP)
+            ))
+        }
+        (None, None) => Err(ToolError::invalid(
+            "`symbols` needs `query` (a workspace search) or `file` (its outline)",
+        )),
+    }
+}
+
+async fn status(servers: &Supervisor) -> String {
+    let mut out = Vec::new();
+    let running = servers.running().await;
+    let workspace = servers.workspace();
+    if running.is_empty() {
+        out.push(
+            "no language server runs yet; each starts on the first call for its language"
+                .to_string(),
+        );
+    }
+    for s in &running {
+        let mut line = format!(
+            "{} for {} ({}): {}, positions in {}",
+            s.id,
+            crate::avail::shown(&s.root, workspace),
+            s.argv.join(" "),
+            s.state().await,
+            s.encoding.name()
+        );
+        if let Some(r) = &s.restricted {
+            line.push_str(&format!("; restricted: {r}"));
+        }
+        out.push(line);
+    }
+    // Servers whose project marker is at the root but that cannot start, and why.
+    let probe = workspace.join("probe");
+    for (lang, _, _) in LANGUAGES {
+        let cfg = servers.config();
+        let wanted = cfg.languages.get(*lang).cloned().unwrap_or_default();
+        let marked = wanted.iter().any(|id| {
+            cfg.servers
+                .get(id)
+                .is_some_and(|e| e.root_markers.iter().any(|m| workspace.join(m).exists()))
+        });
+        if !marked || running.iter().any(|s| wanted.contains(&s.id)) {
+            continue;
+        }
+        if let Err(why) = crate::avail::find(cfg, lang, &probe, workspace, servers.trusted()) {
+            out.push(format!("{lang}: unavailable:\n  - {}", why.join("\n  - ")));
+        }
+    }
+    if !servers.trusted() {
+        out.push(
+            "this workspace is not trusted: nothing inside it runs (its own binaries, build \
+             scripts, proc macros); run `tether trust` to lift that"
+                .into(),
+        );
+    }
+    out.join("\n")
+}
+
+async fn reload(
+    servers: &Supervisor,
+    cx: &CallCx,
+    file: Option<&str>,
+) -> Result<String, ToolError> {
+    let root: Option<PathBuf> = match file {
+        Some(f) => {
+            let abs = cx.workspace().resolve_read(f)?;
+            let running = servers.running().await;
+            running
+                .iter()
+                .find(|s| abs.starts_with(&s.root))
+                .map(|s| s.root.clone())
+        }
+        None => None,
+    };
+    let stopped = servers
+        .stop(root.as_deref(), std::time::Duration::from_secs(5))
+        .await;
+    Ok(match stopped.as_slice() {
+        [] => "no language server was running; each starts on its next call".into(),
+        ids => format!(
+            "stopped {}; each starts again on its next call",
+            ids.join(", ")
+        ),
+    })
+}

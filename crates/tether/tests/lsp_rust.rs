@@ -1,0 +1,127 @@
+//! `lsp` against the real rust-analyzer on a small two-file crate. One server serves every
+//! case (one test, one run), as starting it is the slow part on 2 cores.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::json;
+use tether::{Run, RunBuilder, Surface};
+use tokio_util::sync::CancellationToken;
+
+const MANIFEST: &str = "[package]\nname = \"shapes\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
+
+const LIB: &str = "pub mod shapes;\n\nuse shapes::{Area, Square};\n\n/// Sums the areas.\npub fn total(items: &[Square]) -> u32 {\n    let label = \"😀 漢字\"; let side = items.len() as u32;\n    let _ = (label, side);\n    items.iter().map(|s| s.area()).sum()\n}\n";
+
+const SHAPES: &str = "/// Anything with an area.\npub trait Area {\n    /// The area in square units.\n    fn area(&self) -> u32;\n}\n\n/// A square.\npub struct Square {\n    pub side: u32,\n}\n\nimpl Area for Square {\n    fn area(&self) -> u32 {\n        self.side * self.side\n    }\n}\n\npub fn unit() -> Square {\n    Square { side: 1 }\n}\n";
+
+fn fixture(dir: &Path) -> Run {
+    let ws = dir.join("ws");
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join("Cargo.toml"), MANIFEST).unwrap();
+    std::fs::write(ws.join("src/lib.rs"), LIB).unwrap();
+    std::fs::write(ws.join("src/shapes.rs"), SHAPES).unwrap();
+    // Generous budgets for 2 loaded cores, set as a user would.
+    let cfg = dir.join("cfg");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(
+        cfg.join("tether.toml"),
+        "[lsp]\nrequest_timeout_s = 120\ninit_timeout_s = 120\n",
+    )
+    .unwrap();
+    RunBuilder::new(&ws)
+        .user_config_dir(&cfg)
+        .state_dir(dir.join("state"))
+        .build()
+        .unwrap()
+}
+
+async fn lsp(run: &Run, args: serde_json::Value) -> Result<String, String> {
+    run.runtime()
+        .call(Surface::Agent, "lsp", args, CancellationToken::new())
+        .await
+        .map(|o| o.to_text())
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn rust_analyzer_answers_navigation_queries() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let run = fixture(dir.path());
+        let before = lsp(&run, json!({"action": "status"})).await.unwrap();
+        assert!(before.contains("no language server runs yet"), "{before}");
+
+        let def = lsp(&run, json!({"action": "definition", "file": "src/lib.rs", "line": 9, "symbol": "area"}))
+            .await
+            .unwrap();
+        assert!(def.contains("src/shapes.rs:13  area  | fn area(&self) -> u32 {"), "{def}");
+
+        let refs = lsp(&run, json!({"action": "references", "file": "src/shapes.rs", "line": 8, "symbol": "Square"}))
+            .await
+            .unwrap();
+        for at in ["src/shapes.rs:8  Square", "src/shapes.rs:12  Square", "src/lib.rs:3  Square", "src/lib.rs:6  Square"] {
+            assert!(refs.contains(at), "{at} missing:\n{refs}");
+        }
+
+        let hover = lsp(&run, json!({"action": "hover", "file": "src/lib.rs", "line": 6, "symbol": "total"}))
+            .await
+            .unwrap();
+        assert!(hover.contains("pub fn total(items: &[Square]) -> u32") && hover.contains("Sums the areas."), "{hover}");
+
+        // After an emoji and CJK text on the same line, the symbol is still found exactly.
+        let side = lsp(&run, json!({"action": "definition", "file": "src/lib.rs", "line": 8, "symbol": "side"}))
+            .await
+            .unwrap();
+        assert!(side.contains("src/lib.rs:7  side  | let label"), "{side}");
+
+        let imp = lsp(&run, json!({"action": "implementation", "file": "src/shapes.rs", "line": 2, "symbol": "Area"}))
+            .await
+            .unwrap();
+        assert!(imp.contains("src/shapes.rs:12"), "{imp}");
+        let ty = lsp(&run, json!({"action": "type_definition", "file": "src/shapes.rs", "line": 19, "symbol": "Square {"}))
+            .await
+            .unwrap();
+        assert!(ty.contains("src/shapes.rs:8  Square"), "{ty}");
+
+        let outline = lsp(&run, json!({"action": "symbols", "file": "src/shapes.rs"})).await.unwrap();
+        assert!(outline.contains("2  interface Area") && outline.contains("  4  method area"), "{outline}");
+        let query = lsp(&run, json!({"action": "symbols", "query": "unit", "file": "src/lib.rs"})).await.unwrap();
+        assert!(query.contains("src/shapes.rs:18  unit"), "{query}");
+
+        // The mistakes models make get answers they can act on.
+        let err = lsp(&run, json!({"action": "definition", "file": "src/lib.rs", "line": 9, "symbol": "aera"}))
+            .await
+            .unwrap_err();
+        assert!(err.contains("`aera` does not occur on line 9"), "{err}");
+        let err = lsp(&run, json!({"action": "hover", "file": "src/lib.rs", "line": 9}))
+            .await
+            .unwrap_err();
+        assert!(err.contains("needs `symbol`"), "{err}");
+
+        let status = lsp(&run, json!({"action": "status"})).await.unwrap();
+        assert!(status.contains("rust-analyzer for . ") && status.contains("positions in utf-8"), "{status}");
+        assert!(status.contains("restricted: build scripts"), "{status}");
+
+        // The run ends its server.
+        let pid = server_pid();
+        run.shutdown(Duration::from_secs(5)).await;
+        if let Some(pid) = pid {
+            assert!(tether_proc::gone_within(pid, Duration::from_secs(10)), "rust-analyzer outlived the run");
+        }
+    });
+}
+
+/// The pid of this process's rust-analyzer child, from /proc.
+fn server_pid() -> Option<u32> {
+    let me = std::process::id().to_string();
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+        let (name, rest) = stat.split_once(") ")?;
+        let ppid = rest.split_whitespace().nth(1)?;
+        (name.ends_with("(rust-analyzer") && ppid == me).then_some(pid)
+    })
+}
