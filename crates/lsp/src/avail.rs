@@ -64,6 +64,36 @@ pub fn find(
     Err(why)
 }
 
+/// One line per catalog server: the binary it would run, or why none is found, and the
+/// languages that use it. Nothing is started.
+pub fn catalog_report(config: &LspConfig) -> Vec<String> {
+    config
+        .servers
+        .values()
+        .map(|entry| {
+            let langs: Vec<&str> = config
+                .languages
+                .iter()
+                .filter(|(_, ids)| ids.contains(&entry.id))
+                .map(|(lang, _)| lang.as_str())
+                .collect();
+            let found = entry.binaries.iter().find_map(|b| which::which(b).ok());
+            let what = match found {
+                Some(path) => format!("found: {}", path.display()),
+                None if entry.binaries.len() == 1 => {
+                    format!("missing: {} is not on PATH", entry.binaries[0])
+                }
+                None => format!("missing: none of {} is on PATH", entry.binaries.join(", ")),
+            };
+            let used = match langs.as_slice() {
+                [] => "no language uses it".to_string(),
+                l => l.join(", "),
+            };
+            format!("{:<28} {what} ({used})", entry.id)
+        })
+        .collect()
+}
+
 /// The top-most folder from the file's folder up to the workspace root that holds a marker.
 pub fn find_root(entry: &ServerEntry, file: &Path, workspace: &Path) -> Option<PathBuf> {
     let mut found = None;

@@ -43,10 +43,20 @@ pub async fn doctor_report(run: &Run, root: &Path) -> String {
     for (name, flag) in INTERPRETERS {
         let _ = writeln!(out, "  {}", probe(name, flag).await);
     }
+    let _ = writeln!(out, "\nlanguage servers (started on first use):");
+    match tether_lsp::LspConfig::from_section(config.get("lsp")) {
+        Ok(lsp) => {
+            for line in tether_lsp::catalog_report(&lsp) {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+        Err(why) => {
+            let _ = writeln!(out, "  the [lsp] section is refused: {why}");
+        }
+    }
     let _ = writeln!(
         out,
-        "\nlanguage servers, debug adapters: not in this build yet (they arrive with the lsp \
-         and debug tools)"
+        "\ndebug adapters: not in this build yet (they arrive with the debug tool)"
     );
     out
 }

@@ -26,6 +26,9 @@ fn example_host_lists_plan_tools_and_reads() {
         "{text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(text.contains("plan mode sees: ast_grep, lsp, read\n"), "{text}");
+    assert!(
+        text.contains("plan mode sees: ast_grep, lsp, read\n"),
+        "{text}"
+    );
     assert!(text.contains("     2\ttwo"), "{text}");
 }

@@ -1,0 +1,81 @@
+//! Restricted mode: in an untrusted workspace, rust-analyzer runs none of the repository's
+//! code (a `build.rs` that leaves a marker never runs) and `status` says why; once the user
+//! trusts the workspace, the build script runs.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tether::{Run, RunBuilder, Surface, TrustStore};
+use tokio_util::sync::CancellationToken;
+
+const MANIFEST: &str =
+    "[package]\nname = \"marked\"\nversion = \"0.1.0\"\nedition = \"2021\"\nbuild = \"build.rs\"\n";
+const BUILD: &str = "fn main() {\n    let dir = std::env::var(\"CARGO_MANIFEST_DIR\").unwrap();\n    std::fs::write(format!(\"{dir}/build-script-ran\"), \"yes\").unwrap();\n}\n";
+const LIB: &str = "pub fn answer() -> u32 {\n    42\n}\n";
+
+fn run_over(dir: &Path) -> Run {
+    RunBuilder::new(dir.join("ws"))
+        .user_config_dir(dir.join("cfg"))
+        .state_dir(dir.join("state"))
+        .build()
+        .unwrap()
+}
+
+async fn lsp(run: &Run, args: serde_json::Value) -> String {
+    run.runtime()
+        .call(Surface::Agent, "lsp", args, CancellationToken::new())
+        .await
+        .map(|o| o.to_text())
+        .unwrap_or_else(|e| e.to_string())
+}
+
+fn marker_within(ws: &Path, limit: Duration) -> bool {
+    let end = Instant::now() + limit;
+    while Instant::now() < end {
+        if ws.join("build-script-ran").exists() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    false
+}
+
+#[test]
+fn an_untrusted_workspace_runs_no_build_script_until_trusted() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join("src")).unwrap();
+        std::fs::write(ws.join("Cargo.toml"), MANIFEST).unwrap();
+        std::fs::write(ws.join("build.rs"), BUILD).unwrap();
+        std::fs::write(ws.join("src/lib.rs"), LIB).unwrap();
+        let cfg = dir.path().join("cfg");
+        std::fs::create_dir_all(&cfg).unwrap();
+        std::fs::write(cfg.join("tether.toml"), "[lsp]\nrequest_timeout_s = 120\ninit_timeout_s = 120\n").unwrap();
+        let hover = json!({"action": "hover", "file": "src/lib.rs", "line": 1, "symbol": "answer"});
+
+        let run = run_over(dir.path());
+        let out = lsp(&run, hover.clone()).await;
+        assert!(out.contains("pub fn answer() -> u32"), "{out}");
+        let status = lsp(&run, json!({"action": "status"})).await;
+        assert!(status.contains("restricted: build scripts, proc macros and cargo check are off until `tether trust`"), "{status}");
+        assert!(status.contains("this workspace is not trusted"), "{status}");
+        // The server has loaded the project (it answered); the build script never ran.
+        assert!(!marker_within(&ws, Duration::from_secs(3)), "the build script ran untrusted");
+        run.shutdown(Duration::from_secs(5)).await;
+        drop(run);
+
+        TrustStore::new(&cfg).trust(&ws.canonicalize().unwrap()).unwrap();
+        let run = run_over(dir.path());
+        let out = lsp(&run, hover).await;
+        assert!(out.contains("pub fn answer() -> u32"), "{out}");
+        let status = lsp(&run, json!({"action": "status"})).await;
+        assert!(!status.contains("restricted"), "{status}");
+        assert!(marker_within(&ws, Duration::from_secs(120)), "the trusted build script never ran");
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
