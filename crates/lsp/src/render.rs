@@ -226,3 +226,54 @@ pub fn outline(answer: &Value, cap: usize) -> String {
     }
     out.join("\n")
 }
+
+/// A file's diagnostics as `path:line  severity  message [code] (source)`, worst first within
+/// a line, with counts by severity, at most `cap`.
+pub fn diagnostics(shown_path: &str, items: &[Value], cap: usize) -> String {
+    const SEVERITY: [&str; 4] = ["error", "warning", "info", "hint"];
+    let mut rows: Vec<(u64, u64, String)> = items
+        .iter()
+        .map(|d| {
+            let line = d["range"]["start"]["line"].as_u64().unwrap_or(0);
+            let sev = d["severity"].as_u64().unwrap_or(1).clamp(1, 4);
+            let code = match &d["code"] {
+                Value::String(c) => format!(" [{c}]"),
+                Value::Number(n) => format!(" [{n}]"),
+                _ => String::new(),
+            };
+            let source = d["source"]
+                .as_str()
+                .map(|s| format!(" ({s})"))
+                .unwrap_or_default();
+            let message = d["message"].as_str().unwrap_or("").replace('\n', " ");
+            let text = format!(
+                "{shown_path}:{}  {}  {}{code}{source}",
+                line + 1,
+                SEVERITY[(sev - 1) as usize],
+                cut(message.trim(), LINE_CHARS)
+            );
+            (line, sev, text)
+        })
+        .collect();
+    rows.sort();
+    rows.dedup_by(|a, b| a.2 == b.2);
+    let mut counts = [0usize; 4];
+    for (_, sev, _) in &rows {
+        counts[(*sev - 1) as usize] += 1;
+    }
+    let summary: Vec<String> = counts
+        .iter()
+        .zip(SEVERITY)
+        .filter(|(n, _)| **n > 0)
+        .map(|(n, s)| tether_tool::counted(*n, s))
+        .collect();
+    if summary.is_empty() {
+        return format!("{shown_path}: no errors or warnings");
+    }
+    let mut out = vec![format!("{shown_path}: {}", summary.join(", "))];
+    out.extend(rows.iter().take(cap).map(|(_, _, t)| t.clone()));
+    if rows.len() > cap {
+        out.push(format!("… {} more not shown (cap {cap})", rows.len() - cap));
+    }
+    out.join("\n")
+}

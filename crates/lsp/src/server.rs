@@ -51,12 +51,29 @@ struct Heard {
     progress: HashMap<String, Option<u32>>,
     /// rust-analyzer's own word on whether it is done loading (`experimental/serverStatus`).
     quiescent: Option<bool>,
+    /// The latest `publishDiagnostics` per document URI.
+    published: HashMap<String, Published>,
+    /// Counts publications and document changes, to tell which came after which.
+    seq: u64,
+}
+
+/// One `publishDiagnostics`: the version it is about (when the server says), when it came,
+/// and the diagnostics.
+#[derive(Clone)]
+pub struct Published {
+    /// The document version it describes, if the server sent one.
+    pub version: Option<i64>,
+    /// Its place in the order of events.
+    pub seq: u64,
+    /// The diagnostics, as sent.
+    pub items: Vec<Value>,
 }
 
 /// Answers the server's requests and keeps its notifications.
 struct Client {
     settings: Value,
     heard: Arc<Mutex<Heard>>,
+    published: Arc<tokio::sync::Notify>,
 }
 
 impl Incoming for Client {
@@ -87,6 +104,25 @@ impl Incoming for Client {
     }
 
     fn notification(&self, method: &str, params: Value) {
+        if method == "textDocument/publishDiagnostics" {
+            let Some(uri) = params["uri"].as_str() else {
+                return;
+            };
+            let mut heard = lock(&self.heard);
+            heard.seq += 1;
+            let entry = Published {
+                version: params["version"].as_i64(),
+                seq: heard.seq,
+                items: params["diagnostics"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default(),
+            };
+            heard.published.insert(uri.to_string(), entry);
+            drop(heard);
+            self.published.notify_waiters();
+            return;
+        }
         if method == "experimental/serverStatus" {
             lock(&self.heard).quiescent = params["quiescent"].as_bool();
             return;
@@ -129,6 +165,8 @@ fn section(settings: &Value, name: Option<&str>) -> Value {
 struct Open {
     version: i32,
     hash: u64,
+    /// The event count when this version was sent.
+    sent_seq: u64,
 }
 
 /// The LSP error code for an answer the server dropped because the document or project
@@ -150,6 +188,7 @@ pub struct Server {
     /// The capabilities it announced.
     pub capabilities: Value,
     heard: Arc<Mutex<Heard>>,
+    published: Arc<tokio::sync::Notify>,
     open: tokio::sync::Mutex<HashMap<PathBuf, Open>>,
     timeout: Duration,
     /// Notes on what was turned off because the workspace is not trusted.
@@ -236,9 +275,11 @@ impl Server {
             return Err(format!("{}: no pipes to the server", entry.id));
         };
         let heard = Arc::new(Mutex::new(Heard::default()));
+        let published = Arc::new(tokio::sync::Notify::new());
         let client = Arc::new(Client {
             settings: entry.settings.clone(),
             heard: heard.clone(),
+            published: published.clone(),
         });
         let peer = Peer::start(input, output, client, Some("$/cancelRequest"));
         let mut init = entry.init_options.clone();
@@ -295,6 +336,7 @@ impl Server {
             encoding,
             capabilities: caps,
             heard,
+            published,
             open: tokio::sync::Mutex::default(),
             timeout,
             restricted,
@@ -395,11 +437,17 @@ impl Server {
         let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
         let mut open = self.open.lock().await;
         let uri = file_uri(path);
+        let now = {
+            let mut heard = lock(&self.heard);
+            heard.seq += 1;
+            heard.seq
+        };
         let sent = match open.get_mut(path) {
             Some(doc) if doc.hash == hash => return Ok(()),
             Some(doc) => {
                 doc.version += 1;
                 doc.hash = hash;
+                doc.sent_seq = now;
                 let params = json!({
                     "textDocument": {"uri": uri, "version": doc.version},
                     "contentChanges": [{"text": text}],
@@ -408,13 +456,44 @@ impl Server {
             }
             None => {
                 let lang = language_of(path).unwrap_or("");
-                open.insert(path.to_path_buf(), Open { version: 1, hash });
+                let doc = Open {
+                    version: 1,
+                    hash,
+                    sent_seq: now,
+                };
+                open.insert(path.to_path_buf(), doc);
                 let params = json!({"textDocument": {
                     "uri": uri, "languageId": language_id(lang, path), "version": 1, "text": text}});
                 self.peer.notify("textDocument/didOpen", params).await
             }
         };
         sent.map_err(|e| format!("{}: {e}", self.id))
+    }
+
+    /// The diagnostics the server published for `path`'s current text, waiting for them at
+    /// most the request deadline; `None` if none came in time. An older publication (for a
+    /// version before the last change) never counts.
+    pub async fn published(&self, path: &Path) -> Option<Vec<Value>> {
+        let uri = file_uri(path);
+        let (version, sent_seq) = {
+            let open = self.open.lock().await;
+            let doc = open.get(path)?;
+            (i64::from(doc.version), doc.sent_seq)
+        };
+        let current = |p: &Published| match p.version {
+            Some(v) => v == version,
+            None => p.seq > sent_seq,
+        };
+        let wait = async {
+            loop {
+                let notified = self.published.notified();
+                if let Some(p) = lock(&self.heard).published.get(&uri).filter(|p| current(p)) {
+                    return p.items.clone();
+                }
+                notified.await;
+            }
+        };
+        tokio::time::timeout(self.timeout, wait).await.ok()
     }
 
     /// Ends the server: `shutdown` and `exit` within `budget`, then its process group is

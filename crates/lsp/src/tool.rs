@@ -105,10 +105,12 @@ impl Tool for LspTool {
             Action::Status => status(&self.servers).await,
             Action::Reload => reload(&self.servers, cx, args.file.as_deref()).await?,
             Action::Symbols => symbols(&self.servers, cx, &args).await?,
-            Action::Diagnostics | Action::CodeActions => {
+            Action::Diagnostics => diagnostics(&self.servers, cx, args.file.as_deref()).await?,
+            Action::CodeActions => {
                 return Err(ToolError::failed(format!(
-                    "`lsp` action `{}` is not built yet; definition, type_definition, \
-                     implementation, references, hover, symbols, status and reload work now",
+                    "`lsp` action `{}` is not built yet; diagnostics, definition, \
+                     type_definition, implementation, references, hover, symbols, status and \
+                     reload work now",
                     action_name(args.action)
                 )));
             }
@@ -269,6 +271,52 @@ async fn navigate(
         ));
     }
     Ok(text)
+}
+
+/// Diagnostics cap for one file.
+const DIAGNOSTICS_CAP: usize = 100;
+
+async fn diagnostics(
+    servers: &Supervisor,
+    cx: &CallCx,
+    file: Option<&str>,
+) -> Result<String, ToolError> {
+    let file = file.ok_or_else(|| ToolError::invalid("`diagnostics` needs `file` (a path)"))?;
+    if file == "*" {
+        return Err(ToolError::failed(
+            "`diagnostics \"*\"` (the project checker) is not built yet; ask for one `file` at \
+             a time",
+        ));
+    }
+    let t = target(servers, cx, file).await?;
+    let items = if t.server.capabilities.get("diagnosticProvider").is_some() {
+        let params = json!({"textDocument": {"uri": file_uri(&t.abs)}});
+        let answer = t
+            .server
+            .request("textDocument/diagnostic", params, cx.cancel_token())
+            .await
+            .map_err(ToolError::failed)?;
+        answer["items"].as_array().cloned().unwrap_or_default()
+    } else {
+        cx.progress(&format!(
+            "waiting for {} to publish diagnostics",
+            t.server.id
+        ));
+        match t.server.published(&t.abs).await {
+            Some(items) => items,
+            None => {
+                return Err(ToolError::failed(format!(
+                    "{} published no diagnostics for the current text of {file} within {} s \
+                     ({}); ask again, or see `lsp` status",
+                    t.server.id,
+                    t.server.timeout().as_secs(),
+                    t.server.state().await
+                )));
+            }
+        }
+    };
+    let shown = crate::render::shown(&t.abs, servers.workspace());
+    Ok(crate::render::diagnostics(&shown, &items, DIAGNOSTICS_CAP))
 }
 
 async fn symbols(servers: &Supervisor, cx: &CallCx, args: &LspArgs) -> Result<String, ToolError> {

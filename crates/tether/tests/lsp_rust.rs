@@ -101,6 +101,21 @@ fn rust_analyzer_answers_navigation_queries() {
             .unwrap_err();
         assert!(err.contains("needs `symbol`"), "{err}");
 
+        // A file changed behind the run's back reaches the server before the next answer.
+        let ws = dir.path().join("ws");
+        let broken = format!("{SHAPES}\npub fn broken() -> u32 {{\n    let x = ;\n    x\n}}\n");
+        std::fs::write(ws.join("src/shapes.rs"), &broken).unwrap();
+        let diags = lsp(&run, json!({"action": "diagnostics", "file": "src/shapes.rs"}))
+            .await
+            .unwrap();
+        let bad_line = SHAPES.lines().count() + 3;
+        assert!(diags.contains(&format!("src/shapes.rs:{bad_line}  error")), "{diags}");
+        std::fs::write(ws.join("src/shapes.rs"), SHAPES).unwrap();
+        let clean = lsp(&run, json!({"action": "diagnostics", "file": "src/shapes.rs"}))
+            .await
+            .unwrap();
+        assert_eq!(clean, "src/shapes.rs: no errors or warnings");
+
         let status = lsp(&run, json!({"action": "status"})).await.unwrap();
         assert!(status.contains("rust-analyzer for . ") && status.contains("positions in utf-8"), "{status}");
         assert!(status.contains("restricted: build scripts"), "{status}");
