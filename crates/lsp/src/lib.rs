@@ -6,6 +6,7 @@ mod avail;
 mod catalog;
 mod config;
 mod position;
+mod rename;
 mod render;
 mod server;
 mod supervisor;
@@ -20,6 +21,7 @@ pub use avail::catalog_report;
 pub use catalog::{LANGUAGES, ServerEntry, builtin, language_of};
 pub use config::LspConfig;
 pub use position::{Encoding, locate};
+pub use rename::{LspRenameTool, RenameArgs};
 pub use supervisor::Supervisor;
 pub use tool::{Action, LspArgs, LspTool};
 
@@ -51,6 +53,9 @@ impl Capability for Lsp {
             run.trusted,
         ));
         run.tool(LspTool {
+            servers: servers.clone(),
+        })
+        .tool(rename::LspRenameTool {
             servers: servers.clone(),
         });
         self.servers = Some(servers);

@@ -136,13 +136,17 @@ fn action_name(a: Action) -> &'static str {
 }
 
 /// A file the model named, resolved and read, with the server that serves it.
-struct Target {
-    abs: PathBuf,
-    text: String,
-    server: Arc<Server>,
+pub(crate) struct Target {
+    pub(crate) abs: PathBuf,
+    pub(crate) text: String,
+    pub(crate) server: Arc<Server>,
 }
 
-async fn target(servers: &Supervisor, cx: &CallCx, file: &str) -> Result<Target, ToolError> {
+pub(crate) async fn target(
+    servers: &Supervisor,
+    cx: &CallCx,
+    file: &str,
+) -> Result<Target, ToolError> {
     let abs = cx.workspace().resolve_read(file)?;
     let Some(lang) = language_of(&abs) else {
         let known: Vec<&str> = LANGUAGES.iter().map(|(l, _, _)| *l).collect();

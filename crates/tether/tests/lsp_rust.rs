@@ -116,6 +116,27 @@ fn rust_analyzer_answers_navigation_queries() {
             .unwrap();
         assert_eq!(clean, "src/shapes.rs: no errors or warnings");
 
+        // A rename across both files, all or nothing, then the server sees the new text.
+        let renamed = run
+            .runtime()
+            .call(
+                Surface::Agent,
+                "lsp_rename",
+                json!({"file": "src/shapes.rs", "line": 8, "symbol": "Square", "new_name": "Quad"}),
+                CancellationToken::new(),
+            )
+            .await
+            .unwrap()
+            .to_text();
+        assert!(renamed.starts_with("renamed `Square` to `Quad` in 2 files:"), "{renamed}");
+        assert!(renamed.contains("src/lib.rs: 2 edits") && renamed.contains("src/shapes.rs: 4 edits"), "{renamed}");
+        let lib = std::fs::read_to_string(ws.join("src/lib.rs")).unwrap();
+        assert_eq!(lib, LIB.replace("Square", "Quad"));
+        let refs = lsp(&run, json!({"action": "references", "file": "src/lib.rs", "line": 3, "symbol": "Quad"}))
+            .await
+            .unwrap();
+        assert!(refs.contains("src/shapes.rs:8  Quad"), "{refs}");
+
         let status = lsp(&run, json!({"action": "status"})).await.unwrap();
         assert!(status.contains("rust-analyzer for . ") && status.contains("positions in utf-8"), "{status}");
         assert!(status.contains("restricted: build scripts"), "{status}");

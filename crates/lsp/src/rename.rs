@@ -1,0 +1,289 @@
+//! `lsp_rename`: the server's rename, applied to every file it touches in one all-or-nothing
+//! write, against the text the server saw; an edit computed on a stale copy is refused.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tether_fs::{ChangeOp, hash_bytes};
+use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, counted};
+
+use crate::position::{Encoding, locate};
+use crate::server::{file_uri, uri_path};
+use crate::supervisor::Supervisor;
+
+/// Arguments of `lsp_rename`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RenameArgs {
+    /// The file, relative to the workspace.
+    #[serde(alias = "path", alias = "file_path")]
+    file: String,
+    /// 1-based line of the symbol.
+    #[schemars(range(min = 1))]
+    line: usize,
+    /// Text naming the symbol on that line (`name#2` for the second occurrence).
+    symbol: String,
+    /// The new name.
+    new_name: String,
+}
+
+/// The `lsp_rename` tool.
+pub struct LspRenameTool {
+    pub(crate) servers: Arc<Supervisor>,
+}
+
+impl Tool for LspRenameTool {
+    type Args = RenameArgs;
+
+    fn name(&self) -> &'static str {
+        "lsp_rename"
+    }
+
+    fn description(&self) -> String {
+        "Project-wide rename through the language server: the symbol named by `file`, 1-based \
+         `line` and `symbol` becomes `new_name` in every file, all or nothing. Reports the \
+         files changed and the edits in each."
+            .into()
+    }
+
+    fn tier(&self) -> Tier {
+        Tier::Write
+    }
+
+    fn concurrency(&self, _: &RenameArgs) -> Concurrency {
+        Concurrency::Workspace
+    }
+
+    async fn call(&self, cx: &CallCx, args: RenameArgs) -> Result<ToolOutput, ToolError> {
+        if args.line == 0 {
+            return Err(ToolError::invalid("`line` is 1-based: the first line is 1"));
+        }
+        let t = crate::tool::target(&self.servers, cx, &args.file).await?;
+        let lines: Vec<&str> = t.text.lines().collect();
+        let line = lines.get(args.line - 1).ok_or_else(|| {
+            ToolError::invalid(format!(
+                "{} has {} lines, so line {} does not exist",
+                args.file,
+                lines.len(),
+                args.line
+            ))
+        })?;
+        let (byte, ident) = locate(line, args.line, &args.symbol).map_err(ToolError::invalid)?;
+        let server = &t.server;
+        let position =
+            json!({"line": args.line - 1, "character": server.encoding.column(line, byte)});
+        let doc = json!({"uri": file_uri(&t.abs)});
+        let can_prepare = server.capabilities["renameProvider"]["prepareProvider"] == true;
+        if can_prepare {
+            let params = json!({"textDocument": doc, "position": position});
+            let ok = server
+                .request("textDocument/prepareRename", params, cx.cancel_token())
+                .await
+                .map_err(ToolError::failed)?;
+            if ok.is_null() {
+                return Err(ToolError::invalid(format!(
+                    "{} cannot rename `{ident}` at {}:{} (not a renameable symbol there)",
+                    server.id, args.file, args.line
+                )));
+            }
+        }
+        let params = json!({"textDocument": doc, "position": position, "newName": args.new_name});
+        let edit = server
+            .request("textDocument/rename", params, cx.cancel_token())
+            .await
+            .map_err(ToolError::failed)?;
+        let plan = plan(&edit).map_err(ToolError::invalid)?;
+        if plan.files.is_empty() {
+            return Err(ToolError::invalid(format!(
+                "{} returned no edits for renaming `{ident}`",
+                server.id
+            )));
+        }
+        let mut ops = Vec::new();
+        let mut report = Vec::new();
+        let mut synced = Vec::new();
+        for (path, file) in &plan.files {
+            let rel = cx.workspace().resolve_write(&path.to_string_lossy())?;
+            // The text the server saw is the text on disk now, or the commit refuses.
+            let before = std::fs::read_to_string(path)
+                .map_err(|e| ToolError::invalid(format!("cannot read {}: {e}", rel.rel())))?;
+            let after = apply(&before, &file.edits, server.encoding)
+                .map_err(|e| ToolError::invalid(format!("{}: {e}", rel.rel())))?;
+            report.push(format!(
+                "{}: {}",
+                rel.rel(),
+                counted(file.edits.len(), "edit")
+            ));
+            let expect = hash_bytes(before.as_bytes());
+            synced.push((path.clone(), after.clone()));
+            match &file.rename_to {
+                Some(to) => ops.push(ChangeOp::Rename {
+                    from: rel,
+                    to: cx.workspace().resolve_write(&to.to_string_lossy())?,
+                    expect,
+                    content: Some(after.into_bytes()),
+                }),
+                None => ops.push(ChangeOp::Write {
+                    path: rel,
+                    content: after.into_bytes(),
+                    expect,
+                }),
+            }
+        }
+        cx.fs().commit(ops).await?;
+        for (path, text) in synced {
+            server.sync(&path, &text).await.map_err(ToolError::failed)?;
+        }
+        Ok(ToolOutput::text(format!(
+            "renamed `{ident}` to `{}` in {}:\n{}",
+            args.new_name,
+            counted(report.len(), "file"),
+            report.join("\n")
+        )))
+    }
+}
+
+/// One file's part of a workspace edit.
+#[derive(Default)]
+struct FileEdit {
+    edits: Vec<TextEdit>,
+    rename_to: Option<PathBuf>,
+}
+
+struct TextEdit {
+    start: (u32, u32),
+    end: (u32, u32),
+    text: String,
+}
+
+struct Plan {
+    files: BTreeMap<PathBuf, FileEdit>,
+}
+
+/// Reads a `WorkspaceEdit` (`changes` or `documentChanges`, with file renames).
+fn plan(edit: &Value) -> Result<Plan, String> {
+    let mut files: BTreeMap<PathBuf, FileEdit> = BTreeMap::new();
+    let mut add = |uri: &str, edits: &[Value]| -> Result<(), String> {
+        let path = uri_path(uri).ok_or_else(|| format!("the server edits a non-file URI {uri}"))?;
+        let entry = files.entry(path).or_default();
+        for e in edits {
+            let r = &e["range"];
+            let pos = |p: &Value| {
+                (
+                    p["line"].as_u64().unwrap_or(0) as u32,
+                    p["character"].as_u64().unwrap_or(0) as u32,
+                )
+            };
+            entry.edits.push(TextEdit {
+                start: pos(&r["start"]),
+                end: pos(&r["end"]),
+                text: e["newText"].as_str().unwrap_or("").to_string(),
+            });
+        }
+        Ok(())
+    };
+    if let Some(changes) = edit["changes"].as_object() {
+        for (uri, edits) in changes {
+            add(uri, edits.as_array().map_or(&[][..], |a| a))?;
+        }
+    }
+    let mut renames = Vec::new();
+    for change in edit["documentChanges"].as_array().into_iter().flatten() {
+        match change["kind"].as_str() {
+            None => {
+                let uri = change["textDocument"]["uri"].as_str().unwrap_or("");
+                add(uri, change["edits"].as_array().map_or(&[][..], |a| a))?;
+            }
+            Some("rename") => {
+                let from = uri_path(change["oldUri"].as_str().unwrap_or(""));
+                let to = uri_path(change["newUri"].as_str().unwrap_or(""));
+                match (from, to) {
+                    (Some(f), Some(t)) => renames.push((f, t)),
+                    _ => return Err("the server renames a file by a non-file URI".into()),
+                }
+            }
+            Some(other) => {
+                return Err(format!(
+                    "the server's rename also wants to {other} a file, which lsp_rename does \
+                     not do; nothing was written"
+                ));
+            }
+        }
+    }
+    for (from, to) in renames {
+        // Edits may name the file by its old or its new name.
+        let mut entry = files.remove(&from).unwrap_or_default();
+        if let Some(more) = files.remove(&to) {
+            entry.edits.extend(more.edits);
+        }
+        entry.rename_to = Some(to);
+        files.insert(from, entry);
+    }
+    Ok(Plan { files })
+}
+
+/// Applies text edits (positions in the server's encoding) to `text`, last first.
+fn apply(text: &str, edits: &[TextEdit], enc: Encoding) -> Result<String, String> {
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    let offset = |(line, col): (u32, u32)| -> Result<usize, String> {
+        let l = line as usize;
+        let Some(&start) = starts.get(l) else {
+            return Err(format!("an edit points at line {}, past the end", l + 1));
+        };
+        let end = starts.get(l + 1).map_or(text.len(), |e| e - 1);
+        let line_text = text[start..end].trim_end_matches('\r');
+        Ok(start + enc.byte(line_text, col))
+    };
+    let mut spans: Vec<(usize, usize, &str)> = edits
+        .iter()
+        .map(|e| Ok((offset(e.start)?, offset(e.end)?, e.text.as_str())))
+        .collect::<Result<_, String>>()?;
+    spans.sort_by_key(|(s, _, _)| std::cmp::Reverse(*s));
+    let mut out = text.to_string();
+    let mut limit = usize::MAX;
+    for (s, e, new) in spans {
+        if s > e || e > limit {
+            return Err("the server sent overlapping edits; nothing was written".into());
+        }
+        out.replace_range(s..e, new);
+        limit = s;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn edits_apply_last_first_in_either_encoding() {
+        let text = "let s = \"😀\"; let old = 1;\nold + old\n";
+        let edit = |start, end| TextEdit {
+            start,
+            end,
+            text: "new".into(),
+        };
+        // In UTF-16 the emoji is 2 units, so `old` starts at 18; in UTF-8 (4 bytes) at 20.
+        let utf16 = [
+            edit((0, 18), (0, 21)),
+            edit((1, 0), (1, 3)),
+            edit((1, 6), (1, 9)),
+        ];
+        let out = apply(text, &utf16, Encoding::Utf16).unwrap();
+        assert_eq!(out, "let s = \"😀\"; let new = 1;\nnew + new\n");
+        let utf8 = [edit((0, 20), (0, 23))];
+        assert_eq!(
+            apply(text, &utf8, Encoding::Utf8).unwrap(),
+            "let s = \"😀\"; let new = 1;\nold + old\n"
+        );
+        let overlapping = [edit((1, 0), (1, 5)), edit((1, 2), (1, 4))];
+        assert!(apply(text, &overlapping, Encoding::Utf8).is_err());
+    }
+}
