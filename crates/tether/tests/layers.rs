@@ -11,7 +11,7 @@ use serde_json::Value;
 
 fn rank(name: &str) -> Option<u8> {
     Some(match name {
-        "tether-fs" | "tether-proc" => 0,
+        "tether-fs" | "tether-proc" | "tether-fake-lsp" => 0,
         "tether-tool" => 1,
         "tether-run" | "tether-files" | "tether-structural" | "tether-lsp" => 2,
         "tether" => 3,

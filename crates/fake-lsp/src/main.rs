@@ -1,0 +1,77 @@
+//! A language server that misbehaves on purpose, for the fault tests: real servers cannot be
+//! made to hang, crash or send garbage on demand. `fake-lsp MODE`, where MODE is one of
+//! `hang-init` (never answers initialize), `crash` (exits in the middle of the first request
+//! after initialize), `garbage` (answers the first request with bytes that are not a frame),
+//! `silent` (answers everything but never publishes diagnostics).
+
+use std::io::{BufRead, BufReader, Write};
+
+use serde_json::{Value, json};
+
+fn read(input: &mut impl BufRead) -> Option<Value> {
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if input.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("Content-Length:") {
+            length = v.trim().parse().ok();
+        }
+    }
+    let mut body = vec![0; length?];
+    input.read_exact(&mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+fn write(out: &mut impl Write, message: &Value) {
+    let body = message.to_string();
+    let _ = write!(out, "Content-Length: {}\r\n\r\n{body}", body.len());
+    let _ = out.flush();
+}
+
+fn main() {
+    let mode = std::env::args().nth(1).unwrap_or_default();
+    let mut input = BufReader::new(std::io::stdin().lock());
+    let mut out = std::io::stdout().lock();
+    eprintln!("fake-lsp starting in mode `{mode}`");
+    while let Some(message) = read(&mut input) {
+        let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) else {
+            continue;
+        };
+        match (mode.as_str(), method) {
+            ("hang-init", "initialize") => {
+                eprintln!("fake-lsp: not answering initialize");
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            }
+            (_, "initialize") => {
+                let caps = json!({"capabilities": {"hoverProvider": true,
+                                  "definitionProvider": true, "textDocumentSync": 1}});
+                write(
+                    &mut out,
+                    &json!({"jsonrpc": "2.0", "id": id, "result": caps}),
+                );
+            }
+            ("crash", _) => {
+                eprintln!("fake-lsp: crashing on purpose in `{method}`");
+                std::process::exit(3);
+            }
+            ("garbage", _) => {
+                let _ = out.write_all(b"this is not a header\r\n\r\n{");
+                let _ = out.flush();
+            }
+            (_, "shutdown") => write(
+                &mut out,
+                &json!({"jsonrpc": "2.0", "id": id, "result": null}),
+            ),
+            _ => write(
+                &mut out,
+                &json!({"jsonrpc": "2.0", "id": id, "result": null}),
+            ),
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! Faults a real server will not produce on demand, from `fake-lsp` (test support): a hang on
+//! initialize, a crash mid-request, garbage on the wire, diagnostics never published. Each
+//! call ends within its deadline with a clear message, `status` shows the state, and no
+//! server process is left. The bounds asserted are liveness (ten times the deadline).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tether::{Run, RunBuilder, Surface};
+use tokio_util::sync::CancellationToken;
+
+/// Builds the fake server once and returns its path.
+fn fake_lsp() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let status = Command::new(env!("CARGO"))
+                .args(["build", "--quiet", "-p", "tether-fake-lsp"])
+                .status()
+                .unwrap();
+            assert!(status.success());
+            let target = std::env::var("CARGO_TARGET_DIR")
+                .unwrap_or_else(|_| format!("{}/../../target", env!("CARGO_MANIFEST_DIR")));
+            PathBuf::from(format!("{target}/debug/fake-lsp"))
+        })
+        .clone()
+}
+
+/// A run whose Rust server is `fake-lsp MODE`, with 2-second deadlines.
+fn run_with(dir: &Path, mode: &str) -> Run {
+    let ws = dir.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("fake.marker"), "").unwrap();
+    std::fs::write(ws.join("main.rs"), "fn main() {}\n").unwrap();
+    let cfg = dir.join("cfg");
+    std::fs::create_dir_all(&cfg).unwrap();
+    let config = format!(
+        "[lsp]\nrequest_timeout_s = 2\ninit_timeout_s = 2\n\
+         [lsp.servers.fake]\ncommand = [{:?}, {mode:?}]\nroot_markers = [\"fake.marker\"]\n\
+         [lsp.languages.rust]\nservers = [\"fake\"]\n",
+        fake_lsp().display().to_string()
+    );
+    std::fs::write(cfg.join("tether.toml"), config).unwrap();
+    RunBuilder::new(&ws)
+        .user_config_dir(&cfg)
+        .state_dir(dir.join("state"))
+        .build()
+        .unwrap()
+}
+
+async fn lsp(run: &Run, args: serde_json::Value) -> Result<String, String> {
+    run.runtime()
+        .call(Surface::Agent, "lsp", args, CancellationToken::new())
+        .await
+        .map(|o| o.to_text())
+        .map_err(|e| e.to_string())
+}
+
+fn hover() -> serde_json::Value {
+    json!({"action": "hover", "file": "main.rs", "line": 1, "symbol": "main"})
+}
+
+/// Pids of this process's `fake-lsp` children.
+fn fakes() -> Vec<u32> {
+    let me = std::process::id();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let comm = &stat[stat.find('(')? + 1..stat.rfind(')')?];
+            let after = &stat[stat.rfind(')')? + 1..];
+            let mut fields = after.split_whitespace();
+            let state = fields.next()?;
+            let ppid: u32 = fields.next()?.parse().ok()?;
+            (ppid == me && comm == "fake-lsp" && state != "Z").then_some(pid)
+        })
+        .collect()
+}
+
+async fn none_left(run: Run) {
+    run.shutdown(Duration::from_secs(2)).await;
+    drop(run);
+    let end = Instant::now() + Duration::from_secs(10);
+    while !fakes().is_empty() {
+        assert!(Instant::now() < end, "fake-lsp left running: {:?}", fakes());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+// The cases run one after the other: each checks that no fake-lsp is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn faults_end_within_their_deadlines_and_leave_nothing_running() {
+    // Hangs on initialize: the start gives up at its deadline and kills the server.
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_with(dir.path(), "hang-init");
+    let started = Instant::now();
+    let err = lsp(&run, hover()).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(20), "liveness");
+    assert!(
+        err.contains("`initialize` got no answer within 2000 ms"),
+        "{err}"
+    );
+    assert!(
+        err.contains("not answering initialize"),
+        "the stderr tail: {err}"
+    );
+    assert!(
+        fakes().is_empty(),
+        "a server that failed to start was left: {:?}",
+        fakes()
+    );
+    none_left(run).await;
+
+    // Crashes in the middle of a request: the call fails at once with the reason and the
+    // server's last words; status shows it crashed; the next call starts it again.
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_with(dir.path(), "crash");
+    let err = lsp(&run, hover()).await.unwrap_err();
+    assert!(
+        err.contains("the other side closed the connection"),
+        "{err}"
+    );
+    assert!(err.contains("crashing on purpose"), "{err}");
+    let status = lsp(&run, json!({"action": "status"})).await.unwrap();
+    assert!(
+        status.contains("fake for . ") && status.contains("crashed:"),
+        "{status}"
+    );
+    let again = lsp(&run, hover()).await.unwrap_err();
+    assert!(
+        again.contains("crashing on purpose"),
+        "restarted and crashed again: {again}"
+    );
+    none_left(run).await;
+
+    // Sends bytes that are not a frame: the connection ends with what was wrong.
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_with(dir.path(), "garbage");
+    let err = lsp(&run, hover()).await.unwrap_err();
+    assert!(
+        err.contains("garbage on the wire: a header line `this is not a header`"),
+        "{err}"
+    );
+    let status = lsp(&run, json!({"action": "status"})).await.unwrap();
+    assert!(status.contains("crashed: garbage on the wire"), "{status}");
+    none_left(run).await;
+
+    // Never publishes diagnostics: the wait ends at its deadline and says so.
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_with(dir.path(), "silent");
+    let started = Instant::now();
+    let err = lsp(&run, json!({"action": "diagnostics", "file": "main.rs"}))
+        .await
+        .unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(20), "liveness");
+    assert!(
+        err.contains("fake published no diagnostics for the current text of main.rs within 2 s"),
+        "{err}"
+    );
+    none_left(run).await;
+}
