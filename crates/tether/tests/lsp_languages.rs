@@ -213,7 +213,10 @@ fn typescript_language_server() {
                 at("references", "shapes.ts", 6, "Square"),
                 &["main.ts:1  Square", "main.ts:3  Square"],
             ),
-            case(at("hover", "main.ts", 3, "Square("), &["new Square(side: number): Square", "A square."]),
+            case(
+                at("hover", "main.ts", 3, "Square("),
+                &["new Square(side: number): Square", "A square."],
+            ),
             case(
                 at("implementation", "shapes.ts", 1, "Shape"),
                 &["shapes.ts:6  Square"],
