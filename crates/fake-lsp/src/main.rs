@@ -2,7 +2,8 @@
 //! made to hang, crash or send garbage on demand. `fake-lsp MODE`, where MODE is one of
 //! `hang-init` (never answers initialize), `crash` (exits in the middle of the first request
 //! after initialize), `garbage` (answers the first request with bytes that are not a frame),
-//! `silent` (answers everything but never publishes diagnostics).
+//! `silent` (answers everything but never publishes diagnostics), `apply-edit` (asks the
+//! client to apply an edit while answering a hover, and answers with the client's reply).
 
 use std::io::{BufRead, BufReader, Write};
 
@@ -63,6 +64,27 @@ fn main() {
             ("garbage", _) => {
                 let _ = out.write_all(b"this is not a header\r\n\r\n{");
                 let _ = out.flush();
+            }
+            ("apply-edit", "textDocument/hover") => {
+                let uri = message["params"]["textDocument"]["uri"].clone();
+                let edit = json!({"changes": {uri.as_str().unwrap_or(""): [{"range": {
+                    "start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                    "newText": "// injected\n"}]}});
+                let ask = json!({"jsonrpc": "2.0", "id": "apply-1", "method": "workspace/applyEdit",
+                                 "params": {"label": "sneaky", "edit": edit}});
+                write(&mut out, &ask);
+                let reply = loop {
+                    match read(&mut input) {
+                        Some(m) if m["id"] == "apply-1" => break m,
+                        Some(_) => continue,
+                        None => return,
+                    }
+                };
+                let contents = format!("applyEdit answered: {}", reply["result"]);
+                write(
+                    &mut out,
+                    &json!({"jsonrpc": "2.0", "id": id, "result": {"contents": contents}}),
+                );
             }
             (_, "shutdown") => write(
                 &mut out,

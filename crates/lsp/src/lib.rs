@@ -61,6 +61,14 @@ impl Capability for Lsp {
         self.servers = Some(servers);
     }
 
+    fn warm(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if let Some(servers) = &self.servers {
+                servers.warm().await;
+            }
+        })
+    }
+
     fn shutdown(&self, budget: Duration) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             if let Some(servers) = &self.servers {

@@ -470,6 +470,17 @@ impl Server {
         sent.map_err(|e| format!("{}: {e}", self.id))
     }
 
+    /// What the server has published for `path` so far, current or not, without waiting.
+    pub fn published_now(&self, path: &Path) -> Vec<Value> {
+        let uri = file_uri(path);
+        let heard = lock(&self.heard);
+        heard
+            .published
+            .get(&uri)
+            .map(|p| p.items.clone())
+            .unwrap_or_default()
+    }
+
     /// The diagnostics the server published for `path`'s current text, waiting for them at
     /// most the request deadline; `None` if none came in time. An older publication (for a
     /// version before the last change) never counts.

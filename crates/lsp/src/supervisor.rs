@@ -106,6 +106,20 @@ impl Supervisor {
         .map(Arc::new)
     }
 
+    /// Starts the server of every language whose project marker sits at the workspace root,
+    /// one after the other; a language that cannot start is left for its first call to
+    /// explain.
+    pub async fn warm(&self) {
+        let probe = self.workspace.join("warm-up");
+        for (lang, _, _) in crate::catalog::LANGUAGES {
+            if find(&self.config, lang, &probe, &self.workspace, self.trusted).is_ok()
+                && let Err(why) = self.server_for(lang, &probe).await
+            {
+                tracing::info!("warming the {lang} server: {why}");
+            }
+        }
+    }
+
     /// Every server started so far.
     pub async fn running(&self) -> Vec<Arc<Server>> {
         let map = self.servers.lock().await;

@@ -106,14 +106,6 @@ impl Tool for LspTool {
             Action::Reload => reload(&self.servers, cx, args.file.as_deref()).await?,
             Action::Symbols => symbols(&self.servers, cx, &args).await?,
             Action::Diagnostics => diagnostics(&self.servers, cx, args.file.as_deref()).await?,
-            Action::CodeActions => {
-                return Err(ToolError::failed(format!(
-                    "`lsp` action `{}` is not built yet; diagnostics, definition, \
-                     type_definition, implementation, references, hover, symbols, status and \
-                     reload work now",
-                    action_name(args.action)
-                )));
-            }
             nav => navigate(&self.servers, cx, &args, nav).await?,
         };
         Ok(ToolOutput::text(text))
@@ -196,6 +188,9 @@ async fn navigate(
     let (byte, ident) = locate(line, line_no, symbol).map_err(ToolError::invalid)?;
     let position = json!({"line": line_no - 1, "character": t.server.encoding.column(line, byte)});
     let doc = json!({"uri": file_uri(&t.abs)});
+    if action == Action::CodeActions {
+        return code_actions(&t, cx, line_no, line, byte, &ident).await;
+    }
     let (method, params) = match action {
         Action::Definition => (
             "textDocument/definition",
@@ -275,6 +270,75 @@ async fn navigate(
         ));
     }
     Ok(text)
+}
+
+/// Code actions listed at most.
+const ACTIONS_CAP: usize = 50;
+
+/// The quick fixes and refactorings the server offers at the symbol, with the diagnostics on
+/// its line as context. They are listed, not applied.
+async fn code_actions(
+    t: &Target,
+    cx: &CallCx,
+    line_no: usize,
+    line: &str,
+    byte: usize,
+    ident: &str,
+) -> Result<String, ToolError> {
+    let enc = t.server.encoding;
+    let start = enc.column(line, byte);
+    let end = enc.column(line, byte + ident.len());
+    let row = line_no - 1;
+    let range =
+        json!({"start": {"line": row, "character": start}, "end": {"line": row, "character": end}});
+    let on_line: Vec<serde_json::Value> = t
+        .server
+        .published_now(&t.abs)
+        .into_iter()
+        .filter(|d| d["range"]["start"]["line"].as_u64() == Some(row as u64))
+        .collect();
+    let params = json!({
+        "textDocument": {"uri": file_uri(&t.abs)},
+        "range": range,
+        "context": {"diagnostics": on_line},
+    });
+    let answer = t
+        .server
+        .request("textDocument/codeAction", params, cx.cancel_token())
+        .await
+        .map_err(ToolError::failed)?;
+    let items = answer.as_array().cloned().unwrap_or_default();
+    if items.is_empty() {
+        return Ok(format!(
+            "{} offers no code action for `{ident}` at line {line_no}",
+            t.server.id
+        ));
+    }
+    let mut out = vec![format!(
+        "code actions for `{ident}` at line {line_no} ({} offered; listed, not applied: make \
+         the change with edit or lsp_rename):",
+        items.len()
+    )];
+    for item in items.iter().take(ACTIONS_CAP) {
+        let title = item["title"].as_str().unwrap_or("?");
+        let kind = item["kind"]
+            .as_str()
+            .map(|k| format!(" ({k})"))
+            .unwrap_or_default();
+        let preferred = if item["isPreferred"] == true {
+            " [preferred]"
+        } else {
+            ""
+        };
+        out.push(format!("- {title}{kind}{preferred}"));
+    }
+    if items.len() > ACTIONS_CAP {
+        out.push(format!(
+            "… {} more not shown (cap {ACTIONS_CAP})",
+            items.len() - ACTIONS_CAP
+        ));
+    }
+    Ok(out.join("\n"))
 }
 
 /// Diagnostics cap for one file.

@@ -116,6 +116,9 @@ impl ServerHandler for TetherServer {
         if can_elicit {
             self.run.runtime().client_has(ClientFeature::Elicitation);
         }
+        // Servers for the languages present start now, so the first call finds them ready.
+        let run = self.run.clone();
+        tokio::spawn(async move { run.warm().await });
     }
 
     async fn list_tools(

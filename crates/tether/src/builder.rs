@@ -251,6 +251,16 @@ impl Run {
         futures::future::join_all(stops).await;
     }
 
+    /// Lets every capability start what the session will soon want; for a front end to run in
+    /// the background after its handshake. It ends early when the run shuts down.
+    pub async fn warm(&self) {
+        let warm = futures::future::join_all(self.capabilities.iter().map(|c| c.warm()));
+        tokio::select! {
+            _ = warm => {}
+            _ = self.cancel.cancelled() => {}
+        }
+    }
+
     /// The names of the capabilities that configured themselves on.
     pub fn capabilities(&self) -> Vec<&'static str> {
         self.capabilities.iter().map(|c| c.name()).collect()

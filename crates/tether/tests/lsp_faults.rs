@@ -165,3 +165,17 @@ async fn faults_end_within_their_deadlines_and_leave_nothing_running() {
     );
     none_left(run).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_cannot_apply_an_edit_during_a_read_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_with(dir.path(), "apply-edit");
+    let out = lsp(&run, hover()).await.unwrap();
+    assert!(
+        out.contains("applyEdit answered: {\"applied\":false"),
+        "{out}"
+    );
+    let text = std::fs::read_to_string(dir.path().join("ws/main.rs")).unwrap();
+    assert_eq!(text, "fn main() {}\n", "the server's edit reached the file");
+    none_left(run).await;
+}

@@ -101,6 +101,12 @@ fn rust_analyzer_answers_navigation_queries() {
             .unwrap_err();
         assert!(err.contains("needs `symbol`"), "{err}");
 
+        let actions = lsp(&run, json!({"action": "code_actions", "file": "src/shapes.rs", "line": 18, "symbol": "unit"}))
+            .await
+            .unwrap();
+        assert!(actions.starts_with("code actions for `unit` at line 18 ("), "{actions}");
+        assert!(actions.contains("\n- "), "{actions}");
+
         // A file changed behind the run's back reaches the server before the next answer.
         let ws = dir.path().join("ws");
         let broken = format!("{SHAPES}\npub fn broken() -> u32 {{\n    let x = ;\n    x\n}}\n");

@@ -26,6 +26,12 @@ pub trait Capability: Send + Sync + 'static {
     }
     /// Registers tools and hooks, keeping whichever run handles it needs.
     fn install(&mut self, run: &mut Install);
+    /// Starts, in the background, what a session will soon want (a language server for the
+    /// languages present). A front end serving many calls calls it after its handshake; a
+    /// one-call run never does.
+    fn warm(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
     /// Asks what it started to stop, within `budget`; what is left is killed on drop.
     fn shutdown(&self, _budget: Duration) -> BoxFuture<'_, ()> {
         Box::pin(async {})
