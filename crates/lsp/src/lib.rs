@@ -5,9 +5,11 @@
 mod avail;
 mod catalog;
 mod config;
+mod documents;
 mod position;
 mod rename;
 mod render;
+mod restrict;
 mod server;
 mod supervisor;
 mod tool;
@@ -58,6 +60,9 @@ impl Capability for Lsp {
         .tool(rename::LspRenameTool {
             servers: servers.clone(),
         });
+        run.hook(Arc::new(documents::Documents {
+            servers: servers.clone(),
+        }));
         self.servers = Some(servers);
     }
 

@@ -232,21 +232,6 @@ fn client_capabilities() -> Value {
     })
 }
 
-/// What an untrusted workspace may not run, per server: its options, and what to say.
-fn restrict(entry: &ServerEntry, mut init: Value) -> (Value, Option<String>) {
-    if entry.id != "rust-analyzer" {
-        return (init, None);
-    }
-    if !init.is_object() {
-        init = json!({});
-    }
-    init["cargo"]["buildScripts"]["enable"] = json!(false);
-    init["procMacro"]["enable"] = json!(false);
-    init["checkOnSave"] = json!(false);
-    let why = "build scripts, proc macros and cargo check are off until `tether trust`";
-    (init, Some(why.into()))
-}
-
 impl Server {
     /// Starts the server for `found` and completes the initialize handshake within
     /// `init_timeout`; a server that fails is killed, and the error quotes its stderr.
@@ -257,11 +242,12 @@ impl Server {
         init_timeout: Duration,
         timeout: Duration,
     ) -> Result<Server, String> {
+        let options = crate::restrict::options(entry, &found.root, trusted)
+            .map_err(|why| format!("{}: {why}", entry.id))?;
         let mut env = vec![("CARGO_NET_OFFLINE".to_string(), "true".to_string())];
-        if let Some(venv) = [".venv", "venv"]
-            .iter()
-            .map(|v| found.root.join(v))
-            .find(|v| v.join("bin/python").exists())
+        if trusted
+            && let Some(python) = crate::restrict::project_venv(&found.root)
+            && let Some(venv) = python.parent().and_then(Path::parent)
         {
             env.push(("VIRTUAL_ENV".into(), venv.display().to_string()));
         }
@@ -277,22 +263,16 @@ impl Server {
         let heard = Arc::new(Mutex::new(Heard::default()));
         let published = Arc::new(tokio::sync::Notify::new());
         let client = Arc::new(Client {
-            settings: entry.settings.clone(),
+            settings: options.settings.clone(),
             heard: heard.clone(),
             published: published.clone(),
         });
         let peer = Peer::start(input, output, client, Some("$/cancelRequest"));
-        let mut init = entry.init_options.clone();
-        let mut restricted = None;
-        if !trusted {
-            (init, restricted) = restrict(entry, init);
-        } else if entry.id == "rust-analyzer" {
-            // cargo check gets a target folder of its own, never the agent's lock on target/.
-            if !init.is_object() {
-                init = json!({});
-            }
-            init["cargo"]["targetDir"] = json!(true);
-        }
+        let crate::restrict::Options {
+            init,
+            settings: _,
+            restricted,
+        } = options;
         let uri = file_uri(&found.root);
         let name = found
             .root
@@ -429,6 +409,20 @@ impl Server {
                 ))
             }
         }
+    }
+
+    /// Whether the server has `path` open.
+    pub async fn has_open(&self, path: &Path) -> bool {
+        self.open.lock().await.contains_key(path)
+    }
+
+    /// Tells the server `path` was saved (after [`Server::sync`] gave it the saved text).
+    pub async fn saved(&self, path: &Path) -> Result<(), String> {
+        let params = json!({"textDocument": {"uri": file_uri(path)}});
+        self.peer
+            .notify("textDocument/didSave", params)
+            .await
+            .map_err(|e| format!("{}: {e}", self.id))
     }
 
     /// Makes sure the server has `path` open with its current text: opened on first use,

@@ -184,7 +184,13 @@ fn pyright() {
                 json!({"action": "diagnostics", "file": "broken.py"}),
                 &["broken.py:2  error", "undefined_name"],
             ),
-            case(json!({"action": "status"}), &["positions in utf-16"]),
+            case(
+                json!({"action": "status"}),
+                &[
+                    "positions in utf-16",
+                    "restricted: the system python3 is asked for search paths",
+                ],
+            ),
         ],
     );
 }
@@ -230,6 +236,11 @@ fn typescript_language_server() {
             case(
                 json!({"action": "diagnostics", "file": "broken.ts"}),
                 &["broken.ts:1  error", "not assignable"],
+            ),
+            // Untrusted: a global TypeScript, never the project's node_modules.
+            case(
+                json!({"action": "status"}),
+                &["restricted: TypeScript from /", "(a global install)"],
             ),
         ],
     );
