@@ -14,12 +14,25 @@ use crate::server::{Server, State};
 
 type Slot = Arc<OnceCell<Result<Arc<Server>, String>>>;
 
+/// The first wait before a crashed server is started again; it doubles with each crash.
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+/// The longest wait between restarts.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// A server's crashes: how many, and when the last one was seen.
+struct Crashes {
+    count: u32,
+    last: tokio::time::Instant,
+    why: String,
+}
+
 /// The run's language servers.
 pub struct Supervisor {
     config: LspConfig,
     workspace: PathBuf,
     trusted: bool,
     servers: Mutex<HashMap<(String, PathBuf), Slot>>,
+    crashes: std::sync::Mutex<HashMap<(String, PathBuf), Crashes>>,
 }
 
 impl Supervisor {
@@ -30,6 +43,7 @@ impl Supervisor {
             workspace,
             trusted,
             servers: Mutex::default(),
+            crashes: std::sync::Mutex::default(),
         }
     }
 
@@ -59,6 +73,7 @@ impl Supervisor {
                 )
             })?;
         let key = (found.id.clone(), found.root.clone());
+        self.backoff(&key)?;
         loop {
             let slot = {
                 let mut map = self.servers.lock().await;
@@ -67,9 +82,12 @@ impl Supervisor {
             let started = slot.get_or_init(|| self.start(&found)).await.clone();
             match started {
                 Ok(server) if matches!(server.state().await, State::Crashed(_)) => {
-                    tracing::warn!(id = %server.id, "restarting a crashed language server");
+                    let why = server.state().await.to_string();
+                    tracing::warn!(id = %server.id, "a language server crashed: {why}");
                     self.forget(&key, &slot).await;
                     server.stop(Duration::from_millis(200)).await;
+                    self.note_crash(&key, why);
+                    self.backoff(&key)?;
                 }
                 Ok(server) => return Ok(server),
                 Err(why) => {
@@ -79,6 +97,42 @@ impl Supervisor {
                 }
             }
         }
+    }
+
+    /// Refuses a restart that comes too soon after a crash (1 s, doubling up to 30 s).
+    fn backoff(&self, key: &(String, PathBuf)) -> Result<(), String> {
+        let crashes = self.crashes.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(c) = crashes.get(key) else {
+            return Ok(());
+        };
+        let wait =
+            (FIRST_BACKOFF * 2u32.saturating_pow(c.count.saturating_sub(1))).min(MAX_BACKOFF);
+        let since = c.last.elapsed();
+        if since >= wait {
+            return Ok(());
+        }
+        Err(format!(
+            "{} {} ({}); it starts again in {:.1} s, on the next call after that",
+            key.0,
+            match c.count {
+                1 => "crashed".to_string(),
+                n => format!("crashed {n} times"),
+            },
+            c.why,
+            (wait - since).as_secs_f64()
+        ))
+    }
+
+    fn note_crash(&self, key: &(String, PathBuf), why: String) {
+        let mut crashes = self.crashes.lock().unwrap_or_else(|p| p.into_inner());
+        let entry = crashes.entry(key.clone()).or_insert(Crashes {
+            count: 0,
+            last: tokio::time::Instant::now(),
+            why: String::new(),
+        });
+        entry.count += 1;
+        entry.last = tokio::time::Instant::now();
+        entry.why = why;
     }
 
     async fn forget(&self, key: &(String, PathBuf), slot: &Slot) {
