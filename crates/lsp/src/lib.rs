@@ -4,6 +4,7 @@
 
 mod avail;
 mod catalog;
+mod checker;
 mod config;
 mod documents;
 mod position;

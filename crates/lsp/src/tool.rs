@@ -351,10 +351,15 @@ async fn diagnostics(
 ) -> Result<String, ToolError> {
     let file = file.ok_or_else(|| ToolError::invalid("`diagnostics` needs `file` (a path)"))?;
     if file == "*" {
-        return Err(ToolError::failed(
-            "`diagnostics \"*\"` (the project checker) is not built yet; ask for one `file` at \
-             a time",
-        ));
+        if !servers.trusted() {
+            return Err(ToolError::invalid(
+                "`diagnostics \"*\"` runs the project's own build (build scripts, plugins), \
+                 and this workspace is not trusted: ask per `file`, or run `tether trust`",
+            ));
+        }
+        cx.progress("running the project's checkers");
+        let deadline = servers.config().check_timeout;
+        return Ok(crate::checker::check_project(servers.workspace(), deadline).await);
     }
     let t = target(servers, cx, file).await?;
     let items = if t.server.capabilities.get("diagnosticProvider").is_some() {

@@ -34,12 +34,28 @@ pub async fn output_with_deadline(
     argv: &[String],
     deadline: Duration,
 ) -> Result<Output, ProcError> {
-    let (program, args) = argv.split_first().ok_or(ProcError::Empty)?;
+    let spec = crate::ChildSpec {
+        argv: argv.to_vec(),
+        ..crate::ChildSpec::default()
+    };
+    run_with_deadline(&spec, deadline).await
+}
+
+/// Like [`output_with_deadline`], in `spec`'s folder and with its extra environment.
+pub async fn run_with_deadline(
+    spec: &crate::ChildSpec,
+    deadline: Duration,
+) -> Result<Output, ProcError> {
+    let (program, args) = spec.argv.split_first().ok_or(ProcError::Empty)?;
     let mut cmd = group_leader(program);
     cmd.args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    if let Some(cwd) = &spec.cwd {
+        cmd.current_dir(cwd);
+    }
+    cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
     let child = cmd.spawn().map_err(|source| ProcError::Spawn {
         program: program.clone(),
         source,

@@ -11,7 +11,7 @@ mod long;
 mod rpc;
 mod status;
 
-pub use child::{ProcError, output_with_deadline};
+pub use child::{ProcError, output_with_deadline, run_with_deadline};
 pub use frame::{FrameError, MAX_FRAME, read_frame, write_frame};
 pub use long::{ChildSpec, LongChild};
 pub use rpc::{BoxFuture, Incoming, Peer, Reply, ResponseError, RpcError};

@@ -66,6 +66,8 @@ fn an_untrusted_workspace_runs_no_build_script_until_trusted() {
         assert!(status.contains("this workspace is not trusted"), "{status}");
         // The server has loaded the project (it answered); the build script never ran.
         assert!(!marker_within(&ws, Duration::from_secs(3)), "the build script ran untrusted");
+        let all = lsp(&run, json!({"action": "diagnostics", "file": "*"})).await;
+        assert!(all.contains("this workspace is not trusted"), "{all}");
         run.shutdown(Duration::from_secs(5)).await;
         drop(run);
 
@@ -76,6 +78,11 @@ fn an_untrusted_workspace_runs_no_build_script_until_trusted() {
         let status = lsp(&run, json!({"action": "status"})).await;
         assert!(!status.contains("restricted"), "{status}");
         assert!(marker_within(&ws, Duration::from_secs(120)), "the trusted build script never ran");
+        // The project checker, trusted: cargo check in rust-analyzer's own target folder.
+        std::fs::write(ws.join("src/lib.rs"), "pub fn answer() -> u32 {\n    \"forty-two\"\n}\n").unwrap();
+        let all = lsp(&run, json!({"action": "diagnostics", "file": "*"})).await;
+        assert!(all.contains("rust (cargo check): 1 error"), "{all}");
+        assert!(all.contains("src/lib.rs:2  error  mismatched types [E0308]"), "{all}");
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
