@@ -2,7 +2,9 @@
 //! made to hang, crash or send garbage on demand. `fake-lsp MODE`, where MODE is one of
 //! `hang-init` (never answers initialize), `crash` (exits in the middle of the first request
 //! after initialize), `garbage` (answers the first request with bytes that are not a frame),
-//! `silent` (answers everything but never publishes diagnostics), `apply-edit` (asks the
+//! `silent` (answers everything but never publishes diagnostics), `hang` (answers initialize
+//! and shutdown, nothing else), `touch-on-rename` (changes the file on disk while it computes
+//! a rename), `apply-edit` (asks the
 //! client to apply an edit while answering a hover, and answers with the client's reply).
 
 use std::io::{BufRead, BufReader, Write};
@@ -51,7 +53,7 @@ fn main() {
             }
             (_, "initialize") => {
                 let caps = json!({"capabilities": {"hoverProvider": true,
-                                  "definitionProvider": true, "textDocumentSync": 1}});
+                                  "definitionProvider": true, "renameProvider": true, "textDocumentSync": 1}});
                 write(
                     &mut out,
                     &json!({"jsonrpc": "2.0", "id": id, "result": caps}),
@@ -64,6 +66,27 @@ fn main() {
             ("garbage", _) => {
                 let _ = out.write_all(b"this is not a header\r\n\r\n{");
                 let _ = out.flush();
+            }
+            ("hang", m) if m != "shutdown" => {
+                eprintln!("fake-lsp: not answering `{m}`");
+            }
+            ("touch-on-rename", "textDocument/rename") => {
+                let uri = message["params"]["textDocument"]["uri"].clone();
+                let path = uri
+                    .as_str()
+                    .unwrap_or("")
+                    .trim_start_matches("file://")
+                    .to_string();
+                let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+                text.push_str("// touched\n");
+                let _ = std::fs::write(&path, text);
+                let edit = json!({"changes": {uri.as_str().unwrap_or(""): [{"range": {
+                    "start": {"line": 0, "character": 3}, "end": {"line": 0, "character": 7}},
+                    "newText": "renamed"}]}});
+                write(
+                    &mut out,
+                    &json!({"jsonrpc": "2.0", "id": id, "result": edit}),
+                );
             }
             ("apply-edit", "textDocument/hover") => {
                 let uri = message["params"]["textDocument"]["uri"].clone();

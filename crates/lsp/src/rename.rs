@@ -111,6 +111,14 @@ impl Tool for LspRenameTool {
             // The text the server saw is the text on disk now, or the commit refuses.
             let before = std::fs::read_to_string(path)
                 .map_err(|e| ToolError::invalid(format!("cannot read {}: {e}", rel.rel())))?;
+            if server.holds(path, &before).await == Some(false) {
+                return Err(ToolError::invalid(format!(
+                    "{} changed after {} computed the rename, so its edits would land on the \
+                     wrong text; nothing was written. Run lsp_rename again",
+                    rel.rel(),
+                    server.id
+                )));
+            }
             let after = apply(&before, &file.edits, server.encoding)
                 .map_err(|e| ToolError::invalid(format!("{}: {e}", rel.rel())))?;
             report.push(format!(

@@ -416,6 +416,14 @@ impl Server {
         self.open.lock().await.contains_key(path)
     }
 
+    /// Whether `text` is what the server has for `path`, when it has the file open (`None`
+    /// when it does not: it read the file from disk itself).
+    pub async fn holds(&self, path: &Path, text: &str) -> Option<bool> {
+        let open = self.open.lock().await;
+        let doc = open.get(path)?;
+        Some(doc.hash == xxhash_rust::xxh3::xxh3_64(text.as_bytes()))
+    }
+
     /// Tells the server `path` was saved (after [`Server::sync`] gave it the saved text).
     pub async fn saved(&self, path: &Path) -> Result<(), String> {
         let params = json!({"textDocument": {"uri": file_uri(path)}});

@@ -151,6 +151,24 @@ async fn faults_end_within_their_deadlines_and_leave_nothing_running() {
     assert!(status.contains("crashed: garbage on the wire"), "{status}");
     none_left(run).await;
 
+    // Answers nothing after initialize: the call ends at its deadline, status says degraded,
+    // and reload stops it so the next call starts afresh.
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_with(dir.path(), "hang");
+    let started = Instant::now();
+    let err = lsp(&run, hover()).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(20), "liveness");
+    assert!(err.contains("got no answer within 2000 ms"), "{err}");
+    let status = lsp(&run, json!({"action": "status"})).await.unwrap();
+    assert!(
+        status.contains("degraded: `textDocument/hover` got no answer"),
+        "{status}"
+    );
+    let reload = lsp(&run, json!({"action": "reload"})).await.unwrap();
+    assert_eq!(reload, "stopped fake; each starts again on its next call");
+    assert!(fakes().is_empty(), "reload left the server: {:?}", fakes());
+    none_left(run).await;
+
     // Never publishes diagnostics: the wait ends at its deadline and says so.
     let dir = tempfile::tempdir().unwrap();
     let run = run_with(dir.path(), "silent");
@@ -177,5 +195,28 @@ async fn a_server_cannot_apply_an_edit_during_a_read_call() {
     );
     let text = std::fs::read_to_string(dir.path().join("ws/main.rs")).unwrap();
     assert_eq!(text, "fn main() {}\n", "the server's edit reached the file");
+    none_left(run).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rename_computed_on_a_stale_copy_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_with(dir.path(), "touch-on-rename");
+    let args = json!({"file": "main.rs", "line": 1, "symbol": "main", "new_name": "start"});
+    let err = run
+        .runtime()
+        .call(Surface::Agent, "lsp_rename", args, CancellationToken::new())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("main.rs changed after fake computed the rename"),
+        "{err}"
+    );
+    let text = std::fs::read_to_string(dir.path().join("ws/main.rs")).unwrap();
+    assert_eq!(
+        text, "fn main() {}\n// touched\n",
+        "a stale edit was applied"
+    );
     none_left(run).await;
 }
