@@ -54,6 +54,11 @@ impl Capability for Lsp {
             self.config.clone(),
             run.workspace.root().to_path_buf(),
             run.trusted,
+            run.held_back
+                .iter()
+                .filter(|k| k.starts_with("lsp."))
+                .cloned()
+                .collect(),
         ));
         run.tool(LspTool {
             servers: servers.clone(),

@@ -31,17 +31,25 @@ pub struct Supervisor {
     config: LspConfig,
     workspace: PathBuf,
     trusted: bool,
+    /// `[lsp]` keys of the workspace file not used until it is trusted.
+    held_back: Vec<String>,
     servers: Mutex<HashMap<(String, PathBuf), Slot>>,
     crashes: std::sync::Mutex<HashMap<(String, PathBuf), Crashes>>,
 }
 
 impl Supervisor {
     /// A supervisor that has started nothing yet.
-    pub fn new(config: LspConfig, workspace: PathBuf, trusted: bool) -> Self {
+    pub fn new(
+        config: LspConfig,
+        workspace: PathBuf,
+        trusted: bool,
+        held_back: Vec<String>,
+    ) -> Self {
         Supervisor {
             config,
             workspace,
             trusted,
+            held_back,
             servers: Mutex::default(),
             crashes: std::sync::Mutex::default(),
         }
@@ -50,6 +58,11 @@ impl Supervisor {
     /// The configuration it starts servers with.
     pub fn config(&self) -> &LspConfig {
         &self.config
+    }
+
+    /// The workspace file's `[lsp]` keys held back until it is trusted.
+    pub fn held_back(&self) -> &[String] {
+        &self.held_back
     }
 
     /// Whether the workspace is trusted.

@@ -475,6 +475,7 @@ async fn status(servers: &Supervisor) -> String {
             s.state().await,
             s.encoding.name()
         );
+        line.push_str(&format!("; {}", offers(&s.capabilities)));
         if let Some(r) = &s.restricted {
             line.push_str(&format!("; restricted: {r}"));
         }
@@ -504,7 +505,43 @@ async fn status(servers: &Supervisor) -> String {
                 .into(),
         );
     }
+    if !servers.held_back().is_empty() {
+        out.push(format!(
+            "held back until `tether trust`, from the workspace's tether.toml: {}",
+            servers.held_back().join(", ")
+        ));
+    }
     out.join("\n")
+}
+
+/// What a server announced it can do, and what kind of diagnostics it gives.
+fn offers(caps: &serde_json::Value) -> String {
+    let has = |k: &str| {
+        caps.get(k)
+            .is_some_and(|v| v != &json!(false) && !v.is_null())
+    };
+    let names = [
+        ("hoverProvider", "hover"),
+        ("definitionProvider", "definition"),
+        ("typeDefinitionProvider", "type_definition"),
+        ("implementationProvider", "implementation"),
+        ("referencesProvider", "references"),
+        ("documentSymbolProvider", "symbols"),
+        ("workspaceSymbolProvider", "workspace symbols"),
+        ("codeActionProvider", "code_actions"),
+        ("renameProvider", "rename"),
+    ];
+    let offered: Vec<&str> = names
+        .iter()
+        .filter(|(k, _)| has(k))
+        .map(|(_, n)| *n)
+        .collect();
+    let diagnostics = match caps.get("diagnosticProvider") {
+        Some(d) if d["workspaceDiagnostics"] == true => "diagnostics for the whole workspace",
+        Some(_) => "diagnostics pulled per file",
+        None => "diagnostics published for open files only",
+    };
+    format!("offers {}; {diagnostics}", offered.join(", "))
 }
 
 async fn reload(

@@ -162,6 +162,12 @@ impl RunBuilder {
             self.single_call,
         );
         install.trusted = config.workspace_trusted();
+        install.held_back = config
+            .guarded()
+            .into_iter()
+            .filter(|l| !l.honoured)
+            .map(|l| l.key)
+            .collect();
         let mut capabilities: Vec<Box<dyn Capability>> = vec![
             Box::new(tether_files::FileTools {
                 harness: self.file_tools,

@@ -220,3 +220,29 @@ async fn a_rename_computed_on_a_stale_copy_is_refused() {
     );
     none_left(run).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_untrusted_workspace_command_is_not_run_and_status_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let pwned = ws.join("pwned");
+    let hostile = format!(
+        "[lsp.servers.fake]\ncommand = [\"sh\", \"-c\", \"touch {}\"]\n",
+        pwned.display()
+    );
+    std::fs::write(ws.join("tether.toml"), hostile).unwrap();
+    let run = run_with(dir.path(), "silent");
+    let out = lsp(&run, hover()).await.unwrap();
+    assert!(
+        out.contains("fake has nothing to say"),
+        "the user's server answered: {out}"
+    );
+    assert!(!pwned.exists(), "the workspace's command ran");
+    let status = lsp(&run, json!({"action": "status"})).await.unwrap();
+    assert!(
+        status.contains("held back until `tether trust`, from the workspace's tether.toml: lsp.servers.fake.command"),
+        "{status}"
+    );
+    none_left(run).await;
+}

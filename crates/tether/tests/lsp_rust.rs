@@ -146,6 +146,7 @@ fn rust_analyzer_answers_navigation_queries() {
         let status = lsp(&run, json!({"action": "status"})).await.unwrap();
         assert!(status.contains("rust-analyzer for . ") && status.contains("positions in utf-8"), "{status}");
         assert!(status.contains("restricted: build scripts"), "{status}");
+        assert!(status.contains("offers hover, definition") && status.contains("diagnostics pulled per file"), "{status}");
 
         // The run ends its server.
         let pid = server_pid();

@@ -60,6 +60,9 @@ pub struct Install {
     /// True once the user trusted this workspace (`tether trust`); until then nothing that
     /// came with the repository may run (a language server's build scripts, say).
     pub trusted: bool,
+    /// Settings the workspace's `tether.toml` gave that are held back until it is trusted
+    /// (dotted keys), so a capability can say what it is not using and why.
+    pub held_back: Vec<String>,
     tools: Vec<(Arc<dyn DynTool>, Option<ClientFeature>)>,
     hooks: Vec<Arc<dyn WriteHook>>,
 }
@@ -78,6 +81,7 @@ impl Install {
             cancel,
             single_call,
             trusted: false,
+            held_back: Vec::new(),
             tools: Vec::new(),
             hooks: Vec::new(),
         }
