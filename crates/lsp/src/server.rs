@@ -167,6 +167,14 @@ struct Open {
     hash: u64,
     /// The event count when this version was sent.
     sent_seq: u64,
+    /// Size and modification time when it was last read, for a cheap look before requests.
+    stamp: Option<(u64, std::time::SystemTime)>,
+}
+
+/// A file's size and modification time, if it can be stat'ed.
+fn stamp(path: &Path) -> Option<(u64, std::time::SystemTime)> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.len(), m.modified().ok()?))
 }
 
 /// The LSP error code for an answer the server dropped because the document or project
@@ -411,6 +419,26 @@ impl Server {
         }
     }
 
+    /// Brings every other open document up to date with its file before a request that may
+    /// depend on it (a file changed by git, a formatter or the client's own editor): a stat
+    /// first, and the text only when size or time changed.
+    pub async fn refresh_open(&self) -> Result<(), String> {
+        let changed: Vec<PathBuf> = {
+            let open = self.open.lock().await;
+            open.iter()
+                .filter(|(path, doc)| stamp(path) != doc.stamp)
+                .map(|(path, _)| path.clone())
+                .collect()
+        };
+        for path in changed {
+            // A file that is gone stays as the server last saw it; its next use says so.
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                self.sync(&path, &text).await?;
+            }
+        }
+        Ok(())
+    }
+
     /// Whether the server has `path` open.
     pub async fn has_open(&self, path: &Path) -> bool {
         self.open.lock().await.contains_key(path)
@@ -445,11 +473,15 @@ impl Server {
             heard.seq
         };
         let sent = match open.get_mut(path) {
-            Some(doc) if doc.hash == hash => return Ok(()),
+            Some(doc) if doc.hash == hash => {
+                doc.stamp = stamp(path);
+                return Ok(());
+            }
             Some(doc) => {
                 doc.version += 1;
                 doc.hash = hash;
                 doc.sent_seq = now;
+                doc.stamp = stamp(path);
                 let params = json!({
                     "textDocument": {"uri": uri, "version": doc.version},
                     "contentChanges": [{"text": text}],
@@ -462,6 +494,7 @@ impl Server {
                     version: 1,
                     hash,
                     sent_seq: now,
+                    stamp: stamp(path),
                 };
                 open.insert(path.to_path_buf(), doc);
                 let params = json!({"textDocument": {

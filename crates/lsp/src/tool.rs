@@ -155,6 +155,7 @@ pub(crate) async fn target(
         .await
         .map_err(ToolError::failed)?;
     server.sync(&abs, &text).await.map_err(ToolError::failed)?;
+    server.refresh_open().await.map_err(ToolError::failed)?;
     Ok(Target { abs, text, server })
 }
 

@@ -277,3 +277,28 @@ fn gopls() {
         ],
     );
 }
+
+#[test]
+fn dart_is_not_installed_here_and_the_answer_says_why() {
+    assert!(!on_path("dart"), "dart is on PATH: test it like the others");
+    check(
+        &[
+            ("pubspec.yaml", "name: shapes\n"),
+            ("lib/main.dart", "int twice(int x) => 2 * x;\n"),
+        ],
+        vec![
+            case(
+                at("hover", "lib/main.dart", 1, "twice"),
+                &[
+                    "ERROR",
+                    "no language server can serve dart here",
+                    "dart: pubspec.yaml found at ., but dart is not on PATH",
+                ],
+            ),
+            case(
+                json!({"action": "status"}),
+                &["dart: unavailable:", "dart is not on PATH"],
+            ),
+        ],
+    );
+}

@@ -143,6 +143,16 @@ fn rust_analyzer_answers_navigation_queries() {
             .unwrap();
         assert!(refs.contains("src/shapes.rs:8  Quad"), "{refs}");
 
+        // An open file changed outside the run (git, a formatter) is caught before the next
+        // request even when the request names another file.
+        let more = format!("{}pub fn more() -> u32 {{\n    shapes::unit().side\n}}\n", LIB.replace("Square", "Quad"));
+        std::fs::write(ws.join("src/lib.rs"), more).unwrap();
+        let refs = lsp(&run, json!({"action": "references", "file": "src/shapes.rs", "line": 18, "symbol": "unit"}))
+            .await
+            .unwrap();
+        let line = LIB.lines().count() + 2;
+        assert!(refs.contains(&format!("src/lib.rs:{line}  unit")), "{refs}");
+
         let status = lsp(&run, json!({"action": "status"})).await.unwrap();
         assert!(status.contains("rust-analyzer for . ") && status.contains("positions in utf-8"), "{status}");
         assert!(status.contains("restricted: build scripts"), "{status}");
