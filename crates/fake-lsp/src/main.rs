@@ -4,7 +4,8 @@
 //! after initialize), `garbage` (answers the first request with bytes that are not a frame),
 //! `silent` (answers everything but never publishes diagnostics), `hang` (answers initialize
 //! and shutdown, nothing else), `touch-on-rename` (changes the file on disk while it computes
-//! a rename), `apply-edit` (asks the
+//! a rename), `unhealthy` (says the project failed to load, then answers nothing useful),
+//! `apply-edit` (asks the
 //! client to apply an edit while answering a hover, and answers with the client's reply).
 
 use std::io::{BufRead, BufReader, Write};
@@ -86,6 +87,16 @@ fn main() {
                 write(
                     &mut out,
                     &json!({"jsonrpc": "2.0", "id": id, "result": edit}),
+                );
+            }
+            ("unhealthy", "textDocument/hover") => {
+                let status = json!({"jsonrpc": "2.0", "method": "experimental/serverStatus",
+                    "params": {"health": "error", "quiescent": true,
+                               "message": "Failed to load workspace: cargo metadata exited with an error"}});
+                write(&mut out, &status);
+                write(
+                    &mut out,
+                    &json!({"jsonrpc": "2.0", "id": id, "result": null}),
                 );
             }
             ("apply-edit", "textDocument/hover") => {

@@ -51,6 +51,8 @@ struct Heard {
     progress: HashMap<String, Option<u32>>,
     /// rust-analyzer's own word on whether it is done loading (`experimental/serverStatus`).
     quiescent: Option<bool>,
+    /// Its word on whether the project loaded: a warning or error, and what it said.
+    health: Option<(String, String)>,
     /// The latest `publishDiagnostics` per document URI.
     published: HashMap<String, Published>,
     /// Counts publications and document changes, to tell which came after which.
@@ -124,7 +126,12 @@ impl Incoming for Client {
             return;
         }
         if method == "experimental/serverStatus" {
-            lock(&self.heard).quiescent = params["quiescent"].as_bool();
+            let mut heard = lock(&self.heard);
+            heard.quiescent = params["quiescent"].as_bool();
+            heard.health = match (params["health"].as_str(), params["message"].as_str()) {
+                (Some(h @ ("warning" | "error")), Some(m)) => Some((h.to_string(), m.to_string())),
+                _ => None,
+            };
             return;
         }
         if method != "$/progress" {
@@ -252,7 +259,7 @@ impl Server {
     ) -> Result<Server, String> {
         let options = crate::restrict::options(entry, &found.root, trusted)
             .map_err(|why| format!("{}: {why}", entry.id))?;
-        let mut env = vec![("CARGO_NET_OFFLINE".to_string(), "true".to_string())];
+        let mut env = Vec::new();
         if trusted
             && let Some(python) = crate::restrict::project_venv(&found.root)
             && let Some(venv) = python.parent().and_then(Path::parent)
@@ -354,6 +361,20 @@ impl Server {
             (None, Some(false)) => State::Indexing(None),
             _ => State::Ready,
         }
+    }
+
+    /// What the server said is wrong with loading the project, if anything (rust-analyzer's
+    /// health): an empty answer may come from this, not from the code.
+    pub fn health(&self) -> Option<String> {
+        let heard = lock(&self.heard);
+        heard.health.as_ref().map(|(level, message)| {
+            let first: String = message.lines().take(3).collect::<Vec<_>>().join(" ");
+            format!(
+                "{} says the project loaded with an {level}: {}",
+                self.id,
+                crate::render::cut(&first, 400)
+            )
+        })
     }
 
     /// Waits, at most `limit`, until the server has finished indexing; true if it has. A

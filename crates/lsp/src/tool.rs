@@ -237,20 +237,29 @@ async fn navigate(
     }
     let at = format!("`{ident}` at {file}:{line_no}");
     if action == Action::Hover {
-        return Ok(match hover(&answer) {
-            Some(h) => format!("{at}:\n{h}"),
-            None => format!("{} has nothing to say about {at}", t.server.id),
+        return Ok(match (hover(&answer), t.server.health()) {
+            (Some(h), _) => format!("{at}:\n{h}"),
+            (None, None) => format!("{} has nothing to say about {at}", t.server.id),
+            (None, Some(health)) => format!(
+                "{} has nothing to say about {at}; but {health}, so this may be why",
+                t.server.id
+            ),
         });
     }
     let found = places(&answer);
     let workspace = servers.workspace();
     if found.is_empty() {
         let state = t.server.state().await;
-        return Ok(format!(
+        let mut text = format!(
             "no {} for {at} ({} is {state})",
             action_name(action).replace('_', " "),
             t.server.id
-        ));
+        );
+        // An empty answer from a project that failed to load is not an answer about the code.
+        if let Some(health) = t.server.health() {
+            text.push_str(&format!("; but {health}, so this may be why"));
+        }
+        return Ok(text);
     }
     let cap = if action == Action::References {
         REFERENCES_CAP
@@ -477,6 +486,9 @@ async fn status(servers: &Supervisor) -> String {
             s.encoding.name()
         );
         line.push_str(&format!("; {}", offers(&s.capabilities)));
+        if let Some(health) = s.health() {
+            line.push_str(&format!("; {health}"));
+        }
         if let Some(r) = &s.restricted {
             line.push_str(&format!("; restricted: {r}"));
         }

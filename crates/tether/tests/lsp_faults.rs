@@ -13,6 +13,9 @@ use serde_json::json;
 use tether::{Run, RunBuilder, Surface};
 use tokio_util::sync::CancellationToken;
 
+/// The cases run one at a time: each checks that no fake server of this process is left.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Builds the fake server once and returns its path.
 fn fake_lsp() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
@@ -93,9 +96,9 @@ async fn none_left(run: Run) {
     }
 }
 
-// The cases run one after the other: each checks that no fake-lsp is left.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn faults_end_within_their_deadlines_and_leave_nothing_running() {
+    let _one_at_a_time = SERIAL.lock().await;
     // Hangs on initialize: the start gives up at its deadline and kills the server.
     let dir = tempfile::tempdir().unwrap();
     let run = run_with(dir.path(), "hang-init");
@@ -186,6 +189,7 @@ async fn faults_end_within_their_deadlines_and_leave_nothing_running() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_cannot_apply_an_edit_during_a_read_call() {
+    let _one_at_a_time = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let run = run_with(dir.path(), "apply-edit");
     let out = lsp(&run, hover()).await.unwrap();
@@ -200,6 +204,7 @@ async fn a_server_cannot_apply_an_edit_during_a_read_call() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rename_computed_on_a_stale_copy_is_refused() {
+    let _one_at_a_time = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let run = run_with(dir.path(), "touch-on-rename");
     let args = json!({"file": "main.rs", "line": 1, "symbol": "main", "new_name": "start"});
@@ -223,6 +228,7 @@ async fn a_rename_computed_on_a_stale_copy_is_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_untrusted_workspace_command_is_not_run_and_status_says_so() {
+    let _one_at_a_time = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
@@ -242,6 +248,24 @@ async fn an_untrusted_workspace_command_is_not_run_and_status_says_so() {
     let status = lsp(&run, json!({"action": "status"})).await.unwrap();
     assert!(
         status.contains("held back until `tether trust`, from the workspace's tether.toml: lsp.servers.fake.command"),
+        "{status}"
+    );
+    none_left(run).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_answer_from_a_project_that_failed_to_load_says_so() {
+    let _one_at_a_time = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_with(dir.path(), "unhealthy");
+    let out = lsp(&run, hover()).await.unwrap();
+    assert!(
+        out.contains("fake has nothing to say about `main` at main.rs:1; but fake says the project loaded with an error: Failed to load workspace"),
+        "{out}"
+    );
+    let status = lsp(&run, json!({"action": "status"})).await.unwrap();
+    assert!(
+        status.contains("fake says the project loaded with an error"),
         "{status}"
     );
     none_left(run).await;
