@@ -134,3 +134,40 @@ fn the_server_ends_when_tether_is_killed() {
         "rust-analyzer outlived a SIGKILL of tether"
     );
 }
+
+#[test]
+fn serve_warms_the_server_after_the_handshake_and_call_never_starts_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut serve = Serve::start(dir.path());
+    // No tool call yet: the server of the language present starts on its own.
+    let end = Instant::now() + Duration::from_secs(30);
+    let pid = loop {
+        if let Some(pid) = children_named(serve.child.id(), "rust-analyzer").first() {
+            break *pid;
+        }
+        assert!(Instant::now() < end, "serve did not warm rust-analyzer");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    drop(serve.input.take());
+    exits_within(&mut serve.child, Duration::from_secs(30));
+    assert!(gone_within(pid, Duration::from_secs(5)));
+
+    // `tether tools` (and call, doctor) never start a server.
+    let ws = dir.path().join("ws");
+    let child = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["doctor", "--root"])
+        .arg(&ws)
+        .env("TETHER_CONFIG_DIR", dir.path().join("cfg"))
+        .env("TETHER_STATE_DIR", dir.path().join("state"))
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let parent = child.id();
+    let mut child = child;
+    let mut saw = false;
+    while child.try_wait().unwrap().is_none() {
+        saw |= !children_named(parent, "rust-analyzer").is_empty();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(!saw, "doctor started a language server");
+}

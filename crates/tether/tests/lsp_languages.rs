@@ -255,6 +255,10 @@ fn gopls() {
             ("go.mod", "module example.com/shapes\n\ngo 1.19\n"),
             ("shapes.go", shapes),
             ("main.go", main),
+            (
+                "broken.go",
+                "package main\n\nfunc broken() int {\n\treturn undefinedName\n}\n",
+            ),
         ],
         vec![
             case(
@@ -272,6 +276,10 @@ fn gopls() {
             case(
                 json!({"action": "symbols", "file": "shapes.go"}),
                 &["Square"],
+            ),
+            case(
+                json!({"action": "diagnostics", "file": "broken.go"}),
+                &["broken.go:4  error", "undefinedName"],
             ),
             case(json!({"action": "status"}), &["gopls for . "]),
         ],
