@@ -99,7 +99,7 @@ fn main() {
                     &json!({"jsonrpc": "2.0", "id": id, "result": null}),
                 );
             }
-            ("apply-edit", "textDocument/hover") => {
+            ("apply-edit", "textDocument/hover" | "textDocument/rename") => {
                 let uri = message["params"]["textDocument"]["uri"].clone();
                 let edit = json!({"changes": {uri.as_str().unwrap_or(""): [{"range": {
                     "start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},

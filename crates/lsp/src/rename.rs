@@ -12,7 +12,7 @@ use tether_fs::{ChangeOp, hash_bytes};
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, counted};
 
 use crate::position::{Encoding, locate};
-use crate::server::{file_uri, uri_path};
+use crate::server::{Server, file_uri, uri_path};
 use crate::supervisor::Supervisor;
 
 /// Arguments of `lsp_rename`.
@@ -92,59 +92,18 @@ impl Tool for LspRenameTool {
             }
         }
         let params = json!({"textDocument": doc, "position": position, "newName": args.new_name});
-        let edit = server
-            .request("textDocument/rename", params, cx.cancel_token())
-            .await
-            .map_err(ToolError::failed)?;
+        let rename = server.request("textDocument/rename", params, cx.cancel_token());
+        let (edit, mut report) = serving_edits(cx, server, rename).await;
+        let edit = edit.map_err(ToolError::failed)?;
         let plan = plan(&edit).map_err(ToolError::invalid)?;
-        if plan.files.is_empty() {
+        if plan.files.is_empty() && report.is_empty() {
             return Err(ToolError::invalid(format!(
                 "{} returned no edits for renaming `{ident}`",
                 server.id
             )));
         }
-        let mut ops = Vec::new();
-        let mut report = Vec::new();
-        let mut synced = Vec::new();
-        for (path, file) in &plan.files {
-            let rel = cx.workspace().resolve_write(&path.to_string_lossy())?;
-            // The text the server saw is the text on disk now, or the commit refuses.
-            let before = std::fs::read_to_string(path)
-                .map_err(|e| ToolError::invalid(format!("cannot read {}: {e}", rel.rel())))?;
-            if server.holds(path, &before).await == Some(false) {
-                return Err(ToolError::invalid(format!(
-                    "{} changed after {} computed the rename, so its edits would land on the \
-                     wrong text; nothing was written. Run lsp_rename again",
-                    rel.rel(),
-                    server.id
-                )));
-            }
-            let after = apply(&before, &file.edits, server.encoding)
-                .map_err(|e| ToolError::invalid(format!("{}: {e}", rel.rel())))?;
-            report.push(format!(
-                "{}: {}",
-                rel.rel(),
-                counted(file.edits.len(), "edit")
-            ));
-            let expect = hash_bytes(before.as_bytes());
-            synced.push((path.clone(), after.clone()));
-            match &file.rename_to {
-                Some(to) => ops.push(ChangeOp::Rename {
-                    from: rel,
-                    to: cx.workspace().resolve_write(&to.to_string_lossy())?,
-                    expect,
-                    content: Some(after.into_bytes()),
-                }),
-                None => ops.push(ChangeOp::Write {
-                    path: rel,
-                    content: after.into_bytes(),
-                    expect,
-                }),
-            }
-        }
-        cx.fs().commit(ops).await?;
-        for (path, text) in synced {
-            server.sync(&path, &text).await.map_err(ToolError::failed)?;
+        if !plan.files.is_empty() {
+            report.extend(write_plan(cx, server, &plan).await?);
         }
         Ok(ToolOutput::text(format!(
             "renamed `{ident}` to `{}` in {}:\n{}",
@@ -153,6 +112,84 @@ impl Tool for LspRenameTool {
             report.join("\n")
         )))
     }
+}
+
+/// Runs `request` while applying, through this call's write door, any `workspace/applyEdit`
+/// the server sends meanwhile (some servers edit that way); also returns what those wrote.
+async fn serving_edits<F>(cx: &CallCx, server: &Server, request: F) -> (F::Output, Vec<String>)
+where
+    F: std::future::Future,
+{
+    let (_accepting, mut edits) = server.accept_edits();
+    let mut written = Vec::new();
+    tokio::pin!(request);
+    loop {
+        tokio::select! {
+            done = &mut request => return (done, written),
+            Some((edit, reply)) = edits.recv() => {
+                let result = match plan(&edit) {
+                    Ok(p) => match write_plan(cx, server, &p).await {
+                        Ok(lines) => {
+                            written.extend(lines);
+                            json!({"applied": true})
+                        }
+                        Err(e) => json!({"applied": false, "failureReason": e.to_string()}),
+                    },
+                    Err(why) => json!({"applied": false, "failureReason": why}),
+                };
+                let _ = reply.send(result);
+            }
+        }
+    }
+}
+
+/// Writes a workspace edit all or nothing, against the text the server saw, then gives the
+/// server the new text; one `file: N edits` line per file.
+async fn write_plan(cx: &CallCx, server: &Server, plan: &Plan) -> Result<Vec<String>, ToolError> {
+    let mut ops = Vec::new();
+    let mut report = Vec::new();
+    let mut synced = Vec::new();
+    for (path, file) in &plan.files {
+        let rel = cx.workspace().resolve_write(&path.to_string_lossy())?;
+        // The text the server saw is the text on disk now, or the commit refuses.
+        let before = std::fs::read_to_string(path)
+            .map_err(|e| ToolError::invalid(format!("cannot read {}: {e}", rel.rel())))?;
+        if server.holds(path, &before).await == Some(false) {
+            return Err(ToolError::invalid(format!(
+                "{} changed after {} computed the edit, so it would land on the wrong text; \
+                 nothing was written. Run lsp_rename again",
+                rel.rel(),
+                server.id
+            )));
+        }
+        let after = apply(&before, &file.edits, server.encoding)
+            .map_err(|e| ToolError::invalid(format!("{}: {e}", rel.rel())))?;
+        report.push(format!(
+            "{}: {}",
+            rel.rel(),
+            counted(file.edits.len(), "edit")
+        ));
+        let expect = hash_bytes(before.as_bytes());
+        synced.push((path.clone(), after.clone()));
+        match &file.rename_to {
+            Some(to) => ops.push(ChangeOp::Rename {
+                from: rel,
+                to: cx.workspace().resolve_write(&to.to_string_lossy())?,
+                expect,
+                content: Some(after.into_bytes()),
+            }),
+            None => ops.push(ChangeOp::Write {
+                path: rel,
+                content: after.into_bytes(),
+                expect,
+            }),
+        }
+    }
+    cx.fs().commit(ops).await?;
+    for (path, text) in synced {
+        server.sync(&path, &text).await.map_err(ToolError::failed)?;
+    }
+    Ok(report)
 }
 
 /// One file's part of a workspace edit.

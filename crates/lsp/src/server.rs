@@ -76,10 +76,15 @@ struct Client {
     settings: Value,
     heard: Arc<Mutex<Heard>>,
     published: Arc<tokio::sync::Notify>,
+    /// Set while a write call takes the server's own edits.
+    edits: Arc<Mutex<Option<EditPort>>>,
 }
 
 impl Incoming for Client {
     fn request(&self, method: &str, params: Value) -> BoxFuture<Reply> {
+        if method == "workspace/applyEdit" {
+            return self.apply_edit(params);
+        }
         let answer = match method {
             "workspace/configuration" => {
                 let items = params["items"].as_array().cloned().unwrap_or_default();
@@ -92,12 +97,6 @@ impl Incoming for Client {
             "client/registerCapability"
             | "client/unregisterCapability"
             | "window/workDoneProgress/create" => Ok(Value::Null),
-            // Edits reach files only through a write-tier call's write door; a request the
-            // server makes on its own is refused.
-            "workspace/applyEdit" => Ok(json!({
-                "applied": false,
-                "failureReason": "tether applies edits only through its own write tools"
-            })),
             "window/showMessageRequest" => Ok(Value::Null),
             "workspace/workspaceFolders" => Ok(Value::Null),
             other => Err(ResponseError::method_not_found(other)),
@@ -153,6 +152,46 @@ impl Incoming for Client {
     }
 }
 
+impl Client {
+    /// A server's own edit reaches files only through the write door of a write-tier call
+    /// that is waiting on this server (lsp_rename); at any other time it is refused.
+    fn apply_edit(&self, params: Value) -> BoxFuture<Reply> {
+        let port = lock(&self.edits).clone();
+        Box::pin(async move {
+            let refused = |why: &str| Ok(json!({"applied": false, "failureReason": why}));
+            let Some(port) = port else {
+                return refused(
+                    "tether applies a server's edits only during a write call (lsp_rename); \
+                     this was not one",
+                );
+            };
+            let (reply, answer) = tokio::sync::oneshot::channel();
+            if port.send((params["edit"].clone(), reply)).await.is_err() {
+                return refused("the write call had already ended");
+            }
+            match tokio::time::timeout(Duration::from_secs(60), answer).await {
+                Ok(Ok(result)) => Ok(result),
+                _ => refused("the write call did not apply it in time"),
+            }
+        })
+    }
+}
+
+/// Where a write-tier call takes the server's `workspace/applyEdit` requests: the edit, and
+/// where its `ApplyWorkspaceEditResult` goes.
+pub type EditPort = tokio::sync::mpsc::Sender<(Value, tokio::sync::oneshot::Sender<Value>)>;
+
+/// While held, the server's edits go to one write call; dropping it refuses them again.
+pub struct AcceptingEdits {
+    port: Arc<Mutex<Option<EditPort>>>,
+}
+
+impl Drop for AcceptingEdits {
+    fn drop(&mut self) {
+        *lock(&self.port) = None;
+    }
+}
+
 /// The part of `settings` a `workspace/configuration` item asks for (`a.b` walks tables).
 fn section(settings: &Value, name: Option<&str>) -> Value {
     let Some(name) = name.filter(|n| !n.is_empty()) else {
@@ -204,6 +243,7 @@ pub struct Server {
     pub capabilities: Value,
     heard: Arc<Mutex<Heard>>,
     published: Arc<tokio::sync::Notify>,
+    edits: Arc<Mutex<Option<EditPort>>>,
     open: tokio::sync::Mutex<HashMap<PathBuf, Open>>,
     timeout: Duration,
     /// Notes on what was turned off because the workspace is not trusted.
@@ -277,7 +317,9 @@ impl Server {
         };
         let heard = Arc::new(Mutex::new(Heard::default()));
         let published = Arc::new(tokio::sync::Notify::new());
+        let edits = Arc::new(Mutex::new(None));
         let client = Arc::new(Client {
+            edits: edits.clone(),
             settings: options.settings.clone(),
             heard: heard.clone(),
             published: published.clone(),
@@ -332,6 +374,7 @@ impl Server {
             capabilities: caps,
             heard,
             published,
+            edits,
             open: tokio::sync::Mutex::default(),
             timeout,
             restricted,
@@ -458,6 +501,22 @@ impl Server {
             }
         }
         Ok(())
+    }
+
+    /// Takes the server's `workspace/applyEdit` requests until the guard drops; for a write
+    /// call, which applies them through its own write door.
+    pub fn accept_edits(
+        &self,
+    ) -> (
+        AcceptingEdits,
+        tokio::sync::mpsc::Receiver<(Value, tokio::sync::oneshot::Sender<Value>)>,
+    ) {
+        let (port, edits) = tokio::sync::mpsc::channel(4);
+        *lock(&self.edits) = Some(port);
+        let guard = AcceptingEdits {
+            port: self.edits.clone(),
+        };
+        (guard, edits)
     }
 
     /// Whether the server has `path` open.

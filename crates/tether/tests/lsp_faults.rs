@@ -188,7 +188,7 @@ async fn faults_end_within_their_deadlines_and_leave_nothing_running() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_cannot_apply_an_edit_during_a_read_call() {
+async fn a_servers_own_edit_is_refused_in_a_read_call_and_written_in_a_write_call() {
     let _one_at_a_time = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let run = run_with(dir.path(), "apply-edit");
@@ -199,6 +199,17 @@ async fn a_server_cannot_apply_an_edit_during_a_read_call() {
     );
     let text = std::fs::read_to_string(dir.path().join("ws/main.rs")).unwrap();
     assert_eq!(text, "fn main() {}\n", "the server's edit reached the file");
+    // During a write call (lsp_rename) the same request goes through the write door.
+    let args = json!({"file": "main.rs", "line": 1, "symbol": "main", "new_name": "start"});
+    let renamed = run
+        .runtime()
+        .call(Surface::Agent, "lsp_rename", args, CancellationToken::new())
+        .await
+        .unwrap()
+        .to_text();
+    assert!(renamed.contains("main.rs: 1 edit"), "{renamed}");
+    let text = std::fs::read_to_string(dir.path().join("ws/main.rs")).unwrap();
+    assert_eq!(text, "// injected\nfn main() {}\n");
     none_left(run).await;
 }
 
@@ -215,7 +226,7 @@ async fn a_rename_computed_on_a_stale_copy_is_refused() {
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("main.rs changed after fake computed the rename"),
+        err.contains("main.rs changed after fake computed the edit"),
         "{err}"
     );
     let text = std::fs::read_to_string(dir.path().join("ws/main.rs")).unwrap();
