@@ -7,12 +7,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
+
+mod common;
+use common::{Mcp, exits_within};
 use tether_proc::{gone_within, is_running};
 
 /// Builds the host command line once per test binary and returns its path.
@@ -84,86 +87,25 @@ impl Env {
     }
 }
 
-/// Waits for `child` to exit, failing the test after `limit`.
-fn exits_within(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
-    let end = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        assert!(
-            Instant::now() < end,
-            "the host did not exit within {limit:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+/// Starts the host's `serve` (with `extra` arguments) and completes the handshake.
+fn serve(env: &Env, extra: &[&str]) -> Mcp {
+    let args: Vec<&str> = ["serve"].iter().chain(extra).copied().collect();
+    Mcp::start(env.command(&args))
 }
 
-/// A line-by-line MCP client over the host's stdio.
-struct Mcp {
-    child: Child,
-    input: Option<std::process::ChildStdin>,
-    output: BufReader<std::process::ChildStdout>,
+/// Starts a 10 s `wait` as request `id` and returns once its first progress arrived.
+fn start_long_wait(mcp: &mut Mcp, id: u64) {
+    let params = json!({"name": "wait", "arguments": {"steps": 50},
+                        "_meta": {"progressToken": "long"}});
+    mcp.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}));
+    mcp.read_until(|m| {
+        m["method"] == "notifications/progress" && m["params"]["progressToken"] == "long"
+    });
 }
 
-impl Mcp {
-    fn start(env: &Env) -> Mcp {
-        Mcp::start_with(env, &[])
-    }
-    fn start_with(env: &Env, extra: &[&str]) -> Mcp {
-        let args: Vec<&str> = ["serve"].iter().chain(extra).copied().collect();
-        let mut child = env.command(&args).spawn().unwrap();
-        let input = child.stdin.take();
-        let output = BufReader::new(child.stdout.take().unwrap());
-        let mut mcp = Mcp {
-            child,
-            input,
-            output,
-        };
-        let init = json!({"protocolVersion": "2025-06-18", "capabilities": {},
-                          "clientInfo": {"name": "shutdown-test", "version": "1"}});
-        mcp.request(1, "initialize", init);
-        mcp.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        mcp
-    }
-    fn send(&mut self, message: Value) {
-        let input = self.input.as_mut().unwrap();
-        writeln!(input, "{message}").unwrap();
-        input.flush().unwrap();
-    }
-    /// Sends a request and returns its response, skipping notifications.
-    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        self.read_until(|m| m["id"] == json!(id))
-    }
-    /// Reads messages until one satisfies `wanted`, and returns it.
-    fn read_until(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
-        loop {
-            let mut line = String::new();
-            let read = self.output.read_line(&mut line).unwrap();
-            assert!(read > 0, "serve closed");
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if wanted(&message) {
-                return message;
-            }
-        }
-    }
-    /// Starts a 10 s `wait` as request `id` and returns once its first progress arrived.
-    fn start_long_wait(&mut self, id: u64) {
-        let params = json!({"name": "wait", "arguments": {"steps": 50},
-                            "_meta": {"progressToken": "long"}});
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}));
-        self.read_until(|m| {
-            m["method"] == "notifications/progress" && m["params"]["progressToken"] == "long"
-        });
-    }
-    /// Starts the capability's child and returns its pid.
-    fn start_sleeper(&mut self) -> u32 {
-        let params = json!({"name": "start_sleeper", "arguments": {}});
-        let response = self.request(2, "tools/call", params);
-        let text = response["result"]["content"][0]["text"].as_str().unwrap();
-        text.parse().unwrap()
-    }
+/// Starts the capability's child and returns its pid.
+fn start_sleeper(mcp: &mut Mcp) -> u32 {
+    mcp.call(2, "start_sleeper", json!({})).parse().unwrap()
 }
 
 /// Runs `host_cli call ...` to the end and returns the pid it printed.
@@ -185,10 +127,10 @@ fn call_and_exit(env: &Env, args: &[&str], stdin: &str) -> u32 {
 #[test]
 fn serve_stops_the_child_when_the_client_closes_stdin() {
     let env = Env::new();
-    let mut mcp = Mcp::start(&env);
-    let pid = mcp.start_sleeper();
+    let mut mcp = serve(&env, &[]);
+    let pid = start_sleeper(&mut mcp);
     assert!(is_running(pid));
-    drop(mcp.input.take());
+    mcp.close();
     let status = exits_within(&mut mcp.child, Duration::from_secs(15));
     assert!(status.success(), "{status:?}");
     assert!(!is_running(pid), "the child outlived serve");
@@ -221,8 +163,8 @@ fn call_stdin_stops_the_child_before_it_exits() {
 #[test]
 fn a_killed_serve_takes_the_child_with_it() {
     let env = Env::new();
-    let mut mcp = Mcp::start(&env);
-    let pid = mcp.start_sleeper();
+    let mut mcp = serve(&env, &[]);
+    let pid = start_sleeper(&mut mcp);
     assert!(is_running(pid));
     mcp.child.kill().unwrap();
     mcp.child.wait().unwrap();
@@ -235,8 +177,8 @@ fn a_killed_serve_takes_the_child_with_it() {
 #[test]
 fn a_clients_cancellation_reaches_the_running_call() {
     let env = Env::new();
-    let mut mcp = Mcp::start(&env);
-    mcp.start_long_wait(3);
+    let mut mcp = serve(&env, &[]);
+    start_long_wait(&mut mcp, 3);
     let cancel = json!({"requestId": 3, "reason": "the user moved on"});
     mcp.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}));
     let mark = env.mark_within("wait", Duration::from_secs(5));
@@ -253,9 +195,9 @@ fn a_clients_cancellation_reaches_the_running_call() {
 #[test]
 fn the_end_of_the_clients_input_cancels_a_running_call() {
     let env = Env::new();
-    let mut mcp = Mcp::start(&env);
-    mcp.start_long_wait(3);
-    drop(mcp.input.take());
+    let mut mcp = serve(&env, &[]);
+    start_long_wait(&mut mcp, 3);
+    mcp.close();
     exits_within(&mut mcp.child, Duration::from_secs(15));
     let mark = env.mark("wait");
     assert!(
@@ -268,12 +210,12 @@ fn the_end_of_the_clients_input_cancels_a_running_call() {
 #[test]
 fn serve_hands_its_conversation_to_every_call() {
     let env = Env::new();
-    let mut mcp = Mcp::start_with(&env, &["--conversation", "c-42"]);
+    let mut mcp = serve(&env, &["--conversation", "c-42"]);
     let params = json!({"name": "conversation", "arguments": {}});
     let reply = mcp.request(2, "tools/call", params);
     assert_eq!(reply["result"]["content"][0]["text"], "conversation: c-42");
     let env = Env::new();
-    let mut mcp = Mcp::start(&env);
+    let mut mcp = serve(&env, &[]);
     let reply = mcp.request(
         2,
         "tools/call",

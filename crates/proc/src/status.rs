@@ -16,6 +16,27 @@ pub fn is_running(pid: u32) -> bool {
     }
 }
 
+/// The pids of `parent`'s running children whose command name is `name` (the kernel keeps
+/// the first 15 bytes of it): how a test or a supervisor finds the servers a process started.
+pub fn children_named(parent: u32, name: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // "pid (comm) state ppid ...": the name may hold anything, so split at the parens.
+            let comm = &stat[stat.find('(')? + 1..stat.rfind(')')?];
+            let mut rest = stat[stat.rfind(')')? + 1..].split_whitespace();
+            let state = rest.next()?;
+            let ppid: u32 = rest.next()?.parse().ok()?;
+            (ppid == parent && comm == name && state != "Z").then_some(pid)
+        })
+        .collect()
+}
+
 /// Waits up to `limit`, polling every 20 ms, for `pid` to stop running; true if it did. It
 /// blocks the thread, so async code should prefer its own timer.
 pub fn gone_within(pid: u32, limit: Duration) -> bool {

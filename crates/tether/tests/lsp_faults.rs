@@ -69,21 +69,7 @@ fn hover() -> serde_json::Value {
 
 /// Pids of this process's `fake-lsp` children.
 fn fakes() -> Vec<u32> {
-    let me = std::process::id();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| {
-            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-            let comm = &stat[stat.find('(')? + 1..stat.rfind(')')?];
-            let after = &stat[stat.rfind(')')? + 1..];
-            let mut fields = after.split_whitespace();
-            let state = fields.next()?;
-            let ppid: u32 = fields.next()?.parse().ok()?;
-            (ppid == me && comm == "fake-lsp" && state != "Z").then_some(pid)
-        })
-        .collect()
+    tether_proc::children_named(std::process::id(), "fake-lsp")
 }
 
 async fn none_left(run: Run) {

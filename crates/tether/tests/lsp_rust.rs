@@ -169,12 +169,7 @@ fn rust_analyzer_answers_navigation_queries() {
 
 /// The pid of this process's rust-analyzer child, from /proc.
 fn server_pid() -> Option<u32> {
-    let me = std::process::id().to_string();
-    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
-        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
-        let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-        let (name, rest) = stat.split_once(") ")?;
-        let ppid = rest.split_whitespace().nth(1)?;
-        (name.ends_with("(rust-analyzer") && ppid == me).then_some(pid)
-    })
+    tether_proc::children_named(std::process::id(), "rust-analyzer")
+        .first()
+        .copied()
 }
