@@ -195,6 +195,15 @@ impl Supervisor {
             .collect()
     }
 
+    /// Servers still starting (their initialize not yet answered), as (id, root).
+    pub async fn starting(&self) -> Vec<(String, PathBuf)> {
+        let map = self.servers.lock().await;
+        map.iter()
+            .filter(|(_, slot)| slot.get().is_none())
+            .map(|(key, _)| key.clone())
+            .collect()
+    }
+
     /// Stops the servers for `root`'s project (all when `None`), so the next call starts
     /// them afresh.
     pub async fn stop(&self, only: Option<&Path>, budget: Duration) -> Vec<String> {

@@ -470,7 +470,13 @@ async fn status(servers: &Supervisor) -> String {
     let mut out = Vec::new();
     let running = servers.running().await;
     let workspace = servers.workspace();
-    if running.is_empty() {
+    for (id, root) in servers.starting().await {
+        out.push(format!(
+            "{id} for {}: starting (initialize not answered yet)",
+            crate::avail::shown(&root, workspace)
+        ));
+    }
+    if running.is_empty() && out.is_empty() {
         out.push(
             "no language server runs yet; each starts on the first call for its language"
                 .to_string(),

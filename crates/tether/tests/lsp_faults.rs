@@ -89,7 +89,16 @@ async fn faults_end_within_their_deadlines_and_leave_nothing_running() {
     let dir = tempfile::tempdir().unwrap();
     let run = run_with(dir.path(), "hang-init");
     let started = Instant::now();
-    let err = lsp(&run, hover()).await.unwrap_err();
+    let look = async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        lsp(&run, json!({"action": "status"})).await.unwrap()
+    };
+    let (err, status) = tokio::join!(lsp(&run, hover()), look);
+    let err = err.unwrap_err();
+    assert!(
+        status.contains("fake for .: starting (initialize not answered yet)"),
+        "{status}"
+    );
     assert!(started.elapsed() < Duration::from_secs(20), "liveness");
     assert!(
         err.contains("`initialize` got no answer within 2000 ms"),
@@ -264,6 +273,41 @@ async fn an_empty_answer_from_a_project_that_failed_to_load_says_so() {
     assert!(
         status.contains("fake says the project loaded with an error"),
         "{status}"
+    );
+    none_left(run).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_binary_inside_an_untrusted_workspace_is_not_started() {
+    let _one_at_a_time = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_with(dir.path(), "silent");
+    drop(run);
+    // The same server, but its binary came with the repository.
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("bin")).unwrap();
+    let inside = ws.join("bin/fake-lsp");
+    std::fs::copy(fake_lsp(), &inside).unwrap();
+    let config = format!(
+        "[lsp.servers.fake]\ncommand = [{:?}, \"silent\"]\nroot_markers = [\"fake.marker\"]\n\
+         [lsp.languages.rust]\nservers = [\"fake\"]\n",
+        inside.display().to_string()
+    );
+    std::fs::write(dir.path().join("cfg/tether.toml"), config).unwrap();
+    let run = RunBuilder::new(&ws)
+        .user_config_dir(dir.path().join("cfg"))
+        .state_dir(dir.path().join("state"))
+        .build()
+        .unwrap();
+    let err = lsp(&run, hover()).await.unwrap_err();
+    assert!(
+        err.contains("lies inside this untrusted workspace, so it is not run (run `tether trust` to allow it)"),
+        "{err}"
+    );
+    assert!(
+        fakes().is_empty(),
+        "the workspace's own binary ran: {:?}",
+        fakes()
     );
     none_left(run).await;
 }
