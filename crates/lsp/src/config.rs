@@ -22,6 +22,10 @@ pub struct LspConfig {
     pub init_timeout: Duration,
     /// How long `diagnostics "*"` lets a project checker run.
     pub check_timeout: Duration,
+    /// How long a write waits for its diagnostics (`[lsp.diagnostics] wait_ms`).
+    pub write_wait: Duration,
+    /// How long the baseline before a write may take (`[lsp.diagnostics] baseline_ms`).
+    pub write_baseline: Duration,
 }
 
 #[derive(Deserialize, Default)]
@@ -34,6 +38,14 @@ struct Section {
     servers: BTreeMap<String, ServerOverride>,
     #[serde(default)]
     languages: BTreeMap<String, LanguageOverride>,
+    diagnostics: Option<DiagnosticsSection>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DiagnosticsSection {
+    wait_ms: Option<u64>,
+    baseline_ms: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -68,6 +80,8 @@ impl Default for LspConfig {
             request_timeout: Duration::from_secs(30),
             init_timeout: Duration::from_secs(60),
             check_timeout: Duration::from_secs(300),
+            write_wait: Duration::from_millis(3000),
+            write_baseline: Duration::from_millis(1000),
         }
     }
 }
@@ -107,6 +121,17 @@ impl LspConfig {
         )?;
         config.init_timeout = seconds("init_timeout_s", s.init_timeout_s, config.init_timeout)?;
         config.check_timeout = seconds("check_timeout_s", s.check_timeout_s, config.check_timeout)?;
+        if let Some(d) = s.diagnostics {
+            let ms = |key: &str, v: Option<u64>, default: Duration| match v {
+                None => Ok(default),
+                Some(ms) if (1..=600_000).contains(&ms) => Ok(Duration::from_millis(ms)),
+                Some(ms) => Err(format!(
+                    "[lsp.diagnostics]: `{key} = {ms}`: give milliseconds from 1 to 600000"
+                )),
+            };
+            config.write_wait = ms("wait_ms", d.wait_ms, config.write_wait)?;
+            config.write_baseline = ms("baseline_ms", d.baseline_ms, config.write_baseline)?;
+        }
         for (id, o) in s.servers {
             let entry = match config.servers.remove(&id) {
                 Some(known) => known,

@@ -7,6 +7,7 @@ mod catalog;
 mod checker;
 mod config;
 mod documents;
+mod on_write;
 mod position;
 mod rename;
 mod render;
@@ -68,6 +69,12 @@ impl Capability for Lsp {
         });
         run.hook(Arc::new(documents::Documents {
             servers: servers.clone(),
+        }));
+        run.hook(Arc::new(on_write::DiagnosticsOnWrite {
+            servers: servers.clone(),
+            ledger: std::sync::Mutex::default(),
+            baseline: self.config.write_baseline,
+            wait: self.config.write_wait,
         }));
         self.servers = Some(servers);
     }

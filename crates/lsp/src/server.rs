@@ -600,6 +600,26 @@ impl Server {
     /// most the request deadline; `None` if none came in time. An older publication (for a
     /// version before the last change) never counts.
     pub async fn published(&self, path: &Path) -> Option<Vec<Value>> {
+        self.published_within(path, self.timeout).await
+    }
+
+    /// The diagnostics for `path`'s current text, within `limit`: pulled where the server
+    /// offers it, else its publication for the current version. `None` when none came in time.
+    pub async fn diagnostics_within(&self, path: &Path, limit: Duration) -> Option<Vec<Value>> {
+        if self.capabilities.get("diagnosticProvider").is_some() {
+            let params = json!({"textDocument": {"uri": file_uri(path)}});
+            let pull = self
+                .peer
+                .request("textDocument/diagnostic", params, limit)
+                .await
+                .ok()?;
+            return Some(pull["items"].as_array().cloned().unwrap_or_default());
+        }
+        self.published_within(path, limit).await
+    }
+
+    /// Like [`Server::published`], waiting at most `limit`.
+    pub async fn published_within(&self, path: &Path, limit: Duration) -> Option<Vec<Value>> {
         let uri = file_uri(path);
         let (version, sent_seq) = {
             let open = self.open.lock().await;
@@ -619,7 +639,7 @@ impl Server {
                 notified.await;
             }
         };
-        tokio::time::timeout(self.timeout, wait).await.ok()
+        tokio::time::timeout(limit, wait).await.ok()
     }
 
     /// Ends the server: `shutdown` and `exit` within `budget`, then its process group is

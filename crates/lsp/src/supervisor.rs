@@ -195,6 +195,14 @@ impl Supervisor {
             .collect()
     }
 
+    /// The running server for `file` of `lang`, if one is up; never starts one.
+    pub async fn running_for(&self, lang: &str, file: &Path) -> Option<Arc<Server>> {
+        let found = find(&self.config, lang, file, &self.workspace, self.trusted).ok()?;
+        let map = self.servers.lock().await;
+        let slot = map.get(&(found.id, found.root))?;
+        slot.get().and_then(|r| r.as_ref().ok()).cloned()
+    }
+
     /// Servers still starting (their initialize not yet answered), as (id, root).
     pub async fn starting(&self) -> Vec<(String, PathBuf)> {
         let map = self.servers.lock().await;

@@ -32,6 +32,8 @@ pub enum FileStatus {
         /// How many problems the write removed.
         fixed: usize,
     },
+    /// The source answered for the text as written and found nothing (said, not implied).
+    Clean,
     /// The source has not answered yet (a server still indexing); why, in a few words.
     Pending(String),
     /// The source cannot tell what this write changed; why, and what it sees now, which may
@@ -156,6 +158,7 @@ fn file_lines<'a>(
             items.sort_by_key(|(f, _)| f.line);
             parts.join("; ")
         }
+        FileStatus::Clean => "clean".to_string(),
         FileStatus::Pending(why) => format!("pending ({why})"),
         FileStatus::Unavailable { why, now } => {
             items.extend(now.iter().map(|f| (f, false)));

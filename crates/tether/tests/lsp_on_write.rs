@@ -1,0 +1,87 @@
+//! Diagnostics on write with the real pyright: a write reports exactly what it broke, keyed
+//! without positions (a moved error is not new), a second identical error is, a fix says so
+//! and a relapse is reported again; what a file had before the run's first write is never
+//! blamed on it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use serde_json::json;
+use tether::{Run, RunBuilder, Surface};
+use tokio_util::sync::CancellationToken;
+
+async fn call(run: &Run, tool: &str, args: serde_json::Value) -> String {
+    run.runtime()
+        .call(Surface::Agent, tool, args, CancellationToken::new())
+        .await
+        .map(|o| o.to_text())
+        .unwrap_or_else(|e| format!("ERROR {e}"))
+}
+
+/// The diagnostics block of a result, if any.
+fn block(out: &str) -> &str {
+    out.find("diagnostics (pyright) after this write:")
+        .map_or("", |i| &out[i..])
+}
+
+#[test]
+fn pyright_reports_what_each_write_broke_and_nothing_else() {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    assert!(
+        std::env::split_paths(&path).any(|d| d.join("pyright-langserver").is_file()),
+        "pyright-langserver is not on PATH: run scripts/test, which installs it"
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(ws.join("pyproject.toml"), "[project]\nname = \"w\"\nversion = \"0.1\"\n").unwrap();
+        // Broken before the run: never blamed on a write.
+        std::fs::write(ws.join("old.py"), "count: int = \"zero\"\n\n\ndef f() -> int:\n    return 1\n").unwrap();
+        std::fs::write(ws.join("m.py"), "def g() -> int:\n    return 1\n").unwrap();
+        let cfg = dir.path().join("cfg");
+        std::fs::create_dir_all(&cfg).unwrap();
+        let budgets = "[lsp]\nrequest_timeout_s = 120\ninit_timeout_s = 120\n[lsp.diagnostics]\nwait_ms = 30000\nbaseline_ms = 30000\n";
+        std::fs::write(cfg.join("tether.toml"), budgets).unwrap();
+        let run = RunBuilder::new(&ws)
+            .user_config_dir(&cfg)
+            .state_dir(dir.path().join("state"))
+            .build()
+            .unwrap();
+        // The server is up before the first write, as `tether serve`'s warm-up makes it.
+        call(&run, "lsp", json!({"action": "diagnostics", "file": "m.py"})).await;
+
+        let one = call(&run, "edit", json!({"path": "m.py", "old_string": "    return 1", "new_string": "    return \"one\""})).await;
+        let b = block(&one);
+        assert!(b.contains("m.py: 1 new problem"), "{one}");
+        assert!(b.contains("line 2 (new): error") && b.contains("\"int\""), "{one}");
+
+        // The same error moved four lines down is not new.
+        let moved = call(&run, "edit", json!({"path": "m.py", "old_string": "def g() -> int:", "new_string": "\n\n\n\ndef g() -> int:"})).await;
+        let b = block(&moved);
+        assert!(b.contains("m.py: still 1 problem (there before this write)") && !b.contains("(new)"), "{moved}");
+
+        // A second identical error elsewhere is new.
+        let twice = call(&run, "write", json!({"path": "m.py", "content": "\n\n\n\ndef g() -> int:\n    return \"one\"\n\n\ndef h() -> int:\n    return \"one\"\n"})).await;
+        let b = block(&twice);
+        assert!(b.contains("m.py: 1 new problem; still 1 more"), "{twice}");
+        assert!(b.contains("line 10 (new): error"), "{twice}");
+
+        // Fixed, then brought back: reported again.
+        let fixed = call(&run, "write", json!({"path": "m.py", "content": "def g() -> int:\n    return 1\n"})).await;
+        assert!(block(&fixed).contains("m.py: fixed 2 problems; none left"), "{fixed}");
+        let clean = call(&run, "edit", json!({"path": "m.py", "old_string": "return 1", "new_string": "return 2"})).await;
+        assert!(block(&clean).contains("m.py: clean"), "{clean}");
+        let back = call(&run, "edit", json!({"path": "m.py", "old_string": "return 2", "new_string": "return \"two\""})).await;
+        assert!(block(&back).contains("m.py: 1 new problem"), "{back}");
+
+        // A file broken before the run: an unrelated edit blames nothing on the write.
+        let old = call(&run, "edit", json!({"path": "old.py", "old_string": "return 1", "new_string": "return 2"})).await;
+        let b = block(&old);
+        assert!(b.contains("old.py: still 1 problem (there before this write)") && !b.contains("(new)"), "{old}");
+
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
