@@ -43,6 +43,7 @@ fn run_with(dir: &Path, mode: &str) -> Run {
     std::fs::create_dir_all(&cfg).unwrap();
     let config = format!(
         "[lsp]\nrequest_timeout_s = 2\ninit_timeout_s = 2\n\
+         [lsp.diagnostics]\nwait_ms = 500\nbaseline_ms = 500\n\
          [lsp.servers.fake]\ncommand = [{:?}, {mode:?}]\nroot_markers = [\"fake.marker\"]\n\
          [lsp.languages.rust]\nservers = [\"fake\"]\n",
         fake_lsp().display().to_string()
@@ -309,5 +310,31 @@ async fn a_server_binary_inside_an_untrusted_workspace_is_not_started() {
         "the workspace's own binary ran: {:?}",
         fakes()
     );
+    none_left(run).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_lands_and_says_pending_when_the_server_never_answers() {
+    let _one_at_a_time = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_with(dir.path(), "silent");
+    lsp(&run, hover()).await.unwrap();
+    let args =
+        json!({"path": "main.rs", "old_string": "fn main() {}", "new_string": "fn main() { }"});
+    let started = Instant::now();
+    let out = run
+        .runtime()
+        .call(Surface::Agent, "edit", args, CancellationToken::new())
+        .await
+        .unwrap()
+        .to_text();
+    assert!(started.elapsed() < Duration::from_secs(15), "liveness");
+    assert!(
+        out.contains("diagnostics (fake) after this write:\n  main.rs: pending (fake gave no answer for this version within 500 ms"),
+        "{out}"
+    );
+    assert!(!out.contains("clean"), "{out}");
+    let text = std::fs::read_to_string(dir.path().join("ws/main.rs")).unwrap();
+    assert_eq!(text, "fn main() { }\n", "the write did not land");
     none_left(run).await;
 }
