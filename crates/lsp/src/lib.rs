@@ -61,8 +61,10 @@ impl Capability for Lsp {
                 .cloned()
                 .collect(),
         ));
+        let ledger = Arc::new(on_write::Ledger::default());
         run.tool(LspTool {
             servers: servers.clone(),
+            ledger: ledger.clone(),
         })
         .tool(rename::LspRenameTool {
             servers: servers.clone(),
@@ -72,7 +74,7 @@ impl Capability for Lsp {
         }));
         run.hook(Arc::new(on_write::DiagnosticsOnWrite {
             servers: servers.clone(),
-            ledger: std::sync::Mutex::default(),
+            ledger,
             baseline: self.config.write_baseline,
             wait: self.config.write_wait,
         }));

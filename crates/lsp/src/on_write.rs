@@ -16,11 +16,58 @@ use crate::catalog::language_of;
 use crate::render::cut;
 use crate::supervisor::Supervisor;
 
+/// What this run knows of each written file's problems: what it had before the run's first
+/// write to it, and what the last complete answer said.
+#[derive(Default)]
+pub struct Ledger {
+    files: Mutex<HashMap<PathBuf, Known>>,
+}
+
+/// A file's problems before the run's first write to it, and after the latest.
+type Known = (Vec<Finding>, Vec<Finding>);
+
+impl Ledger {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Known>> {
+        self.files.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The last complete answer for `path`, if the run has one.
+    fn latest(&self, path: &std::path::Path) -> Option<Vec<Finding>> {
+        self.lock().get(path).map(|(_, latest)| latest.clone())
+    }
+
+    /// Records an answer; the first one recorded for a file is its baseline too.
+    fn record(&self, path: PathBuf, baseline: Option<&Vec<Finding>>, now: Vec<Finding>) {
+        let mut files = self.lock();
+        let entry = files
+            .entry(path)
+            .or_insert_with(|| (baseline.cloned().unwrap_or_default(), Vec::new()));
+        entry.1 = now;
+    }
+
+    /// The problems this run's writes introduced that are still there, per file.
+    pub fn introduced(&self) -> Vec<(PathBuf, Vec<Finding>)> {
+        let files = self.lock();
+        let mut out: Vec<(PathBuf, Vec<Finding>)> = files
+            .iter()
+            .filter_map(|(path, (first, latest))| {
+                match FileStatus::compare(first, latest.clone()) {
+                    FileStatus::Compared { new, .. } if !new.is_empty() => {
+                        Some((path.clone(), new))
+                    }
+                    _ => None,
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+}
+
 /// The write hook that reports the diagnostics a write introduced.
 pub struct DiagnosticsOnWrite {
     pub(crate) servers: Arc<Supervisor>,
-    /// Each file's findings after the last complete answer for it, this run.
-    pub(crate) ledger: Mutex<HashMap<PathBuf, Vec<Finding>>>,
+    pub(crate) ledger: Arc<Ledger>,
     /// How long a baseline may take, before the write.
     pub(crate) baseline: Duration,
     /// How long the answer after the write may take.
@@ -67,12 +114,6 @@ fn findings(items: &[Value]) -> Vec<Finding> {
     out
 }
 
-impl DiagnosticsOnWrite {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Vec<Finding>>> {
-        self.ledger.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
 impl WriteHook for DiagnosticsOnWrite {
     fn name(&self) -> &str {
         "diagnostics"
@@ -98,7 +139,7 @@ impl WriteHook for DiagnosticsOnWrite {
                     continue;
                 };
                 // The run's own ledger already knows this file; otherwise ask the server now.
-                if let Some(known) = self.lock().get(abs).cloned() {
+                if let Some(known) = self.ledger.latest(abs) {
                     before.insert(abs.to_path_buf(), Some(known));
                     continue;
                 }
@@ -164,7 +205,8 @@ impl WriteHook for DiagnosticsOnWrite {
                     continue;
                 };
                 let now = findings(&items);
-                self.lock().insert(abs.to_path_buf(), now.clone());
+                let had = before.get(abs).and_then(Option::as_ref);
+                self.ledger.record(abs.to_path_buf(), had, now.clone());
                 let status = match before.get(abs) {
                     Some(Some(old)) => match FileStatus::compare(old, now) {
                         FileStatus::Compared {

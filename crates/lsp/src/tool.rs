@@ -69,6 +69,8 @@ pub struct LspArgs {
 /// The `lsp` tool over the run's supervisor.
 pub struct LspTool {
     pub(crate) servers: Arc<Supervisor>,
+    /// What this run's writes broke, for `status`.
+    pub(crate) ledger: Arc<crate::on_write::Ledger>,
 }
 
 impl Tool for LspTool {
@@ -102,7 +104,11 @@ impl Tool for LspTool {
             ));
         }
         let text = match args.action {
-            Action::Status => status(&self.servers).await,
+            Action::Status => {
+                let mut text = status(&self.servers).await;
+                text.push_str(&introduced(&self.ledger, self.servers.workspace()));
+                text
+            }
             Action::Reload => reload(&self.servers, cx, args.file.as_deref()).await?,
             Action::Symbols => symbols(&self.servers, cx, &args).await?,
             Action::Diagnostics => diagnostics(&self.servers, cx, args.file.as_deref()).await?,
@@ -529,6 +535,23 @@ async fn status(servers: &Supervisor) -> String {
             "held back until `tether trust`, from the workspace's tether.toml: {}",
             servers.held_back().join(", ")
         ));
+    }
+    out.join("\n")
+}
+
+/// The problems this run's writes introduced that are still open, for the agent to see
+/// before it says it is done.
+fn introduced(ledger: &crate::on_write::Ledger, workspace: &std::path::Path) -> String {
+    let open = ledger.introduced();
+    if open.is_empty() {
+        return String::new();
+    }
+    let mut out = vec!["\nstill open, introduced by this run's writes:".to_string()];
+    for (path, findings) in open {
+        let shown = crate::render::shown(&path, workspace);
+        for f in findings {
+            out.push(format!("  {shown}:{}  {}", f.line, f.text));
+        }
     }
     out.join("\n")
 }

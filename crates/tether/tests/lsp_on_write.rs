@@ -82,6 +82,11 @@ fn pyright_reports_what_each_write_broke_and_nothing_else() {
         let b = block(&old);
         assert!(b.contains("old.py: still 1 problem (there before this write)") && !b.contains("(new)"), "{old}");
 
+        // Before the agent says it is done: what its writes broke and left open.
+        let status = call(&run, "lsp", json!({"action": "status"})).await;
+        assert!(status.contains("still open, introduced by this run's writes:\n  m.py:2  error"), "{status}");
+        assert!(!status.contains("old.py:1"), "a problem from before the run was blamed: {status}");
+
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
