@@ -4,6 +4,8 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+/// About how long the whole report may grow.
+const BLOCK_BYTES: usize = 4096;
 /// Problems shown per file and source before the rest are only counted.
 const ITEMS_SHOWN: usize = 10;
 
@@ -122,7 +124,25 @@ pub fn format_reports(reports: &[FileReport]) -> Option<String> {
             out.extend(file_lines(r, &mut listed));
         }
     }
-    (!out.is_empty()).then(|| out.join("\n"))
+    if out.is_empty() {
+        return None;
+    }
+    // Flood control: the whole block stays near 4 KB, and says how much it left out.
+    let mut text = String::new();
+    for (i, line) in out.iter().enumerate() {
+        if text.len() + line.len() + 1 > BLOCK_BYTES {
+            text.push_str(&format!(
+                "\n… {} more lines cut to keep this short",
+                out.len() - i
+            ));
+            break;
+        }
+        if i > 0 {
+            text.push('\n');
+        }
+        text.push_str(line);
+    }
+    Some(text)
 }
 
 /// The lines for one file: a summary, then its findings (new ones marked).
@@ -251,6 +271,24 @@ mod tests {
         assert!(new.is_empty(), "{new:?}");
         assert_eq!(still, [f(1, "at `def f(x:`", "module")]);
         assert_eq!(fixed, 0);
+    }
+
+    #[test]
+    fn a_flood_is_cut_to_a_few_per_file_and_about_four_kilobytes() {
+        let many: Vec<Finding> = (1..=300)
+            .map(|n| f(n, &"x".repeat(60), &format!("k{n}")))
+            .collect();
+        let reports: Vec<FileReport> = (0..20)
+            .map(|i| report(&format!("f{i}.py"), FileStatus::compare(&[], many.clone())))
+            .collect();
+        let text = format_reports(&reports).unwrap();
+        assert!(text.len() <= 4096 + 80, "{}", text.len());
+        assert!(text.contains("  f0.py: 300 new syntax errors"), "{text}");
+        assert!(text.contains("… and 290 more"), "{text}");
+        assert!(
+            text.ends_with("more lines cut to keep this short"),
+            "{text}"
+        );
     }
 
     #[test]
