@@ -75,6 +75,7 @@ impl Capability for Lsp {
         run.hook(Arc::new(on_write::DiagnosticsOnWrite {
             servers: servers.clone(),
             ledger,
+            told: std::sync::Mutex::default(),
             baseline: self.config.write_baseline,
             wait: self.config.write_wait,
         }));

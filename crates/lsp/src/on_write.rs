@@ -72,6 +72,8 @@ pub struct DiagnosticsOnWrite {
     pub(crate) baseline: Duration,
     /// How long the answer after the write may take.
     pub(crate) wait: Duration,
+    /// Languages already told that no server can give diagnostics, and why.
+    pub(crate) told: Mutex<std::collections::HashSet<String>>,
 }
 
 /// Per written file, what its server said before the write (`None`: it could not say).
@@ -112,6 +114,29 @@ fn findings(items: &[Value]) -> Vec<Finding> {
     }
     out.sort_by_key(|f| f.line);
     out
+}
+
+impl DiagnosticsOnWrite {
+    /// Why no server gives `lang` diagnostics, when a project marker says one should (a
+    /// missing binary, an untrusted one): in full the first time in the run, then a short
+    /// tag. Nothing when there is no marker, or a server could start.
+    fn unavailable(&self, lang: &str, file: &std::path::Path) -> Option<String> {
+        let s = &self.servers;
+        let why = crate::avail::find(s.config(), lang, file, s.workspace(), s.trusted()).err()?;
+        let with_marker: Vec<String> = why
+            .into_iter()
+            .filter(|w| w.contains(" found at "))
+            .collect();
+        if with_marker.is_empty() {
+            return None;
+        }
+        let mut told = self.told.lock().unwrap_or_else(|p| p.into_inner());
+        Some(if told.insert(lang.to_string()) {
+            with_marker.join("; ")
+        } else {
+            "no server, as said above".to_string()
+        })
+    }
 }
 
 impl WriteHook for DiagnosticsOnWrite {
@@ -175,6 +200,17 @@ impl WriteHook for DiagnosticsOnWrite {
                     continue;
                 };
                 let Some(server) = self.servers.running_for(lang, abs).await else {
+                    if let Some(why) = self.unavailable(lang, abs) {
+                        reports.push(FileReport {
+                            path: receipt.path.rel().to_string(),
+                            source: "diagnostics".into(),
+                            noun: "problem".into(),
+                            status: FileStatus::Unavailable {
+                                why,
+                                now: Vec::new(),
+                            },
+                        });
+                    }
                     continue;
                 };
                 let report = |status| FileReport {

@@ -310,3 +310,46 @@ fn dart_is_not_installed_here_and_the_answer_says_why() {
         ],
     );
 }
+
+#[test]
+fn a_write_says_once_why_no_server_gives_diagnostics() {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join("lib")).unwrap();
+        std::fs::write(ws.join("pubspec.yaml"), "name: shapes\n").unwrap();
+        let run = RunBuilder::new(&ws)
+            .user_config_dir(dir.path().join("cfg"))
+            .state_dir(dir.path().join("state"))
+            .build()
+            .unwrap();
+        let write = |text: &str| {
+            let args = json!({"path": "lib/main.dart", "content": text});
+            let runtime = run.runtime().clone();
+            async move {
+                runtime
+                    .call(Surface::Agent, "write", args, CancellationToken::new())
+                    .await
+                    .unwrap()
+                    .to_text()
+            }
+        };
+        let first = write("int one() => 1;\n").await;
+        assert!(
+            first.contains("diagnostics after this write:\n  lib/main.dart: unavailable (dart: pubspec.yaml found at ., but dart is not on PATH)"),
+            "{first}"
+        );
+        let second = write("int two() => 2;\n").await;
+        assert!(second.contains("lib/main.dart: unavailable (no server, as said above)"), "{second}");
+        // Without a project marker there is nothing to say about servers at all.
+        let plain = run
+            .runtime()
+            .call(Surface::Agent, "write", json!({"path": "notes.py", "content": "x = 1\n"}), CancellationToken::new())
+            .await
+            .unwrap()
+            .to_text();
+        assert!(!plain.contains("diagnostics"), "{plain}");
+    });
+}
