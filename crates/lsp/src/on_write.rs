@@ -169,10 +169,17 @@ impl WriteHook for DiagnosticsOnWrite {
                     continue;
                 }
                 let now = match std::fs::read_to_string(abs) {
-                    Ok(text) if server.sync(abs, &text).await.is_ok() => server
-                        .diagnostics_within(abs, self.baseline)
-                        .await
-                        .map(|d| findings(&d)),
+                    // Before any separate check has run, its errors are unknown: no baseline.
+                    Ok(_) if server.separate_check && server.checks_ended() == 0 => None,
+                    Ok(text) if server.sync(abs, &text).await.is_ok() => {
+                        let pulled = server.diagnostics_within(abs, self.baseline).await;
+                        pulled.map(|mut d| {
+                            if server.separate_check {
+                                d.extend(server.published_now(abs));
+                            }
+                            findings(&d)
+                        })
+                    }
                     // A file the write creates had nothing.
                     Err(_) => Some(Vec::new()),
                     Ok(_) => None,
@@ -222,6 +229,7 @@ impl WriteHook for DiagnosticsOnWrite {
                 let Ok(text) = std::fs::read_to_string(abs) else {
                     continue;
                 };
+                let checks_before = server.checks_ended();
                 if server.sync(abs, &text).await.is_err() || server.saved(abs).await.is_err() {
                     let state = server.state().await;
                     reports.push(report(FileStatus::Unavailable {
@@ -240,6 +248,21 @@ impl WriteHook for DiagnosticsOnWrite {
                     reports.push(report(FileStatus::Pending(why)));
                     continue;
                 };
+                // A server that checks separately on save (cargo check) has answered only
+                // once that check is over; its results come as publications.
+                let mut items = items;
+                if server.separate_check {
+                    if !server.check_after(checks_before, self.wait).await {
+                        let why = format!(
+                            "{}'s check of the saved files had not finished within {} ms",
+                            server.id,
+                            self.wait.as_millis()
+                        );
+                        reports.push(report(FileStatus::Pending(why)));
+                        continue;
+                    }
+                    items.extend(server.published_now(abs));
+                }
                 let now = findings(&items);
                 let had = before.get(abs).and_then(Option::as_ref);
                 self.ledger.record(abs.to_path_buf(), had, now.clone());

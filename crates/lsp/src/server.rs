@@ -53,6 +53,10 @@ struct Heard {
     quiescent: Option<bool>,
     /// Its word on whether the project loaded: a warning or error, and what it said.
     health: Option<(String, String)>,
+    /// Progress tokens of a separate check (rust-analyzer's cargo check) still running.
+    checks: std::collections::HashSet<String>,
+    /// How many such checks have ended so far.
+    checks_ended: u64,
     /// The latest `publishDiagnostics` per document URI.
     published: HashMap<String, Published>,
     /// Counts publications and document changes, to tell which came after which.
@@ -139,13 +143,23 @@ impl Incoming for Client {
         let token = params["token"].to_string();
         let value = &params["value"];
         let mut heard = lock(&self.heard);
+        let title = value["title"].as_str().unwrap_or("");
         match value["kind"].as_str() {
             Some("begin") | Some("report") => {
                 let pct = value["percentage"].as_u64().map(|p| p.min(100) as u32);
+                if value["kind"] == "begin"
+                    && (token.to_lowercase().contains("check")
+                        || title.to_lowercase().contains("check"))
+                {
+                    heard.checks.insert(token.clone());
+                }
                 heard.progress.insert(token, pct);
             }
             Some("end") => {
                 heard.progress.remove(&token);
+                if heard.checks.remove(&token) {
+                    heard.checks_ended += 1;
+                }
             }
             _ => {}
         }
@@ -248,6 +262,9 @@ pub struct Server {
     timeout: Duration,
     /// Notes on what was turned off because the workspace is not trusted.
     pub restricted: Option<String>,
+    /// Whether a save starts a separate check whose results come later (rust-analyzer's
+    /// cargo check), so an answer is complete only once that check has ended.
+    pub separate_check: bool,
 }
 
 /// The client capabilities every server is offered.
@@ -377,6 +394,7 @@ impl Server {
             edits,
             open: tokio::sync::Mutex::default(),
             timeout,
+            separate_check: entry.id == "rust-analyzer" && trusted,
             restricted,
         })
     }
@@ -616,6 +634,35 @@ impl Server {
             return Some(pull["items"].as_array().cloned().unwrap_or_default());
         }
         self.published_within(path, limit).await
+    }
+
+    /// How many separate checks have ended so far, for [`Server::check_after`].
+    pub fn checks_ended(&self) -> u64 {
+        lock(&self.heard).checks_ended
+    }
+
+    /// Waits, at most `limit`, for a separate check that started after `ended` checks to end
+    /// and for publications to settle; true when it did. A server without one is done at once.
+    pub async fn check_after(&self, ended: u64, limit: Duration) -> bool {
+        if !self.separate_check {
+            return true;
+        }
+        let end = tokio::time::Instant::now() + limit;
+        loop {
+            let (done, running) = {
+                let heard = lock(&self.heard);
+                (heard.checks_ended > ended, !heard.checks.is_empty())
+            };
+            if done && !running {
+                // Results of the check come as publications just after it ends.
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                return true;
+            }
+            if tokio::time::Instant::now() >= end {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     /// Like [`Server::published`], waiting at most `limit`.

@@ -55,7 +55,7 @@ fn an_untrusted_workspace_runs_no_build_script_until_trusted() {
         std::fs::write(ws.join("src/lib.rs"), LIB).unwrap();
         let cfg = dir.path().join("cfg");
         std::fs::create_dir_all(&cfg).unwrap();
-        std::fs::write(cfg.join("tether.toml"), "[lsp]\nrequest_timeout_s = 120\ninit_timeout_s = 120\n").unwrap();
+        std::fs::write(cfg.join("tether.toml"), "[lsp]\nrequest_timeout_s = 120\ninit_timeout_s = 120\n[lsp.diagnostics]\nwait_ms = 60000\nbaseline_ms = 30000\n").unwrap();
         let hover = json!({"action": "hover", "file": "src/lib.rs", "line": 1, "symbol": "answer"});
 
         let run = run_over(dir.path());
@@ -83,6 +83,27 @@ fn an_untrusted_workspace_runs_no_build_script_until_trusted() {
         let all = lsp(&run, json!({"action": "diagnostics", "file": "*"})).await;
         assert!(all.contains("rust (cargo check): 1 error"), "{all}");
         assert!(all.contains("src/lib.rs:2  error  mismatched types [E0308]"), "{all}");
+        // Diagnostics on write wait for cargo check (a separate check) before answering, and
+        // never call a file clean before it has ended.
+        let call = |tool: &'static str, args: serde_json::Value| {
+            let runtime = run.runtime().clone();
+            async move {
+                runtime
+                    .call(Surface::Agent, tool, args, CancellationToken::new())
+                    .await
+                    .map(|o| o.to_text())
+                    .unwrap_or_else(|e| e.to_string())
+            }
+        };
+        let fixed = call("write", json!({"path": "src/lib.rs", "content": LIB})).await;
+        assert!(!fixed.contains("(new)"), "{fixed}");
+        let broke = call(
+            "edit",
+            json!({"path": "src/lib.rs", "old_string": "    42", "new_string": "    \"forty-two\""}),
+        )
+        .await;
+        assert!(broke.contains("src/lib.rs: 1 new problem") && broke.contains("[E0308]"), "{broke}");
+        assert!(!broke.contains("clean"), "{broke}");
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
