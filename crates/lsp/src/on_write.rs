@@ -139,6 +139,85 @@ impl DiagnosticsOnWrite {
     }
 }
 
+impl DiagnosticsOnWrite {
+    /// One written file's report, if there is anything to say about it.
+    async fn one(&self, before: &Before, receipt: &FileReceipt) -> Option<FileReport> {
+        let abs = receipt.path.abs();
+        let lang = language_of(abs)?;
+        let Some(server) = self.servers.running_for(lang, abs).await else {
+            if let Some(why) = self.unavailable(lang, abs) {
+                return Some(FileReport {
+                    path: receipt.path.rel().to_string(),
+                    source: "diagnostics".into(),
+                    noun: "problem".into(),
+                    status: FileStatus::Unavailable {
+                        why,
+                        now: Vec::new(),
+                    },
+                });
+            }
+            return None;
+        };
+        let report = |status| FileReport {
+            path: receipt.path.rel().to_string(),
+            source: format!("diagnostics ({})", server.id),
+            noun: "problem".into(),
+            status,
+        };
+        let text = std::fs::read_to_string(abs).ok()?;
+        let checks_before = server.checks_ended();
+        if server.sync(abs, &text).await.is_err() || server.saved(abs).await.is_err() {
+            let state = server.state().await;
+            return Some(report(FileStatus::Unavailable {
+                why: format!("{} is {state}", server.id),
+                now: Vec::new(),
+            }));
+        }
+        let Some(items) = server.diagnostics_within(abs, self.wait).await else {
+            let why = format!(
+                "{} gave no answer for this version within {} ms ({})",
+                server.id,
+                self.wait.as_millis(),
+                server.state().await
+            );
+            return Some(report(FileStatus::Pending(why)));
+        };
+        // A server that checks separately on save (cargo check) has answered only
+        // once that check is over; its results come as publications.
+        let mut items = items;
+        if server.separate_check {
+            if !server.check_after(checks_before, self.wait).await {
+                let why = format!(
+                    "{}'s check of the saved files had not finished within {} ms",
+                    server.id,
+                    self.wait.as_millis()
+                );
+                return Some(report(FileStatus::Pending(why)));
+            }
+            items.extend(server.published_now(abs));
+        }
+        let now = findings(&items);
+        let had = before.get(abs).and_then(Option::as_ref);
+        self.ledger.record(abs.to_path_buf(), had, now.clone());
+        let status = match before.get(abs) {
+            Some(Some(old)) => match FileStatus::compare(old, now) {
+                FileStatus::Compared {
+                    new,
+                    still,
+                    fixed: 0,
+                } if new.is_empty() && still.is_empty() => FileStatus::Clean,
+                other => other,
+            },
+            _ if now.is_empty() => FileStatus::Clean,
+            _ => FileStatus::Unavailable {
+                why: "no baseline: the server was not ready before this write".into(),
+                now,
+            },
+        };
+        Some(report(status))
+    }
+}
+
 impl WriteHook for DiagnosticsOnWrite {
     fn name(&self) -> &str {
         "diagnostics"
@@ -200,90 +279,13 @@ impl WriteHook for DiagnosticsOnWrite {
                 .and_then(|b| b.downcast::<Before>().ok())
                 .map(|b| *b)
                 .unwrap_or_default();
-            let mut reports = Vec::new();
-            for receipt in receipts {
-                let abs = receipt.path.abs();
-                let Some(lang) = language_of(abs) else {
-                    continue;
-                };
-                let Some(server) = self.servers.running_for(lang, abs).await else {
-                    if let Some(why) = self.unavailable(lang, abs) {
-                        reports.push(FileReport {
-                            path: receipt.path.rel().to_string(),
-                            source: "diagnostics".into(),
-                            noun: "problem".into(),
-                            status: FileStatus::Unavailable {
-                                why,
-                                now: Vec::new(),
-                            },
-                        });
-                    }
-                    continue;
-                };
-                let report = |status| FileReport {
-                    path: receipt.path.rel().to_string(),
-                    source: format!("diagnostics ({})", server.id),
-                    noun: "problem".into(),
-                    status,
-                };
-                let Ok(text) = std::fs::read_to_string(abs) else {
-                    continue;
-                };
-                let checks_before = server.checks_ended();
-                if server.sync(abs, &text).await.is_err() || server.saved(abs).await.is_err() {
-                    let state = server.state().await;
-                    reports.push(report(FileStatus::Unavailable {
-                        why: format!("{} is {state}", server.id),
-                        now: Vec::new(),
-                    }));
-                    continue;
-                }
-                let Some(items) = server.diagnostics_within(abs, self.wait).await else {
-                    let why = format!(
-                        "{} gave no answer for this version within {} ms ({})",
-                        server.id,
-                        self.wait.as_millis(),
-                        server.state().await
-                    );
-                    reports.push(report(FileStatus::Pending(why)));
-                    continue;
-                };
-                // A server that checks separately on save (cargo check) has answered only
-                // once that check is over; its results come as publications.
-                let mut items = items;
-                if server.separate_check {
-                    if !server.check_after(checks_before, self.wait).await {
-                        let why = format!(
-                            "{}'s check of the saved files had not finished within {} ms",
-                            server.id,
-                            self.wait.as_millis()
-                        );
-                        reports.push(report(FileStatus::Pending(why)));
-                        continue;
-                    }
-                    items.extend(server.published_now(abs));
-                }
-                let now = findings(&items);
-                let had = before.get(abs).and_then(Option::as_ref);
-                self.ledger.record(abs.to_path_buf(), had, now.clone());
-                let status = match before.get(abs) {
-                    Some(Some(old)) => match FileStatus::compare(old, now) {
-                        FileStatus::Compared {
-                            new,
-                            still,
-                            fixed: 0,
-                        } if new.is_empty() && still.is_empty() => FileStatus::Clean,
-                        other => other,
-                    },
-                    _ if now.is_empty() => continue,
-                    _ => FileStatus::Unavailable {
-                        why: "no baseline: the server was not ready before this write".into(),
-                        now,
-                    },
-                };
-                reports.push(report(status));
-            }
-            reports
+            // Files are asked about at once, so many files share one wait.
+            let each = receipts.iter().map(|r| self.one(&before, r));
+            futures::future::join_all(each)
+                .await
+                .into_iter()
+                .flatten()
+                .collect()
         })
     }
 }
