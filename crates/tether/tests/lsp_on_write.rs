@@ -82,9 +82,29 @@ fn pyright_reports_what_each_write_broke_and_nothing_else() {
         let b = block(&old);
         assert!(b.contains("old.py: still 1 problem (there before this write)") && !b.contains("(new)"), "{old}");
 
+        // apply_patch across two files reports both files' new problems.
+        std::fs::write(ws.join("a.py"), "def a() -> int:\n    return 1\n").unwrap();
+        std::fs::write(ws.join("b.py"), "def b() -> int:\n    return 1\n").unwrap();
+        let patch = "*** Begin Patch\n*** Update File: a.py\n@@\n def a() -> int:\n-    return 1\n+    return \"a\"\n*** Update File: b.py\n@@\n def b() -> int:\n-    return 1\n+    return \"b\"\n*** End Patch";
+        let patched = call(&run, "apply_patch", json!({"patch": patch})).await;
+        let b = block(&patched);
+        assert!(b.contains("a.py: 1 new problem") && b.contains("b.py: 1 new problem"), "{patched}");
+
+        // Accepting a structural edit reports what it broke.
+        std::fs::write(ws.join("c.py"), "def c() -> int:\n    return len(\"x\")\n").unwrap();
+        let staged = call(&run, "ast_edit", json!({"pattern": "len($X)", "rewrite": "str($X)", "path": "c.py"})).await;
+        assert!(staged.contains("edit_1"), "{staged}");
+        let accepted = call(&run, "resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
+        assert!(block(&accepted).contains("c.py: 1 new problem"), "{accepted}");
+
         // Before the agent says it is done: what its writes broke and left open.
         let status = call(&run, "lsp", json!({"action": "status"})).await;
-        assert!(status.contains("still open, introduced by this run's writes:\n  m.py:2  error"), "{status}");
+        assert!(
+            status.contains("still open, introduced by this run's writes:")
+                && status.contains("\n  m.py:2  error")
+                && status.contains("\n  c.py:2  error"),
+            "{status}"
+        );
         assert!(!status.contains("old.py:1"), "a problem from before the run was blamed: {status}");
 
         run.shutdown(Duration::from_secs(5)).await;
