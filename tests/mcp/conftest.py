@@ -1,5 +1,6 @@
 """Shared helpers: start `tether serve` and talk to it with the official MCP Python SDK."""
 
+import asyncio
 import contextlib
 import os
 import pathlib
@@ -27,6 +28,20 @@ async def session(root, surface="agent"):
             info = await s.initialize()
             s.server_name = info.server_info.name
             yield s
+
+
+def calls(workspace, script, surface="agent", timeout=60):
+    """Runs (tool, args) pairs in one server session; returns (is_error, text) per call."""
+
+    async def main():
+        async with session(workspace, surface) as s:
+            out = []
+            for name, args in script:
+                r = await s.call_tool(name, args)
+                out.append((bool(r.is_error), text(r)))
+            return out
+
+    return asyncio.run(asyncio.wait_for(main(), timeout=timeout))
 
 
 def text(result):

@@ -2,21 +2,9 @@
 broken (not silently clean), a real fix says so, and a mid-line multi-line capture keeps the
 body's shape."""
 
-import asyncio
 
-from conftest import session, text
+from conftest import calls
 
-
-def calls(workspace, script):
-    async def main():
-        async with session(workspace) as s:
-            out = []
-            for name, args in script:
-                r = await s.call_tool(name, args)
-                out.append((bool(r.is_error), text(r)))
-            return out
-
-    return asyncio.run(asyncio.wait_for(main(), timeout=60))
 
 
 def test_a_failed_syntax_fix_is_still_broken_and_a_real_fix_says_fixed(workspace):

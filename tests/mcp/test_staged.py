@@ -1,23 +1,11 @@
 """Staged edits compose through a real MCP client: two ast_edits of one file accepted one
 after the other, merged when apart and refused with working advice when they overlap."""
 
-import asyncio
 
-from conftest import session, text
+from conftest import calls
 
 SOURCE = "def one():\n    print(1)\n\n\ndef two():\n    print(2)\n\n\ndef three():\n    log(3)\n"
 
-
-def calls(workspace, script):
-    async def main():
-        async with session(workspace) as s:
-            out = []
-            for name, args in script:
-                r = await s.call_tool(name, args)
-                out.append((bool(r.is_error), text(r)))
-            return out
-
-    return asyncio.run(asyncio.wait_for(main(), timeout=60))
 
 
 def test_two_edits_apart_are_both_accepted(workspace):

@@ -2,25 +2,12 @@
 
 import asyncio
 
-from conftest import session, text
+from conftest import calls, session, text
 
 
 def run(coro):
     return asyncio.run(asyncio.wait_for(coro, timeout=60))
 
-
-def calls(workspace, script, surface="agent"):
-    """Runs (tool, args) pairs in one server session; returns (is_error, text) per call."""
-
-    async def main():
-        async with session(workspace, surface) as s:
-            out = []
-            for name, args in script:
-                r = await s.call_tool(name, args)
-                out.append((bool(r.is_error), text(r)))
-            return out
-
-    return run(main())
 
 
 def test_search_semantics_in_five_languages(workspace):
