@@ -5,12 +5,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tether::{Run, RunBuilder, Surface};
+use tether::{Run, Surface};
 use tokio_util::sync::CancellationToken;
 
 /// The cases run one at a time: each checks that no fake server of this process is left.
@@ -39,8 +41,6 @@ fn run_with(dir: &Path, mode: &str) -> Run {
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(ws.join("fake.marker"), "").unwrap();
     std::fs::write(ws.join("main.rs"), "fn main() {}\n").unwrap();
-    let cfg = dir.join("cfg");
-    std::fs::create_dir_all(&cfg).unwrap();
     let config = format!(
         "[lsp]\nrequest_timeout_s = 2\ninit_timeout_s = 2\n\
          [lsp.diagnostics]\nwait_ms = 500\nbaseline_ms = 500\n\
@@ -48,12 +48,7 @@ fn run_with(dir: &Path, mode: &str) -> Run {
          [lsp.languages.rust]\nservers = [\"fake\"]\n",
         fake_lsp().display().to_string()
     );
-    std::fs::write(cfg.join("tether.toml"), config).unwrap();
-    RunBuilder::new(&ws)
-        .user_config_dir(&cfg)
-        .state_dir(dir.join("state"))
-        .build()
-        .unwrap()
+    common::run_with_config(dir, &config)
 }
 
 async fn lsp(run: &Run, args: serde_json::Value) -> Result<String, String> {
@@ -294,12 +289,7 @@ async fn a_server_binary_inside_an_untrusted_workspace_is_not_started() {
          [lsp.languages.rust]\nservers = [\"fake\"]\n",
         inside.display().to_string()
     );
-    std::fs::write(dir.path().join("cfg/tether.toml"), config).unwrap();
-    let run = RunBuilder::new(&ws)
-        .user_config_dir(dir.path().join("cfg"))
-        .state_dir(dir.path().join("state"))
-        .build()
-        .unwrap();
+    let run = common::run_with_config(dir.path(), &config);
     let err = lsp(&run, hover()).await.unwrap_err();
     assert!(
         err.contains("lies inside this untrusted workspace, so it is not run (run `tether trust` to allow it)"),

@@ -5,12 +5,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tether::{Run, RunBuilder, Surface};
+use tether::{Run, Surface};
 use tokio_util::sync::CancellationToken;
 
 /// Only one language server test runs at a time on 2 cores.
@@ -39,15 +41,7 @@ fn check(files: &[(&str, &str)], cases: Vec<Case>) {
             // `{ws}` stands for the workspace's absolute path (compile_commands.json wants it).
             std::fs::write(p, text.replace("{ws}", &ws.display().to_string())).unwrap();
         }
-        let cfg = dir.path().join("cfg");
-        std::fs::create_dir_all(&cfg).unwrap();
-        let budgets = "[lsp]\nrequest_timeout_s = 120\ninit_timeout_s = 120\n";
-        std::fs::write(cfg.join("tether.toml"), budgets).unwrap();
-        let run = RunBuilder::new(&ws)
-            .user_config_dir(&cfg)
-            .state_dir(dir.path().join("state"))
-            .build()
-            .unwrap();
+        let run = common::run_with_config(dir.path(), common::LSP_BUDGETS);
         for c in cases {
             let out = call(&run, c.args.clone()).await;
             for want in c.expect {
@@ -320,11 +314,7 @@ fn a_write_says_once_why_no_server_gives_diagnostics() {
         let ws = dir.path().join("ws");
         std::fs::create_dir_all(ws.join("lib")).unwrap();
         std::fs::write(ws.join("pubspec.yaml"), "name: shapes\n").unwrap();
-        let run = RunBuilder::new(&ws)
-            .user_config_dir(dir.path().join("cfg"))
-            .state_dir(dir.path().join("state"))
-            .build()
-            .unwrap();
+        let run = common::run_with_config(dir.path(), "");
         let write = |text: &str| {
             let args = json!({"path": "lib/main.dart", "content": text});
             let runtime = run.runtime().clone();

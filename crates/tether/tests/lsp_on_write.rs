@@ -5,10 +5,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::time::Duration;
 
 use serde_json::json;
-use tether::{Run, RunBuilder, Surface};
+use tether::{Run, Surface};
 use tokio_util::sync::CancellationToken;
 
 async fn call(run: &Run, tool: &str, args: serde_json::Value) -> String {
@@ -41,15 +43,8 @@ fn pyright_reports_what_each_write_broke_and_nothing_else() {
         // Broken before the run: never blamed on a write.
         std::fs::write(ws.join("old.py"), "count: int = \"zero\"\n\n\ndef f() -> int:\n    return 1\n").unwrap();
         std::fs::write(ws.join("m.py"), "def g() -> int:\n    return 1\n").unwrap();
-        let cfg = dir.path().join("cfg");
-        std::fs::create_dir_all(&cfg).unwrap();
-        let budgets = "[lsp]\nrequest_timeout_s = 120\ninit_timeout_s = 120\n[lsp.diagnostics]\nwait_ms = 30000\nbaseline_ms = 30000\n";
-        std::fs::write(cfg.join("tether.toml"), budgets).unwrap();
-        let run = RunBuilder::new(&ws)
-            .user_config_dir(&cfg)
-            .state_dir(dir.path().join("state"))
-            .build()
-            .unwrap();
+        let waits = "[lsp.diagnostics]\nwait_ms = 30000\nbaseline_ms = 30000\n";
+        let run = common::run_with_config(dir.path(), &format!("{}{waits}", common::LSP_BUDGETS));
         // The server is up before the first write, as `tether serve`'s warm-up makes it.
         call(&run, "lsp", json!({"action": "diagnostics", "file": "m.py"})).await;
 

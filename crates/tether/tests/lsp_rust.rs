@@ -3,11 +3,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
 use std::time::Duration;
 
 use serde_json::json;
-use tether::{Run, RunBuilder, Surface};
+use tether::{Run, Surface};
 use tokio_util::sync::CancellationToken;
 
 const MANIFEST: &str = "[package]\nname = \"shapes\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
@@ -22,19 +24,7 @@ fn fixture(dir: &Path) -> Run {
     std::fs::write(ws.join("Cargo.toml"), MANIFEST).unwrap();
     std::fs::write(ws.join("src/lib.rs"), LIB).unwrap();
     std::fs::write(ws.join("src/shapes.rs"), SHAPES).unwrap();
-    // Generous budgets for 2 loaded cores, set as a user would.
-    let cfg = dir.join("cfg");
-    std::fs::create_dir_all(&cfg).unwrap();
-    std::fs::write(
-        cfg.join("tether.toml"),
-        "[lsp]\nrequest_timeout_s = 120\ninit_timeout_s = 120\n",
-    )
-    .unwrap();
-    RunBuilder::new(&ws)
-        .user_config_dir(&cfg)
-        .state_dir(dir.join("state"))
-        .build()
-        .unwrap()
+    common::run_with_config(dir, common::LSP_BUDGETS)
 }
 
 async fn lsp(run: &Run, args: serde_json::Value) -> Result<String, String> {

@@ -4,11 +4,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tether::{Run, RunBuilder, Surface, TrustStore};
+use tether::{Run, Surface, TrustStore};
 use tokio_util::sync::CancellationToken;
 
 const MANIFEST: &str =
@@ -16,12 +18,10 @@ const MANIFEST: &str =
 const BUILD: &str = "fn main() {\n    let dir = std::env::var(\"CARGO_MANIFEST_DIR\").unwrap();\n    std::fs::write(format!(\"{dir}/build-script-ran\"), \"yes\").unwrap();\n}\n";
 const LIB: &str = "pub fn answer() -> u32 {\n    42\n}\n";
 
+/// The run, with budgets for a cold rust-analyzer and a cargo check on 2 cores.
 fn run_over(dir: &Path) -> Run {
-    RunBuilder::new(dir.join("ws"))
-        .user_config_dir(dir.join("cfg"))
-        .state_dir(dir.join("state"))
-        .build()
-        .unwrap()
+    let waits = "[lsp.diagnostics]\nwait_ms = 60000\nbaseline_ms = 30000\n";
+    common::run_with_config(dir, &format!("{}{waits}", common::LSP_BUDGETS))
 }
 
 async fn lsp(run: &Run, args: serde_json::Value) -> String {
@@ -54,8 +54,6 @@ fn an_untrusted_workspace_runs_no_build_script_until_trusted() {
         std::fs::write(ws.join("build.rs"), BUILD).unwrap();
         std::fs::write(ws.join("src/lib.rs"), LIB).unwrap();
         let cfg = dir.path().join("cfg");
-        std::fs::create_dir_all(&cfg).unwrap();
-        std::fs::write(cfg.join("tether.toml"), "[lsp]\nrequest_timeout_s = 120\ninit_timeout_s = 120\n[lsp.diagnostics]\nwait_ms = 60000\nbaseline_ms = 30000\n").unwrap();
         let hover = json!({"action": "hover", "file": "src/lib.rs", "line": 1, "symbol": "answer"});
 
         let run = run_over(dir.path());

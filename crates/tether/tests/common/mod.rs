@@ -31,3 +31,20 @@ pub fn write(root: &Path, rel: &str, text: &str) {
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(p, text).unwrap();
 }
+
+/// Generous language-server deadlines for 2 loaded cores, set in the user's config as a user
+/// would.
+pub const LSP_BUDGETS: &str = "[lsp]\nrequest_timeout_s = 120\ninit_timeout_s = 120\n";
+
+/// A run over `dir/ws` whose user config folder `dir/cfg` holds `config`, with its state in
+/// `dir/state`.
+pub fn run_with_config(dir: &Path, config: &str) -> Run {
+    let cfg = dir.join("cfg");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(cfg.join("tether.toml"), config).unwrap();
+    RunBuilder::new(dir.join("ws"))
+        .user_config_dir(&cfg)
+        .state_dir(dir.join("state"))
+        .build()
+        .unwrap()
+}
