@@ -1,7 +1,8 @@
 //! Our own writes reach the language servers at once: a write hook that, after each write,
 //! gives every server holding a written file open its new text (one version up, and only if
-//! the text changed) and says it was saved. Files changed outside the run are caught before
-//! each request instead, by [`crate::server::Server::sync`] comparing content hashes.
+//! the text changed). The save is announced once, by the diagnostics hook, which waits for
+//! what a save starts (cargo check). Files changed outside the run are caught before each
+//! request instead, by [`crate::server::Server::sync`] comparing content hashes.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,8 +49,7 @@ impl WriteHook for Documents {
                     if !server.has_open(path).await {
                         continue;
                     }
-                    let synced = server.sync(path, &text).await;
-                    if let Err(why) = synced.and(server.saved(path).await) {
+                    if let Err(why) = server.sync(path, &text).await {
                         tracing::warn!("keeping {} in step: {why}", receipt.path.rel());
                     }
                 }
