@@ -100,6 +100,21 @@ pub fn builtin() -> BTreeMap<String, ServerEntry> {
     // Offline, the sysroot's own `cargo metadata` fails and std goes unresolved; rust-analyzer
     // then reads the sysroot's sources directly.
     rust.init_options = json!({"checkOnSave": true, "cargo": {"sysrootQueryMetadata": false}});
+    // Every file of the project is checked, so a change that breaks an importer says so.
+    let mut pyright = entry(
+        "pyright",
+        &["pyright-langserver", "--stdio"],
+        &["pyright-langserver"],
+        PYTHON_MARKERS,
+    );
+    pyright.settings = json!({"python": {"analysis": {"diagnosticMode": "workspace"}}});
+    let mut based = entry(
+        "basedpyright",
+        &["basedpyright-langserver", "--stdio"],
+        &["basedpyright-langserver"],
+        PYTHON_MARKERS,
+    );
+    based.settings = json!({"basedpyright": {"analysis": {"diagnosticMode": "workspace"}}});
     let servers = [
         rust,
         entry(
@@ -119,18 +134,8 @@ pub fn builtin() -> BTreeMap<String, ServerEntry> {
                 "CMakeLists.txt",
             ],
         ),
-        entry(
-            "pyright",
-            &["pyright-langserver", "--stdio"],
-            &["pyright-langserver"],
-            PYTHON_MARKERS,
-        ),
-        entry(
-            "basedpyright",
-            &["basedpyright-langserver", "--stdio"],
-            &["basedpyright-langserver"],
-            PYTHON_MARKERS,
-        ),
+        pyright,
+        based,
         entry("ty", &["ty", "server"], &["ty"], PYTHON_MARKERS),
         entry("pylsp", &["pylsp"], &["pylsp"], PYTHON_MARKERS),
         entry(

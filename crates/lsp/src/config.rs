@@ -26,6 +26,8 @@ pub struct LspConfig {
     pub write_wait: Duration,
     /// How long the baseline before a write may take (`[lsp.diagnostics] baseline_ms`).
     pub write_baseline: Duration,
+    /// Which severities a write's report counts (`[lsp.diagnostics] severities`).
+    pub write_severities: crate::ledger::Severities,
 }
 
 #[derive(Deserialize, Default)]
@@ -46,6 +48,7 @@ struct Section {
 struct DiagnosticsSection {
     wait_ms: Option<u64>,
     baseline_ms: Option<u64>,
+    severities: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -82,6 +85,7 @@ impl Default for LspConfig {
             check_timeout: Duration::from_secs(300),
             write_wait: Duration::from_millis(3000),
             write_baseline: Duration::from_millis(1000),
+            write_severities: crate::ledger::Severities::default(),
         }
     }
 }
@@ -131,6 +135,16 @@ impl LspConfig {
             };
             config.write_wait = ms("wait_ms", d.wait_ms, config.write_wait)?;
             config.write_baseline = ms("baseline_ms", d.baseline_ms, config.write_baseline)?;
+            if let Some(list) = d.severities {
+                let names = crate::ledger::SEVERITY_NAMES;
+                if let Some(bad) = list.iter().find(|s| !names.contains(&s.as_str())) {
+                    return Err(format!(
+                        "[lsp.diagnostics]: severities: `{bad}` is not one of {}",
+                        names.join(", ")
+                    ));
+                }
+                config.write_severities = crate::ledger::Severities(list);
+            }
         }
         for (id, o) in s.servers {
             let entry = match config.servers.remove(&id) {

@@ -2,12 +2,16 @@
 //! decided at call time, a supervisor that starts one server per project on first use and
 //! stops them all when the run ends, and the `lsp` tool.
 
+mod answers;
 mod avail;
 mod catalog;
 mod checker;
 mod config;
 mod documents;
+mod follow;
+mod ledger;
 mod on_write;
+mod outside;
 mod position;
 mod rename;
 mod render;
@@ -34,6 +38,8 @@ pub use tool::{Action, LspArgs, LspTool};
 pub struct Lsp {
     config: LspConfig,
     servers: Option<Arc<Supervisor>>,
+    /// The watch for outside edits, with what it reports to.
+    outside: Option<(Arc<outside::Outside>, follow::Follow)>,
 }
 
 impl Capability for Lsp {
@@ -61,10 +67,12 @@ impl Capability for Lsp {
                 .cloned()
                 .collect(),
         ));
-        let ledger = Arc::new(on_write::Ledger::default());
+        let ledger = Arc::new(ledger::Ledger::default());
+        let outside = Arc::new(outside::Outside::default());
         run.tool(LspTool {
             servers: servers.clone(),
             ledger: ledger.clone(),
+            outside: outside.clone(),
         })
         .tool(rename::LspRenameTool {
             servers: servers.clone(),
@@ -72,13 +80,25 @@ impl Capability for Lsp {
         run.hook(Arc::new(documents::Documents {
             servers: servers.clone(),
         }));
+        let follow = follow::Follow {
+            ledger,
+            notices: run.notices.clone(),
+            cancel: run.cancel.clone(),
+            budget: self.config.request_timeout,
+            counted: self.config.write_severities.clone(),
+            workspace: run.workspace.root().to_path_buf(),
+            enabled: !run.single_call,
+        };
         run.hook(Arc::new(on_write::DiagnosticsOnWrite {
             servers: servers.clone(),
-            ledger,
             told: std::sync::Mutex::default(),
             baseline: self.config.write_baseline,
             wait: self.config.write_wait,
+            follow: follow.clone(),
+            writes: Arc::default(),
+            outside: outside.clone(),
         }));
+        self.outside = Some((outside, follow));
         self.servers = Some(servers);
     }
 
@@ -86,12 +106,18 @@ impl Capability for Lsp {
         Box::pin(async move {
             if let Some(servers) = &self.servers {
                 servers.warm().await;
+                if let Some((outside, follow)) = &self.outside {
+                    outside.start(servers, follow);
+                }
             }
         })
     }
 
     fn shutdown(&self, budget: Duration) -> BoxFuture<'_, ()> {
         Box::pin(async move {
+            if let Some((outside, _)) = &self.outside {
+                outside.stop();
+            }
             if let Some(servers) = &self.servers {
                 servers.stop(None, budget).await;
             }

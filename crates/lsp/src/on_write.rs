@@ -1,126 +1,58 @@
-//! Diagnostics on write: after each write, the servers that already run for the written files
-//! are given the new text and asked for that text's diagnostics, and the result names what
-//! this write broke, against a per-run ledger keyed without positions (a problem that only
-//! moved is not new). Waits are bounded; a write is never delayed past its budget or undone.
+//! Diagnostics on write: after each write, the servers for the written files are given the
+//! new text and asked for that text's diagnostics, and the result names what this write broke,
+//! against the run's ledger. Waits are bounded; a write is never delayed past its budget or
+//! undone. What comes later, or in other files, follows as a notice naming the write.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::Value;
 use tether_fs::{FileReceipt, WritePath};
 use tether_tool::{Baseline, BoxFuture, FileReport, FileStatus, Finding, HookBudgets, WriteHook};
 
+use crate::answers::Snapshot;
 use crate::catalog::language_of;
-use crate::render::cut;
+use crate::follow::{Follow, NO_BASELINE};
+use crate::ledger::judge;
+use crate::server::Server;
 use crate::supervisor::Supervisor;
 
-/// What this run knows of each written file's problems: what it had before the run's first
-/// write to it, and what the last complete answer said.
-#[derive(Default)]
-pub struct Ledger {
-    files: Mutex<HashMap<PathBuf, Known>>,
-}
-
-/// A file's problems before the run's first write to it, and after the latest.
-type Known = (Vec<Finding>, Vec<Finding>);
-
-impl Ledger {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Known>> {
-        self.files.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The last complete answer for `path`, if the run has one.
-    fn latest(&self, path: &std::path::Path) -> Option<Vec<Finding>> {
-        self.lock().get(path).map(|(_, latest)| latest.clone())
-    }
-
-    /// Records an answer; the first one recorded for a file is its baseline too.
-    fn record(&self, path: PathBuf, baseline: Option<&Vec<Finding>>, now: Vec<Finding>) {
-        let mut files = self.lock();
-        let entry = files
-            .entry(path)
-            .or_insert_with(|| (baseline.cloned().unwrap_or_default(), Vec::new()));
-        entry.1 = now;
-    }
-
-    /// The problems this run's writes introduced that are still there, per file.
-    pub fn introduced(&self) -> Vec<(PathBuf, Vec<Finding>)> {
-        let files = self.lock();
-        let mut out: Vec<(PathBuf, Vec<Finding>)> = files
-            .iter()
-            .filter_map(|(path, (first, latest))| {
-                match FileStatus::compare(first, latest.clone()) {
-                    FileStatus::Compared { new, .. } if !new.is_empty() => {
-                        Some((path.clone(), new))
-                    }
-                    _ => None,
-                }
-            })
-            .collect();
-        out.sort_by(|a, b| a.0.cmp(&b.0));
-        out
-    }
-}
+/// How long a server that checks other files after a change (pyright in workspace mode) is
+/// given to begin that work once it answered for the written file.
+const OTHERS_GRACE: Duration = Duration::from_millis(25);
 
 /// The write hook that reports the diagnostics a write introduced.
 pub struct DiagnosticsOnWrite {
     pub(crate) servers: Arc<Supervisor>,
-    pub(crate) ledger: Arc<Ledger>,
     /// How long a baseline may take, before the write.
     pub(crate) baseline: Duration,
     /// How long the answer after the write may take.
     pub(crate) wait: Duration,
     /// Languages already told that no server can give diagnostics, and why.
-    pub(crate) told: Mutex<std::collections::HashSet<String>>,
+    pub(crate) told: Mutex<HashSet<String>>,
+    pub(crate) follow: Follow,
+    /// The run's writes so far; each write's number names it in later notices.
+    pub(crate) writes: Arc<AtomicU64>,
+    /// The watch for outside edits, started with the first write if not before.
+    pub(crate) outside: Arc<crate::outside::Outside>,
 }
 
-/// Per written file, what its server said before the write (`None`: it could not say).
-type Before = HashMap<PathBuf, Option<Vec<Finding>>>;
-
-/// Errors and warnings as findings keyed by (severity, code, message); the same problem at
-/// the same place from two sources counts once.
-fn findings(items: &[Value]) -> Vec<Finding> {
-    let mut seen = std::collections::HashSet::new();
-    let mut out = Vec::new();
-    for d in items {
-        let severity = match d["severity"].as_u64().unwrap_or(1) {
-            1 => "error",
-            2 => "warning",
-            _ => continue,
-        };
-        let start = &d["range"]["start"];
-        let place = (
-            start["line"].as_u64(),
-            start["character"].as_u64(),
-            severity,
-        );
-        if !seen.insert(place) {
-            continue;
-        }
-        let code = match &d["code"] {
-            Value::String(c) => format!(" [{c}]"),
-            Value::Number(n) => format!(" [{n}]"),
-            _ => String::new(),
-        };
-        let message = d["message"].as_str().unwrap_or("").replace('\n', " ");
-        let text = format!("{severity}{code} {}", cut(message.trim(), 300));
-        out.push(Finding {
-            line: start["line"].as_u64().unwrap_or(0) as usize + 1,
-            key: text.clone(),
-            text,
-        });
-    }
-    out.sort_by_key(|f| f.line);
-    out
+/// What was known before one write.
+struct Before {
+    number: u64,
+    /// Per written file, what its server said before the write (`None`: it could not say).
+    files: HashMap<PathBuf, Option<Vec<Finding>>>,
+    /// Servers that also report files the write did not touch, with what they had published.
+    wide: Vec<(Arc<Server>, Snapshot)>,
 }
 
 impl DiagnosticsOnWrite {
     /// Why no server gives `lang` diagnostics, when a project marker says one should (a
     /// missing binary, an untrusted one): in full the first time in the run, then a short
     /// tag. Nothing when there is no marker, or a server could start.
-    fn unavailable(&self, lang: &str, file: &std::path::Path) -> Option<String> {
+    fn unavailable(&self, lang: &str, file: &Path) -> Option<String> {
         let s = &self.servers;
         let why = crate::avail::find(s.config(), lang, file, s.workspace(), s.trusted()).err()?;
         let with_marker: Vec<String> = why
@@ -137,17 +69,53 @@ impl DiagnosticsOnWrite {
             "no server, as said above".to_string()
         })
     }
-}
 
-impl DiagnosticsOnWrite {
+    /// The server for `file`, waiting at most the write's budget for one still starting (or
+    /// started now: a run without warm-up). `Err(None)`: no server serves it.
+    async fn server_within(
+        &self,
+        lang: &'static str,
+        file: &Path,
+    ) -> Result<Arc<Server>, Option<String>> {
+        if let Some(server) = self.servers.running_for(lang, file).await {
+            return Ok(server);
+        }
+        let servers = self.servers.clone();
+        let path = file.to_path_buf();
+        let start = tokio::spawn(async move { servers.server_for(lang, &path).await });
+        match tokio::time::timeout(self.wait, start).await {
+            Ok(Ok(Ok(server))) => Ok(server),
+            Ok(Ok(Err(_))) | Ok(Err(_)) => Err(None),
+            Err(_) => Err(Some(format!(
+                "the {lang} server was still starting after {} ms",
+                self.wait.as_millis()
+            ))),
+        }
+    }
+
     /// One written file's report, if there is anything to say about it.
     async fn one(&self, before: &Before, receipt: &FileReceipt) -> Option<FileReport> {
         let abs = receipt.path.abs();
+        let rel = receipt.path.rel().to_string();
         let lang = language_of(abs)?;
-        let Some(server) = self.servers.running_for(lang, abs).await else {
-            if let Some(why) = self.unavailable(lang, abs) {
+        let server = match self.server_within(lang, abs).await {
+            Ok(server) => server,
+            Err(Some(starting)) => {
+                self.late_start(before.number, lang, abs);
                 return Some(FileReport {
-                    path: receipt.path.rel().to_string(),
+                    path: rel,
+                    source: "diagnostics".into(),
+                    noun: "problem".into(),
+                    status: FileStatus::Pending(format!(
+                        "{starting}; its answer will follow as a notice about write #{}",
+                        before.number
+                    )),
+                });
+            }
+            Err(None) => {
+                let why = self.unavailable(lang, abs)?;
+                return Some(FileReport {
+                    path: rel,
                     source: "diagnostics".into(),
                     noun: "problem".into(),
                     status: FileStatus::Unavailable {
@@ -156,65 +124,126 @@ impl DiagnosticsOnWrite {
                     },
                 });
             }
-            return None;
-        };
-        let report = |status| FileReport {
-            path: receipt.path.rel().to_string(),
-            source: format!("diagnostics ({})", server.id),
-            noun: "problem".into(),
-            status,
         };
         let text = std::fs::read_to_string(abs).ok()?;
         let checks_before = server.checks_ended();
         if server.sync(abs, &text).await.is_err() || server.saved(abs).await.is_err() {
             let state = server.state().await;
-            return Some(report(FileStatus::Unavailable {
-                why: format!("{} is {state}", server.id),
-                now: Vec::new(),
-            }));
+            let why = format!("{} is {state}", server.id);
+            let status = FileStatus::Unavailable { why, now: vec![] };
+            return Some(self.follow.report(&server, rel, status));
         }
-        let Some(items) = server.diagnostics_within(abs, self.wait).await else {
-            let why = format!(
-                "{} gave no answer for this version within {} ms ({})",
-                server.id,
-                self.wait.as_millis(),
-                server.state().await
-            );
-            return Some(report(FileStatus::Pending(why)));
-        };
-        // A server that checks separately on save (cargo check) has answered only
-        // once that check is over; its results come as publications.
-        let mut items = items;
-        if server.separate_check {
-            if !server.check_after(checks_before, self.wait).await {
-                let why = format!(
-                    "{}'s check of the saved files had not finished within {} ms",
-                    server.id,
-                    self.wait.as_millis()
-                );
-                return Some(report(FileStatus::Pending(why)));
+        let had = before.files.get(abs).cloned().flatten();
+        let status = match server.answer(abs, checks_before, self.wait).await {
+            Ok(items) => {
+                let now = self.follow.findings(&items);
+                self.follow
+                    .ledger
+                    .record(abs.to_path_buf(), had.as_ref(), now.clone());
+                judge(had.as_ref(), now, NO_BASELINE)
             }
-            items.extend(server.published_now(abs));
-        }
-        let now = findings(&items);
-        let had = before.get(abs).and_then(Option::as_ref);
-        self.ledger.record(abs.to_path_buf(), had, now.clone());
-        let status = match before.get(abs) {
-            Some(Some(old)) => match FileStatus::compare(old, now) {
-                FileStatus::Compared {
-                    new,
-                    still,
-                    fixed: 0,
-                } if new.is_empty() && still.is_empty() => FileStatus::Clean,
-                other => other,
-            },
-            _ if now.is_empty() => FileStatus::Clean,
-            _ => FileStatus::Unavailable {
-                why: "no baseline: the server was not ready before this write".into(),
-                now,
-            },
+            Err(why) => {
+                self.late(before.number, server.clone(), abs, had, checks_before)
+                    .await;
+                FileStatus::Pending(format!(
+                    "{why}; its answer will follow as a notice about write #{}",
+                    before.number
+                ))
+            }
         };
-        Some(report(status))
+        Some(self.follow.report(&server, rel, status))
+    }
+
+    /// Waits, after the budget, for the answer `server` owes for `path` as this write left
+    /// it, and tells it; a later write on the same file makes it moot.
+    async fn late(
+        &self,
+        number: u64,
+        server: Arc<Server>,
+        path: &Path,
+        had: Option<Vec<Finding>>,
+        checks_before: u64,
+    ) {
+        let Some(version) = server.version_of(path).await else {
+            return;
+        };
+        let (follow, path) = (self.follow.clone(), path.to_path_buf());
+        self.follow.spawn(async move {
+            let answer = server.answer(&path, checks_before, follow.budget).await;
+            if server.version_of(&path).await != Some(version) {
+                return;
+            }
+            let rel = follow.rel(&path);
+            let status = match answer {
+                Ok(items) => {
+                    let now = follow.findings(&items);
+                    follow
+                        .ledger
+                        .record(path.clone(), had.as_ref(), now.clone());
+                    judge(had.as_ref(), now, NO_BASELINE)
+                }
+                Err(why) => FileStatus::Unavailable {
+                    why: format!("still no answer: {why}"),
+                    now: Vec::new(),
+                },
+            };
+            let report = follow.report(&server, rel.clone(), status);
+            let event = format!("write #{number} (late; its result said pending)");
+            follow.tell(&format!("write #{number} {rel}"), &event, &[report]);
+        });
+    }
+
+    /// Once a server that was still starting is up, diagnoses `path` as it is then and tells
+    /// what it found, unblamed: nothing was known before.
+    fn late_start(&self, number: u64, lang: &'static str, path: &Path) {
+        let (follow, servers, path) = (
+            self.follow.clone(),
+            self.servers.clone(),
+            path.to_path_buf(),
+        );
+        self.follow.spawn(async move {
+            let Ok(server) = servers.server_for(lang, &path).await else {
+                return;
+            };
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                return;
+            };
+            let checks_before = server.checks_ended();
+            if server.sync(&path, &text).await.is_err() || server.saved(&path).await.is_err() {
+                return;
+            }
+            let Ok(items) = server.answer(&path, checks_before, follow.budget).await else {
+                return;
+            };
+            let now = follow.findings(&items);
+            follow.ledger.record(path.clone(), None, now.clone());
+            let rel = follow.rel(&path);
+            let report = follow.report(&server, rel.clone(), judge(None, now, NO_BASELINE));
+            let event = format!("write #{number} (late; its server was starting)");
+            follow.tell(&format!("write #{number} {rel}"), &event, &[report]);
+        });
+    }
+
+    /// The baseline of one file about to be written, from its running server: the run's
+    /// ledger when it knows the file, else the server's answer for the text on disk now.
+    async fn baseline_of(&self, server: &Server, abs: &Path) -> Option<Vec<Finding>> {
+        if let Some(known) = self.follow.ledger.latest(abs) {
+            return Some(known);
+        }
+        match std::fs::read_to_string(abs) {
+            // Before any separate check has run, its errors are unknown: no baseline.
+            Ok(_) if server.separate_check && server.checks_ended() == 0 => None,
+            Ok(text) if server.sync(abs, &text).await.is_ok() => {
+                let mut items = server.diagnostics_within(abs, self.baseline).await?;
+                if server.separate_check {
+                    items.extend(server.published_now(abs));
+                }
+                Some(self.follow.findings(&items))
+            }
+            // A file the write creates had nothing.
+            Err(_) => Some(Vec::new()),
+            Ok(_) => None,
+        }
     }
 }
 
@@ -227,43 +256,34 @@ impl WriteHook for DiagnosticsOnWrite {
         // Each phase bounds its own waits; these are the outer guards.
         HookBudgets {
             before: self.baseline + Duration::from_millis(500),
-            after: self.wait + Duration::from_secs(1),
+            after: self.wait * 2 + Duration::from_secs(1),
         }
     }
 
     fn before<'a>(&'a self, paths: &'a [WritePath]) -> BoxFuture<'a, Baseline> {
         Box::pin(async move {
-            let mut before = Before::new();
-            for path in paths {
-                let abs = path.abs();
-                let Some(lang) = language_of(abs) else {
+            let number = self.writes.fetch_add(1, Ordering::SeqCst) + 1;
+            let abs: Vec<PathBuf> = paths.iter().map(|p| p.abs().to_path_buf()).collect();
+            self.follow.ledger.writing(&abs);
+            let mut before = Before {
+                number,
+                files: HashMap::new(),
+                wide: Vec::new(),
+            };
+            for path in &abs {
+                let Some(lang) = language_of(path) else {
                     continue;
                 };
-                let Some(server) = self.servers.running_for(lang, abs).await else {
+                let Some(server) = self.servers.running_for(lang, path).await else {
                     continue;
                 };
-                // The run's own ledger already knows this file; otherwise ask the server now.
-                if let Some(known) = self.ledger.latest(abs) {
-                    before.insert(abs.to_path_buf(), Some(known));
-                    continue;
+                if server.reports_other_files()
+                    && !before.wide.iter().any(|(s, _)| Arc::ptr_eq(s, &server))
+                {
+                    before.wide.push((server.clone(), server.snapshot()));
                 }
-                let now = match std::fs::read_to_string(abs) {
-                    // Before any separate check has run, its errors are unknown: no baseline.
-                    Ok(_) if server.separate_check && server.checks_ended() == 0 => None,
-                    Ok(text) if server.sync(abs, &text).await.is_ok() => {
-                        let pulled = server.diagnostics_within(abs, self.baseline).await;
-                        pulled.map(|mut d| {
-                            if server.separate_check {
-                                d.extend(server.published_now(abs));
-                            }
-                            findings(&d)
-                        })
-                    }
-                    // A file the write creates had nothing.
-                    Err(_) => Some(Vec::new()),
-                    Ok(_) => None,
-                };
-                before.insert(abs.to_path_buf(), now);
+                let known = self.baseline_of(&server, path).await;
+                before.files.insert(path.clone(), known);
             }
             Box::new(before) as Baseline
         })
@@ -275,17 +295,41 @@ impl WriteHook for DiagnosticsOnWrite {
         receipts: &'a [FileReceipt],
     ) -> BoxFuture<'a, Vec<FileReport>> {
         Box::pin(async move {
+            self.outside.start(&self.servers, &self.follow);
             let before = baseline
                 .and_then(|b| b.downcast::<Before>().ok())
                 .map(|b| *b)
-                .unwrap_or_default();
+                .unwrap_or(Before {
+                    number: self.writes.load(Ordering::SeqCst),
+                    files: HashMap::new(),
+                    wide: Vec::new(),
+                });
             // Files are asked about at once, so many files share one wait.
             let each = receipts.iter().map(|r| self.one(&before, r));
-            futures::future::join_all(each)
+            let mut reports: Vec<FileReport> = futures::future::join_all(each)
                 .await
                 .into_iter()
                 .flatten()
-                .collect()
+                .collect();
+            let touched: HashSet<PathBuf> = receipts
+                .iter()
+                .map(|r| r.path.abs().to_path_buf())
+                .collect();
+            for (server, snap) in &before.wide {
+                if !server.separate_check {
+                    server
+                        .settle_after(snap.begun, OTHERS_GRACE, self.wait)
+                        .await;
+                }
+                reports.extend(self.follow.others(server, snap, snap.seq, &touched));
+                let clock = (before.number, self.writes.clone());
+                let (server, snap) = (server.clone(), snap.clone());
+                self.follow
+                    .tail(server, snap, touched.clone(), clock, self.wait);
+            }
+            let written: Vec<PathBuf> = touched.into_iter().collect();
+            self.follow.ledger.written(&written);
+            reports
         })
     }
 }

@@ -14,7 +14,7 @@ use crate::avail::Found;
 use crate::catalog::{ServerEntry, language_id, language_of};
 use crate::position::Encoding;
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -45,22 +45,25 @@ impl std::fmt::Display for State {
 
 /// What the server tells us outside any request, kept for the tools.
 #[derive(Default)]
-struct Heard {
-    state: Option<State>,
+pub(crate) struct Heard {
+    pub(crate) state: Option<State>,
     /// Work-done progress tokens still running.
-    progress: HashMap<String, Option<u32>>,
+    pub(crate) progress: HashMap<String, Option<u32>>,
     /// rust-analyzer's own word on whether it is done loading (`experimental/serverStatus`).
-    quiescent: Option<bool>,
+    pub(crate) quiescent: Option<bool>,
     /// Its word on whether the project loaded: a warning or error, and what it said.
-    health: Option<(String, String)>,
+    pub(crate) health: Option<(String, String)>,
     /// Progress tokens of a separate check (rust-analyzer's cargo check) still running.
-    checks: std::collections::HashSet<String>,
+    pub(crate) checks: std::collections::HashSet<String>,
     /// How many such checks have ended so far.
-    checks_ended: u64,
+    pub(crate) checks_ended: u64,
+    /// How many work-done progresses have begun, and ended, so far.
+    pub(crate) begun: u64,
+    pub(crate) ended: u64,
     /// The latest `publishDiagnostics` per document URI.
-    published: HashMap<String, Published>,
+    pub(crate) published: HashMap<String, Published>,
     /// Counts publications and document changes, to tell which came after which.
-    seq: u64,
+    pub(crate) seq: u64,
 }
 
 /// One `publishDiagnostics`: the version it is about (when the server says), when it came,
@@ -147,6 +150,9 @@ impl Incoming for Client {
         match value["kind"].as_str() {
             Some("begin") | Some("report") => {
                 let pct = value["percentage"].as_u64().map(|p| p.min(100) as u32);
+                if value["kind"] == "begin" {
+                    heard.begun += 1;
+                }
                 if value["kind"] == "begin"
                     && (token.to_lowercase().contains("check")
                         || title.to_lowercase().contains("check"))
@@ -156,6 +162,7 @@ impl Incoming for Client {
                 heard.progress.insert(token, pct);
             }
             Some("end") => {
+                heard.ended += 1;
                 heard.progress.remove(&token);
                 if heard.checks.remove(&token) {
                     heard.checks_ended += 1;
@@ -222,11 +229,11 @@ fn section(settings: &Value, name: Option<&str>) -> Value {
 }
 
 /// A document as the server last saw it.
-struct Open {
-    version: i32,
+pub(crate) struct Open {
+    pub(crate) version: i32,
     hash: u64,
     /// The event count when this version was sent.
-    sent_seq: u64,
+    pub(crate) sent_seq: u64,
     /// Size and modification time when it was last read, for a cheap look before requests.
     stamp: Option<(u64, std::time::SystemTime)>,
 }
@@ -249,22 +256,35 @@ pub struct Server {
     pub root: PathBuf,
     /// The command it runs.
     pub argv: Vec<String>,
-    peer: Peer,
+    pub(crate) peer: Peer,
     child: tokio::sync::Mutex<Option<LongChild>>,
     /// How it counts columns.
     pub encoding: Encoding,
     /// The capabilities it announced.
     pub capabilities: Value,
-    heard: Arc<Mutex<Heard>>,
-    published: Arc<tokio::sync::Notify>,
+    pub(crate) heard: Arc<Mutex<Heard>>,
+    pub(crate) published: Arc<tokio::sync::Notify>,
     edits: Arc<Mutex<Option<EditPort>>>,
-    open: tokio::sync::Mutex<HashMap<PathBuf, Open>>,
-    timeout: Duration,
+    pub(crate) open: tokio::sync::Mutex<HashMap<PathBuf, Open>>,
+    pub(crate) timeout: Duration,
     /// Notes on what was turned off because the workspace is not trusted.
     pub restricted: Option<String>,
     /// Whether a save starts a separate check whose results come later (rust-analyzer's
     /// cargo check), so an answer is complete only once that check has ended.
     pub separate_check: bool,
+    /// Whether it diagnoses the whole workspace, not only open files (pyright's workspace
+    /// mode), so a change can show up as new problems in files nobody touched.
+    pub workspace_mode: bool,
+}
+
+/// Whether `settings` ask a pyright-like server to diagnose every file of the workspace.
+fn workspace_mode(settings: &Value) -> bool {
+    [
+        "/python/analysis/diagnosticMode",
+        "/basedpyright/analysis/diagnosticMode",
+    ]
+    .iter()
+    .any(|at| settings.pointer(at).and_then(Value::as_str) == Some("workspace"))
 }
 
 /// The client capabilities every server is offered.
@@ -344,7 +364,7 @@ impl Server {
         let peer = Peer::start(input, output, client, Some("$/cancelRequest"));
         let crate::restrict::Options {
             init,
-            settings: _,
+            settings: options_settings,
             restricted,
         } = options;
         let uri = file_uri(&found.root);
@@ -395,6 +415,7 @@ impl Server {
             open: tokio::sync::Mutex::default(),
             timeout,
             separate_check: entry.id == "rust-analyzer" && trusted,
+            workspace_mode: workspace_mode(&options_settings),
             restricted,
         })
     }
@@ -601,92 +622,6 @@ impl Server {
             }
         };
         sent.map_err(|e| format!("{}: {e}", self.id))
-    }
-
-    /// What the server has published for `path` so far, current or not, without waiting.
-    pub fn published_now(&self, path: &Path) -> Vec<Value> {
-        let uri = file_uri(path);
-        let heard = lock(&self.heard);
-        heard
-            .published
-            .get(&uri)
-            .map(|p| p.items.clone())
-            .unwrap_or_default()
-    }
-
-    /// The diagnostics the server published for `path`'s current text, waiting for them at
-    /// most the request deadline; `None` if none came in time. An older publication (for a
-    /// version before the last change) never counts.
-    pub async fn published(&self, path: &Path) -> Option<Vec<Value>> {
-        self.published_within(path, self.timeout).await
-    }
-
-    /// The diagnostics for `path`'s current text, within `limit`: pulled where the server
-    /// offers it, else its publication for the current version. `None` when none came in time.
-    pub async fn diagnostics_within(&self, path: &Path, limit: Duration) -> Option<Vec<Value>> {
-        if self.capabilities.get("diagnosticProvider").is_some() {
-            let params = json!({"textDocument": {"uri": file_uri(path)}});
-            let pull = self
-                .peer
-                .request("textDocument/diagnostic", params, limit)
-                .await
-                .ok()?;
-            return Some(pull["items"].as_array().cloned().unwrap_or_default());
-        }
-        self.published_within(path, limit).await
-    }
-
-    /// How many separate checks have ended so far, for [`Server::check_after`].
-    pub fn checks_ended(&self) -> u64 {
-        lock(&self.heard).checks_ended
-    }
-
-    /// Waits, at most `limit`, for a separate check that started after `ended` checks to end
-    /// and for publications to settle; true when it did. A server without one is done at once.
-    pub async fn check_after(&self, ended: u64, limit: Duration) -> bool {
-        if !self.separate_check {
-            return true;
-        }
-        let end = tokio::time::Instant::now() + limit;
-        loop {
-            let (done, running) = {
-                let heard = lock(&self.heard);
-                (heard.checks_ended > ended, !heard.checks.is_empty())
-            };
-            if done && !running {
-                // Results of the check come as publications just after it ends.
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                return true;
-            }
-            if tokio::time::Instant::now() >= end {
-                return false;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    /// Like [`Server::published`], waiting at most `limit`.
-    pub async fn published_within(&self, path: &Path, limit: Duration) -> Option<Vec<Value>> {
-        let uri = file_uri(path);
-        let (version, sent_seq) = {
-            let open = self.open.lock().await;
-            let doc = open.get(path)?;
-            (i64::from(doc.version), doc.sent_seq)
-        };
-        let current = |p: &Published| match p.version {
-            Some(v) => v == version,
-            None => p.seq > sent_seq,
-        };
-        let wait = async {
-            loop {
-                let notified = self.published.notified();
-                if let Some(p) = lock(&self.heard).published.get(&uri).filter(|p| current(p)) {
-                    return p.items.clone();
-                }
-                notified.await;
-            }
-        };
-        tokio::time::timeout(limit, wait).await.ok()
     }
 
     /// Ends the server: `shutdown` and `exit` within `budget`, then its process group is

@@ -70,7 +70,9 @@ pub struct LspArgs {
 pub struct LspTool {
     pub(crate) servers: Arc<Supervisor>,
     /// What this run's writes broke, for `status`.
-    pub(crate) ledger: Arc<crate::on_write::Ledger>,
+    pub(crate) ledger: Arc<crate::ledger::Ledger>,
+    /// The watch for outside edits, for `status`.
+    pub(crate) outside: Arc<crate::outside::Outside>,
 }
 
 impl Tool for LspTool {
@@ -107,6 +109,9 @@ impl Tool for LspTool {
             Action::Status => {
                 let mut text = status(&self.servers).await;
                 text.push_str(&introduced(&self.ledger, self.servers.workspace()));
+                if let Some(watch) = self.outside.describe() {
+                    text.push_str(&format!("\n{watch}"));
+                }
                 text
             }
             Action::Reload => reload(&self.servers, cx, args.file.as_deref()).await?,
@@ -497,7 +502,7 @@ async fn status(servers: &Supervisor) -> String {
             s.state().await,
             s.encoding.name()
         );
-        line.push_str(&format!("; {}", offers(&s.capabilities)));
+        line.push_str(&format!("; {}", offers(s)));
         if let Some(health) = s.health() {
             line.push_str(&format!("; {health}"));
         }
@@ -541,7 +546,7 @@ async fn status(servers: &Supervisor) -> String {
 
 /// The problems this run's writes introduced that are still open, for the agent to see
 /// before it says it is done.
-fn introduced(ledger: &crate::on_write::Ledger, workspace: &std::path::Path) -> String {
+fn introduced(ledger: &crate::ledger::Ledger, workspace: &std::path::Path) -> String {
     let open = ledger.introduced();
     if open.is_empty() {
         return String::new();
@@ -557,7 +562,8 @@ fn introduced(ledger: &crate::on_write::Ledger, workspace: &std::path::Path) -> 
 }
 
 /// What a server announced it can do, and what kind of diagnostics it gives.
-fn offers(caps: &serde_json::Value) -> String {
+fn offers(server: &crate::server::Server) -> String {
+    let caps = &server.capabilities;
     let has = |k: &str| {
         caps.get(k)
             .is_some_and(|v| v != &json!(false) && !v.is_null())
@@ -579,6 +585,8 @@ fn offers(caps: &serde_json::Value) -> String {
         .map(|(_, n)| *n)
         .collect();
     let diagnostics = match caps.get("diagnosticProvider") {
+        _ if server.workspace_mode => "diagnostics for every file of the workspace",
+        _ if server.separate_check => "diagnostics for open files, and cargo check's on save",
         Some(d) if d["workspaceDiagnostics"] == true => "diagnostics for the whole workspace",
         Some(_) => "diagnostics pulled per file",
         None => "diagnostics published for open files only",

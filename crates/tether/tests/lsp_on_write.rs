@@ -21,6 +21,39 @@ async fn call(run: &Run, tool: &str, args: serde_json::Value) -> String {
         .unwrap_or_else(|e| format!("ERROR {e}"))
 }
 
+/// Every result of cheap calls made until one carries `needle` (notices ride on root
+/// results), or all of them once `secs` have passed.
+async fn notices_until(run: &Run, needle: &str, secs: u64) -> String {
+    let end = std::time::Instant::now() + Duration::from_secs(secs);
+    let mut seen = String::new();
+    while std::time::Instant::now() < end && !seen.contains(needle) {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        seen.push_str(&call(run, "lsp", json!({"action": "status"})).await);
+    }
+    seen
+}
+
+/// A pyright workspace under `dir/ws` with `files`, and a run over it with generous waits.
+fn pyright_run(dir: &std::path::Path, files: &[(&str, &str)]) -> Run {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    assert!(
+        std::env::split_paths(&path).any(|d| d.join("pyright-langserver").is_file()),
+        "pyright-langserver is not on PATH: run scripts/test, which installs it"
+    );
+    let ws = dir.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(
+        ws.join("pyproject.toml"),
+        "[project]\nname = \"w\"\nversion = \"0.1\"\n",
+    )
+    .unwrap();
+    for (name, text) in files {
+        std::fs::write(ws.join(name), text).unwrap();
+    }
+    let waits = "[lsp.diagnostics]\nwait_ms = 30000\nbaseline_ms = 30000\n";
+    common::run_with_config(dir, &format!("{}{waits}", common::LSP_BUDGETS))
+}
+
 /// The diagnostics block of a result, if any.
 fn block(out: &str) -> &str {
     out.find("diagnostics (pyright) after this write:")
@@ -29,22 +62,13 @@ fn block(out: &str) -> &str {
 
 #[test]
 fn pyright_reports_what_each_write_broke_and_nothing_else() {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    assert!(
-        std::env::split_paths(&path).any(|d| d.join("pyright-langserver").is_file()),
-        "pyright-langserver is not on PATH: run scripts/test, which installs it"
-    );
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let dir = tempfile::tempdir().unwrap();
+        // old.py is broken before the run: never blamed on a write.
+        let old = "count: int = \"zero\"\n\n\ndef f() -> int:\n    return 1\n";
+        let run = pyright_run(dir.path(), &[("old.py", old), ("m.py", "def g() -> int:\n    return 1\n")]);
         let ws = dir.path().join("ws");
-        std::fs::create_dir_all(&ws).unwrap();
-        std::fs::write(ws.join("pyproject.toml"), "[project]\nname = \"w\"\nversion = \"0.1\"\n").unwrap();
-        // Broken before the run: never blamed on a write.
-        std::fs::write(ws.join("old.py"), "count: int = \"zero\"\n\n\ndef f() -> int:\n    return 1\n").unwrap();
-        std::fs::write(ws.join("m.py"), "def g() -> int:\n    return 1\n").unwrap();
-        let waits = "[lsp.diagnostics]\nwait_ms = 30000\nbaseline_ms = 30000\n";
-        let run = common::run_with_config(dir.path(), &format!("{}{waits}", common::LSP_BUDGETS));
         // The server is up before the first write, as `tether serve`'s warm-up makes it.
         call(&run, "lsp", json!({"action": "diagnostics", "file": "m.py"})).await;
 
@@ -62,7 +86,7 @@ fn pyright_reports_what_each_write_broke_and_nothing_else() {
         let twice = call(&run, "write", json!({"path": "m.py", "content": "\n\n\n\ndef g() -> int:\n    return \"one\"\n\n\ndef h() -> int:\n    return \"one\"\n"})).await;
         let b = block(&twice);
         assert!(b.contains("m.py: 1 new problem; still 1 more"), "{twice}");
-        assert!(b.contains("line 10 (new): error"), "{twice}");
+        assert!(b.contains("line 10 (new; now 2 of these, was 1): error"), "{twice}");
 
         // Fixed, then brought back: reported again.
         let fixed = call(&run, "write", json!({"path": "m.py", "content": "def g() -> int:\n    return 1\n"})).await;
@@ -102,6 +126,54 @@ fn pyright_reports_what_each_write_broke_and_nothing_else() {
         );
         assert!(!status.contains("old.py:1"), "a problem from before the run was blamed: {status}");
 
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
+#[test]
+fn a_broken_caller_in_another_file_and_an_outside_edit_are_reported() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = "def area(width: int, height: int) -> int:\n    return width * height\n";
+        let app = "from lib import area\n\nprint(area(2, 3))\n";
+        let run = pyright_run(dir.path(), &[("lib.py", lib), ("app.py", app)]);
+        run.warm().await;
+
+        // A changed signature: the caller in app.py breaks, and the write says so.
+        let out = call(&run, "edit", json!({"path": "lib.py", "old_string": "width: int, height: int", "new_string": "width: int, height: int, depth: int"})).await;
+        let seen = if out.contains("app.py (another file") { out.clone() } else { notices_until(&run, "app.py (another file", 60).await };
+        assert!(seen.contains("app.py (another file, not written): 1 new problem"), "{out}\n---\n{seen}");
+        assert!(seen.contains("line 3 (new): error") && seen.contains("depth"), "{seen}");
+        assert!(!block(&out).contains("lib.py: 1 new"), "the signature change itself is fine: {out}");
+
+        // Edited behind tether's back: the next calls carry its new problem as a notice that
+        // names the outside change, not a tether write.
+        let ws = dir.path().join("ws");
+        std::fs::write(ws.join("app.py"), "from lib import area\n\nprint(area(2, 3, 4))\nlength: int = \"x\"\n").unwrap();
+        let seen = notices_until(&run, "after an outside change to app.py", 60).await;
+        assert!(seen.contains("diagnostics (pyright) after an outside change to app.py (not a tether write):"), "{seen}");
+        assert!(seen.contains("line 4 (new): error"), "{seen}");
+        // Its fix of the call is seen too, and nothing is blamed on a write.
+        assert!(seen.contains("fixed 1 problem"), "{seen}");
+        assert!(!seen.contains("after this write"), "{seen}");
+
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
+#[test]
+fn a_write_before_the_server_is_ready_is_not_blamed() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let old = "count: int = \"zero\"\n";
+        let run = pyright_run(dir.path(), &[("old.py", old)]);
+        // No warm-up: the server starts with this write, so it knew nothing before it.
+        let out = call(&run, "edit", json!({"path": "old.py", "old_string": "count", "new_string": "total"})).await;
+        let b = block(&out);
+        assert!(b.contains("old.py: unavailable (no baseline: the server was not ready before this write); 1 problem now, which may predate this write"), "{out}");
+        assert!(!b.contains("(new)"), "{out}");
         run.shutdown(Duration::from_secs(5)).await;
     });
 }

@@ -24,7 +24,7 @@ pub use error::ToolError;
 pub use hooks::{Baseline, Baselines, HookBudgets, WriteHook, WriteHooks};
 pub use notice::{Notice, NoticeQueue};
 pub use output::{Block, ToolOutput, capped_list, counted, cut_line};
-pub use report::{FileReport, FileStatus, Finding, format_reports};
+pub use report::{FileReport, FileStatus, Finding, format_reports, format_reports_after};
 pub use tier::{Concurrency, Surface, Tier};
 pub use tool::{DynTool, Prepared, RunCall, Tool, ToolSpec, describe_schema, schema_for};
 

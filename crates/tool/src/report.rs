@@ -107,6 +107,12 @@ pub struct FileReport {
 /// finding another source already listed at the same line with the same text is left out.
 /// Nothing is said for files clean before and after.
 pub fn format_reports(reports: &[FileReport]) -> Option<String> {
+    format_reports_after(reports, "this write")
+}
+
+/// Like [`format_reports`], for what happened after something other than the write being
+/// answered (a late answer for an earlier write, a change made outside tether).
+pub fn format_reports_after(reports: &[FileReport], event: &str) -> Option<String> {
     let mut sources: Vec<&str> = Vec::new();
     for r in reports {
         if !r.status.is_quiet() && !sources.contains(&r.source.as_str()) {
@@ -116,7 +122,7 @@ pub fn format_reports(reports: &[FileReport]) -> Option<String> {
     let mut listed: HashSet<(&str, usize, &str)> = HashSet::new();
     let mut out = Vec::new();
     for source in sources {
-        out.push(format!("{source} after this write:"));
+        out.push(format!("{source} after {event}:"));
         for r in reports
             .iter()
             .filter(|r| r.source == source && !r.status.is_quiet())
@@ -191,8 +197,16 @@ fn file_lines<'a>(
             }
         }
     };
+    // A key whose count rose says by how much, so a second copy of an old problem reads as such.
+    let mut counts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for (f, is_new) in &items {
+        let c = counts.entry(f.key.as_str()).or_default();
+        c.0 += 1;
+        c.1 += usize::from(*is_new);
+    }
     let mut lines = vec![format!("  {}: {summary}", r.path)];
     let (mut hidden, mut repeated) = (0, 0);
+    let mut hidden_by_severity: BTreeMap<&str, usize> = BTreeMap::new();
     for (f, is_new) in items {
         if !listed.insert((r.path.as_str(), f.line, f.text.as_str())) {
             repeated += 1;
@@ -200,13 +214,30 @@ fn file_lines<'a>(
         }
         if lines.len() > ITEMS_SHOWN {
             hidden += 1;
+            let word = f.text.split_whitespace().next().unwrap_or("");
+            if ["error", "warning", "information", "hint"].contains(&word) {
+                *hidden_by_severity.entry(word).or_default() += 1;
+            }
             continue;
         }
-        let mark = if is_new { " (new)" } else { "" };
+        let mark = match counts.get(f.key.as_str()) {
+            Some(&(now, rose)) if is_new && now > rose => {
+                format!(" (new; now {now} of these, was {})", now - rose)
+            }
+            _ if is_new => " (new)".to_string(),
+            _ => String::new(),
+        };
         lines.push(format!("    line {}{mark}: {}", f.line, f.text));
     }
     if hidden > 0 {
-        lines.push(format!("    … and {hidden} more"));
+        let by: Vec<String> = hidden_by_severity
+            .iter()
+            .map(|(severity, n)| format!("{n} {severity}"))
+            .collect();
+        match by.is_empty() {
+            true => lines.push(format!("    … and {hidden} more")),
+            false => lines.push(format!("    … and {hidden} more ({})", by.join(", "))),
+        }
     }
     if repeated > 0 {
         lines.push(format!("    ({repeated} more, listed above)"));

@@ -1,0 +1,215 @@
+//! Waiting for a server's diagnostics: pulled or published for a document's current version,
+//! the end of a separate check, the end of the work a change set off in other files, and the
+//! publications that came in since a moment.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::server::{Published, Server, file_uri, lock, uri_path};
+
+/// What a server had published for every file at one moment, and that moment.
+#[derive(Clone, Default)]
+pub struct Snapshot {
+    /// The event count then; publications after it have a larger `seq`.
+    pub seq: u64,
+    /// How many work-done progresses had begun by then.
+    pub begun: u64,
+    /// Every file's latest publication then.
+    pub files: HashMap<PathBuf, Vec<Value>>,
+    /// Whether the server had finished its first pass over the project by then, so a file's
+    /// publication is its real state, not a placeholder (pyright first publishes every file
+    /// empty, before it has looked at any).
+    pub complete: bool,
+    /// Whether the server reports every file ([`Server::reports_other_files`]), so a file it
+    /// never published had nothing.
+    pub wide: bool,
+}
+
+impl Server {
+    /// What the server has published for `path` so far, current or not, without waiting.
+    pub fn published_now(&self, path: &Path) -> Vec<Value> {
+        let uri = file_uri(path);
+        let heard = lock(&self.heard);
+        heard
+            .published
+            .get(&uri)
+            .map(|p| p.items.clone())
+            .unwrap_or_default()
+    }
+
+    /// The diagnostics the server published for `path`'s current text, waiting for them at
+    /// most the request deadline; `None` if none came in time. An older publication (for a
+    /// version before the last change) never counts.
+    pub async fn published(&self, path: &Path) -> Option<Vec<Value>> {
+        self.published_within(path, self.timeout).await
+    }
+
+    /// The diagnostics for `path`'s current text, within `limit`: pulled where the server
+    /// offers it, else its publication for the current version. `None` when none came in time.
+    pub async fn diagnostics_within(&self, path: &Path, limit: Duration) -> Option<Vec<Value>> {
+        if self.capabilities.get("diagnosticProvider").is_some() {
+            let params = json!({"textDocument": {"uri": file_uri(path)}});
+            let pull = self
+                .peer
+                .request("textDocument/diagnostic", params, limit)
+                .await
+                .ok()?;
+            return Some(pull["items"].as_array().cloned().unwrap_or_default());
+        }
+        self.published_within(path, limit).await
+    }
+
+    /// How many separate checks have ended so far, for [`Server::check_after`].
+    pub fn checks_ended(&self) -> u64 {
+        lock(&self.heard).checks_ended
+    }
+
+    /// Waits, at most `limit`, for a separate check that started after `ended` checks to end
+    /// and for publications to settle; true when it did. A server without one is done at once.
+    pub async fn check_after(&self, ended: u64, limit: Duration) -> bool {
+        if !self.separate_check {
+            return true;
+        }
+        let end = tokio::time::Instant::now() + limit;
+        loop {
+            let (done, running) = {
+                let heard = lock(&self.heard);
+                (heard.checks_ended > ended, !heard.checks.is_empty())
+            };
+            if done && !running {
+                // Results of the check come as publications just after it ends.
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                return true;
+            }
+            if tokio::time::Instant::now() >= end {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Like [`Server::published`], waiting at most `limit`.
+    pub async fn published_within(&self, path: &Path, limit: Duration) -> Option<Vec<Value>> {
+        let uri = file_uri(path);
+        let (version, sent_seq) = {
+            let open = self.open.lock().await;
+            let doc = open.get(path)?;
+            (i64::from(doc.version), doc.sent_seq)
+        };
+        let current = |p: &Published| match p.version {
+            Some(v) => v == version,
+            None => p.seq > sent_seq,
+        };
+        let wait = async {
+            loop {
+                let notified = self.published.notified();
+                if let Some(p) = lock(&self.heard).published.get(&uri).filter(|p| current(p)) {
+                    return p.items.clone();
+                }
+                notified.await;
+            }
+        };
+        tokio::time::timeout(limit, wait).await.ok()
+    }
+
+    /// The complete answer for `path`'s current text within `limit`: its diagnostics, and for
+    /// a server that checks separately, that check's results once a check begun after
+    /// `checks_before` ended. `Err` says why there is none yet.
+    pub async fn answer(
+        &self,
+        path: &Path,
+        checks_before: u64,
+        limit: Duration,
+    ) -> Result<Vec<Value>, String> {
+        let end = tokio::time::Instant::now() + limit;
+        let Some(mut items) = self.diagnostics_within(path, limit).await else {
+            return Err(format!(
+                "{} gave no answer for this version within {} ms ({})",
+                self.id,
+                limit.as_millis(),
+                self.state().await
+            ));
+        };
+        if self.separate_check {
+            let left = end.saturating_duration_since(tokio::time::Instant::now());
+            if !self.check_after(checks_before, left).await {
+                return Err(format!(
+                    "{}'s check of the saved files had not finished within {} ms",
+                    self.id,
+                    limit.as_millis()
+                ));
+            }
+            items.extend(self.published_now(path));
+        }
+        Ok(items)
+    }
+
+    /// Whether problems a change causes in other files come from this server too.
+    pub fn reports_other_files(&self) -> bool {
+        self.separate_check || self.workspace_mode
+    }
+
+    /// The version of `path` the server has open, if it has it open.
+    pub async fn version_of(&self, path: &Path) -> Option<i32> {
+        self.open.lock().await.get(path).map(|doc| doc.version)
+    }
+
+    /// Every file's latest publication now, with the moment it was taken; what the server
+    /// says of a file before its first pass over the project ended is not its real state.
+    pub fn snapshot(&self) -> Snapshot {
+        let heard = lock(&self.heard);
+        let files = heard
+            .published
+            .iter()
+            .filter_map(|(uri, p)| Some((uri_path(uri)?, p.items.clone())))
+            .collect();
+        let complete = match self.separate_check {
+            true => heard.checks_ended > 0,
+            false => heard.ended > 0 && heard.progress.is_empty(),
+        };
+        Snapshot {
+            seq: heard.seq,
+            begun: heard.begun,
+            files,
+            complete,
+            wide: self.reports_other_files(),
+        }
+    }
+
+    /// The files whose diagnostics were published after `seq`, with what was published.
+    pub fn published_since(&self, seq: u64) -> Vec<(PathBuf, Vec<Value>)> {
+        let heard = lock(&self.heard);
+        let mut out: Vec<(PathBuf, Vec<Value>)> = heard
+            .published
+            .iter()
+            .filter(|(_, p): &(&String, &Published)| p.seq > seq)
+            .filter_map(|(uri, p)| Some((uri_path(uri)?, p.items.clone())))
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
+    /// Waits until the work a change set off is over: `grace` for some progress to begin
+    /// after `begun` progresses had, then, at most `limit` in all, for every progress to end
+    /// (pyright checks the files that import a changed one this way). True when it is over.
+    pub async fn settle_after(&self, begun: u64, grace: Duration, limit: Duration) -> bool {
+        let start = tokio::time::Instant::now();
+        loop {
+            let (started, running) = {
+                let heard = lock(&self.heard);
+                (heard.begun > begun, !heard.progress.is_empty())
+            };
+            let waited = start.elapsed();
+            if !running && (started || waited >= grace) {
+                return true;
+            }
+            if waited >= limit {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}

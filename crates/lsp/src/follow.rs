@@ -1,0 +1,171 @@
+//! What comes after a write's own answer: a server's late answer, and problems that appeared
+//! in files the write did not touch. Both reach the model as notices on its next result,
+//! naming the event they belong to; the tasks that wait for them end with the run.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tether_tool::{FileReport, FileStatus, Finding, NoticeQueue, format_reports_after};
+use tokio_util::sync::CancellationToken;
+
+use crate::answers::Snapshot;
+use crate::ledger::{Ledger, Severities, findings, judge};
+use crate::server::Server;
+
+/// How a file's diagnostics are labelled when nothing was known of it before.
+pub const NO_BASELINE: &str = "no baseline: the server was not ready before this write";
+
+/// The shared handles of everything that reports after the fact.
+#[derive(Clone)]
+pub struct Follow {
+    pub ledger: Arc<Ledger>,
+    pub notices: NoticeQueue,
+    /// Cancelled when the run shuts down; every follow-up task ends with it.
+    pub cancel: CancellationToken,
+    /// How long a late answer is awaited after a write's own budget ran out.
+    pub budget: Duration,
+    pub counted: Severities,
+    pub workspace: PathBuf,
+    /// False for a run that serves one call: no later result would carry a notice.
+    pub enabled: bool,
+}
+
+impl Follow {
+    /// Runs `task` in the background until it ends or the run does.
+    pub fn spawn(&self, task: impl std::future::Future<Output = ()> + Send + 'static) {
+        if !self.enabled {
+            return;
+        }
+        let cancel = self.cancel.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = cancel.cancelled() => {}
+                _ = task => {}
+            }
+        });
+    }
+
+    /// Queues the reports as one notice about `event`, merged with an earlier one on `key`.
+    pub fn tell(&self, key: &str, event: &str, reports: &[FileReport]) {
+        if let Some(block) = format_reports_after(reports, event) {
+            self.notices.push_keyed("diagnostics", key, block);
+        }
+    }
+
+    /// `path` as the model names it.
+    pub fn rel(&self, path: &Path) -> String {
+        path.strip_prefix(&self.workspace)
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    }
+
+    /// Counted findings of a server's diagnostics.
+    pub fn findings(&self, items: &[Value]) -> Vec<Finding> {
+        findings(items, &self.counted)
+    }
+
+    /// The report for one file from one server.
+    pub fn report(&self, server: &Server, path: String, status: FileStatus) -> FileReport {
+        FileReport {
+            path,
+            source: format!("diagnostics ({})", server.id),
+            noun: "problem".into(),
+            status,
+        }
+    }
+
+    /// What changed in files other than `touched` that `server` published after `since`:
+    /// new problems and fixes, each against what that file had in `snap` (or the ledger). A
+    /// file with nothing new and nothing fixed is left out; so is one already reported as is.
+    pub fn others(
+        &self,
+        server: &Server,
+        snap: &Snapshot,
+        since: u64,
+        touched: &HashSet<PathBuf>,
+    ) -> Vec<FileReport> {
+        let mut out = Vec::new();
+        for (path, items) in server.published_since(since) {
+            if touched.contains(&path) || !path.starts_with(&self.workspace) {
+                continue;
+            }
+            let now = self.findings(&items);
+            let known = self.ledger.latest(&path);
+            let before = known.clone().or_else(|| snap.before(&path, self));
+            if known.as_ref() == Some(&now) {
+                continue;
+            }
+            self.ledger
+                .record(path.clone(), before.as_ref(), now.clone());
+            let status = judge(before.as_ref(), now, NO_BASELINE);
+            if worth_telling(&status) {
+                let label = format!("{} (another file, not written)", self.rel(&path));
+                out.push(self.report(server, label, status));
+            }
+        }
+        out
+    }
+
+    /// For `window` after a write's own answer, follows what `server` goes on publishing for
+    /// other files, and tells of their new problems; it stops early when a later write on
+    /// the run begins (`writes` moved past `write`), which then compares for itself.
+    pub fn tail(
+        &self,
+        server: Arc<Server>,
+        snap: Snapshot,
+        touched: HashSet<PathBuf>,
+        write: WriteClock,
+        window: Duration,
+    ) {
+        let me = self.clone();
+        self.spawn(async move {
+            let end = tokio::time::Instant::now() + window;
+            let mut since = server.snapshot().seq;
+            let (number, writes) = write;
+            while tokio::time::Instant::now() < end {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                if writes.load(std::sync::atomic::Ordering::SeqCst) != number {
+                    return;
+                }
+                let seq = server.snapshot().seq;
+                let reports = me.others(&server, &snap, since, &touched);
+                since = seq;
+                let event = format!("write #{number}, found later");
+                me.tell(&format!("write #{number} at {seq}"), &event, &reports);
+            }
+        });
+    }
+}
+
+impl Snapshot {
+    /// What `path` had in this snapshot, when that can be trusted.
+    pub fn before(&self, path: &Path, follow: &Follow) -> Option<Vec<Finding>> {
+        match (self.files.get(path), self.wide) {
+            // A server of open files only publishes what it really found.
+            (Some(items), false) => Some(follow.findings(items)),
+            (_, true) if !self.complete => None,
+            (Some(items), true) => Some(follow.findings(items)),
+            // Once a pass ended, a file never published had nothing (a separate check
+            // reports only files with problems).
+            (None, true) => Some(Vec::new()),
+            (None, false) => None,
+        }
+    }
+}
+
+/// Whether a status is news about a file nobody just wrote: new problems, fixes, or problems
+/// with nothing to compare them to.
+pub fn worth_telling(status: &FileStatus) -> bool {
+    match status {
+        FileStatus::Compared { new, fixed, .. } => !new.is_empty() || *fixed > 0,
+        FileStatus::Unavailable { now, .. } => !now.is_empty(),
+        _ => false,
+    }
+}
+
+/// A write's number and the run's counter, for tasks that stop when a later write begins.
+pub type WriteClock = (u64, Arc<std::sync::atomic::AtomicU64>);

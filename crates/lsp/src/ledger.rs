@@ -1,0 +1,207 @@
+//! What this run knows of each file's problems, keyed without positions (a problem that only
+//! moved is not new), and how a server's diagnostics become those keyed findings.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
+
+use serde_json::Value;
+use tether_tool::{FileStatus, Finding};
+
+use crate::render::cut;
+
+/// A file's problems before the run first touched it, and after the latest answer.
+type Known = (Vec<Finding>, Vec<Finding>);
+
+/// The run's ledger: per file, its baseline and its latest complete answer; and the files a
+/// write is busy with, which are not outside changes.
+#[derive(Default)]
+pub struct Ledger {
+    files: Mutex<HashMap<PathBuf, Known>>,
+    writing: Mutex<HashMap<PathBuf, (usize, Instant)>>,
+}
+
+/// How long a file counts as being written, at most: a write that failed between its two
+/// hooks never ends its mark, and outside changes to the file must not be ignored for ever.
+const WRITING_AT_MOST: std::time::Duration = std::time::Duration::from_secs(120);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Ledger {
+    /// The last complete answer for `path`, if the run has one.
+    pub fn latest(&self, path: &Path) -> Option<Vec<Finding>> {
+        lock(&self.files)
+            .get(path)
+            .map(|(_, latest)| latest.clone())
+    }
+
+    /// Records an answer; the first one recorded for a file makes `baseline` its baseline, or,
+    /// when nothing was known before, the answer itself: what was never seen is never blamed.
+    pub fn record(&self, path: PathBuf, baseline: Option<&Vec<Finding>>, now: Vec<Finding>) {
+        let mut files = lock(&self.files);
+        let first = baseline.unwrap_or(&now).clone();
+        files.entry(path).or_insert_with(|| (first, Vec::new())).1 = now;
+    }
+
+    /// Marks files a write is about to change, until [`Ledger::written`].
+    pub fn writing(&self, paths: &[PathBuf]) {
+        let mut busy = lock(&self.writing);
+        for p in paths {
+            let mark = busy.entry(p.clone()).or_insert((0, Instant::now()));
+            *mark = (mark.0 + 1, Instant::now());
+        }
+    }
+
+    /// Ends [`Ledger::writing`] for these files.
+    pub fn written(&self, paths: &[PathBuf]) {
+        let mut busy = lock(&self.writing);
+        for p in paths {
+            if let Some(mark) = busy.get_mut(p) {
+                mark.0 -= 1;
+                if mark.0 == 0 {
+                    busy.remove(p);
+                }
+            }
+        }
+    }
+
+    /// Whether a write is changing `path` now.
+    pub fn is_writing(&self, path: &Path) -> bool {
+        lock(&self.writing)
+            .get(path)
+            .is_some_and(|(_, since)| since.elapsed() < WRITING_AT_MOST)
+    }
+
+    /// The problems this run introduced that are still there, per file.
+    pub fn introduced(&self) -> Vec<(PathBuf, Vec<Finding>)> {
+        let files = lock(&self.files);
+        let mut out: Vec<(PathBuf, Vec<Finding>)> = files
+            .iter()
+            .filter_map(|(path, (first, latest))| {
+                match FileStatus::compare(first, latest.clone()) {
+                    FileStatus::Compared { new, .. } if !new.is_empty() => {
+                        Some((path.clone(), new))
+                    }
+                    _ => None,
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+}
+
+/// What a server's answer says, given what the file had before (`None`: nothing known).
+pub fn judge(before: Option<&Vec<Finding>>, now: Vec<Finding>, no_baseline: &str) -> FileStatus {
+    match before {
+        Some(old) => match FileStatus::compare(old, now) {
+            FileStatus::Compared {
+                new,
+                still,
+                fixed: 0,
+            } if new.is_empty() && still.is_empty() => FileStatus::Clean,
+            other => other,
+        },
+        None if now.is_empty() => FileStatus::Clean,
+        None => FileStatus::Unavailable {
+            why: no_baseline.to_string(),
+            now,
+        },
+    }
+}
+
+/// Which severities count: errors and warnings, plus those `[lsp.diagnostics] severities`
+/// adds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Severities(pub Vec<String>);
+
+impl Default for Severities {
+    fn default() -> Self {
+        Severities(vec!["error".into(), "warning".into()])
+    }
+}
+
+/// The LSP severity numbers' names.
+pub const SEVERITY_NAMES: [&str; 4] = ["error", "warning", "information", "hint"];
+
+/// The counted diagnostics as findings keyed by (severity, code, message); the same problem
+/// at the same place and severity from two sources counts once.
+pub fn findings(items: &[Value], counted: &Severities) -> Vec<Finding> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for d in items {
+        let level = d["severity"].as_u64().unwrap_or(1).clamp(1, 4) as usize;
+        let severity = SEVERITY_NAMES[level - 1];
+        if !counted.0.iter().any(|s| s == severity) {
+            continue;
+        }
+        let (start, end) = (&d["range"]["start"], &d["range"]["end"]);
+        let place = (
+            start["line"].as_u64(),
+            start["character"].as_u64(),
+            end["line"].as_u64(),
+            end["character"].as_u64(),
+            severity,
+        );
+        if !seen.insert(place) {
+            continue;
+        }
+        let code = match &d["code"] {
+            Value::String(c) => format!(" [{c}]"),
+            Value::Number(n) => format!(" [{n}]"),
+            _ => String::new(),
+        };
+        let message = d["message"].as_str().unwrap_or("").replace('\n', " ");
+        let text = format!("{severity}{code} {}", cut(message.trim(), 300));
+        out.push(Finding {
+            line: start["line"].as_u64().unwrap_or(0) as usize + 1,
+            key: text.clone(),
+            text,
+        });
+    }
+    out.sort_by_key(|f| f.line);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn diag(line: u64, col: u64, severity: u64, message: &str) -> Value {
+        json!({"range": {"start": {"line": line, "character": col}, "end": {"line": line, "character": col + 3}},
+               "severity": severity, "message": message})
+    }
+
+    #[test]
+    fn the_same_problem_from_two_sources_counts_once_and_hints_are_left_out() {
+        let items = [
+            diag(2, 4, 1, "mismatched types"),
+            diag(2, 4, 1, "expected i32, found &str"),
+            diag(5, 0, 4, "unused"),
+            diag(6, 0, 2, "unused variable"),
+        ];
+        let found = findings(&items, &Severities::default());
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[0].text, "error mismatched types");
+        assert_eq!(found[1].text, "warning unused variable");
+        let all = Severities(SEVERITY_NAMES.iter().map(|s| s.to_string()).collect());
+        assert_eq!(findings(&items, &all).len(), 3);
+    }
+
+    #[test]
+    fn a_file_a_write_is_changing_is_busy_until_every_write_on_it_ends() {
+        let ledger = Ledger::default();
+        let p = vec![PathBuf::from("/w/a.py")];
+        ledger.writing(&p);
+        ledger.writing(&p);
+        ledger.written(&p);
+        assert!(ledger.is_writing(&p[0]));
+        ledger.written(&p);
+        assert!(!ledger.is_writing(&p[0]));
+    }
+}

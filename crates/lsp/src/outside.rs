@@ -1,0 +1,186 @@
+//! Edits made outside tether (a client's own edit tool, an editor, a formatter): the
+//! workspace's folders are watched, and a change to a file that a running server covers is
+//! diagnosed like a write. What it broke comes as a notice naming the change, never blamed on
+//! a tether write; tether's own writes are recognised and left alone.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use notify::{EventKind, RecursiveMode, Watcher};
+use tokio::sync::mpsc;
+
+use crate::catalog::language_of;
+use crate::follow::Follow;
+use crate::ledger::judge;
+use crate::supervisor::Supervisor;
+
+/// How long a burst of changes may go on before the files are looked at.
+const QUIET: Duration = Duration::from_millis(150);
+/// Folders watched at most; a larger tree is watched in part, and `status` says so.
+const MAX_FOLDERS: usize = 20_000;
+
+/// How changed files are labelled when nothing was known of them before.
+const NOT_SEEN: &str = "no baseline: tether had not seen this file before it changed";
+
+/// The watch over the workspace, started once on first need and dropped at the run's end.
+#[derive(Default)]
+pub struct Outside {
+    started: OnceLock<Result<usize, String>>,
+    watcher: Mutex<Option<notify::RecommendedWatcher>>,
+}
+
+impl Outside {
+    /// Starts watching, once; later calls do nothing.
+    pub fn start(&self, servers: &Arc<Supervisor>, follow: &Follow) {
+        if !follow.enabled {
+            return;
+        }
+        self.started.get_or_init(|| {
+            let (tx, rx) = mpsc::unbounded_channel();
+            let root = follow.workspace.clone();
+            let mut watcher =
+                notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                    if let Ok(event) = event
+                        && changes_content(&event.kind)
+                    {
+                        for path in event.paths {
+                            let _ = tx.send(path);
+                        }
+                    }
+                })
+                .map_err(|e| format!("cannot watch for outside edits: {e}"))?;
+            let folders = watch_tree(&mut watcher, &root);
+            *self.watcher.lock().unwrap_or_else(|p| p.into_inner()) = Some(watcher);
+            follow.spawn(handle(rx, servers.clone(), follow.clone()));
+            folders
+        });
+    }
+
+    /// What `status` says of the watch, once it was started.
+    pub fn describe(&self) -> Option<String> {
+        Some(match self.started.get()? {
+            Ok(n) if *n >= MAX_FOLDERS => format!(
+                "outside edits: watching the first {n} folders only; changes deeper are not seen"
+            ),
+            Ok(n) => format!("outside edits: watching {n} folders"),
+            Err(why) => why.clone(),
+        })
+    }
+
+    /// Stops watching.
+    pub fn stop(&self) {
+        self.watcher
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+    }
+}
+
+/// Whether an event may have changed what a file holds.
+fn changes_content(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Create(_) | EventKind::Modify(_) => true,
+        EventKind::Access(notify::event::AccessKind::Close(notify::event::AccessMode::Write)) => {
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Watches every folder under `root` that git would not ignore, each on its own, and says how
+/// many (or why none).
+fn watch_tree(watcher: &mut notify::RecommendedWatcher, root: &Path) -> Result<usize, String> {
+    let mut count = 0;
+    let walk = ignore::WalkBuilder::new(root)
+        .filter_entry(|e| e.file_name() != ".tether")
+        .build();
+    for entry in walk.flatten() {
+        if !entry.file_type().is_some_and(|t| t.is_dir()) {
+            continue;
+        }
+        if count == MAX_FOLDERS {
+            break;
+        }
+        match watcher.watch(entry.path(), RecursiveMode::NonRecursive) {
+            Ok(()) => count += 1,
+            Err(e) if count == 0 => return Err(format!("cannot watch for outside edits: {e}")),
+            Err(_) => break,
+        }
+    }
+    Ok(count)
+}
+
+/// Takes changed paths in bursts and diagnoses each file once per burst.
+async fn handle(
+    mut rx: mpsc::UnboundedReceiver<PathBuf>,
+    servers: Arc<Supervisor>,
+    follow: Follow,
+) {
+    while let Some(first) = rx.recv().await {
+        let mut burst = BTreeSet::from([first]);
+        while let Ok(Some(more)) = tokio::time::timeout(QUIET, rx.recv()).await {
+            burst.insert(more);
+        }
+        for path in burst {
+            changed(&servers, &follow, &path).await;
+        }
+    }
+}
+
+/// Diagnoses a file that changed on disk, if a running server covers it and the change was
+/// not tether's own write, and tells what it broke or fixed.
+async fn changed(servers: &Supervisor, follow: &Follow, path: &Path) {
+    let Some(lang) = language_of(path) else {
+        return;
+    };
+    if follow.ledger.is_writing(path) || !path.is_file() {
+        return;
+    }
+    let Some(server) = servers.running_for(lang, path).await else {
+        return;
+    };
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return;
+    };
+    if server.holds(path, &text).await == Some(true) {
+        return;
+    }
+    // What the run last knew, else what the server last published for the file.
+    let snap = server.snapshot();
+    let before = follow
+        .ledger
+        .latest(path)
+        .or_else(|| snap.before(path, follow));
+    let checks_before = server.checks_ended();
+    if server.sync(path, &text).await.is_err() || server.saved(path).await.is_err() {
+        return;
+    }
+    let rel = follow.rel(path);
+    let mut reports = Vec::new();
+    match server.answer(path, checks_before, follow.budget).await {
+        Ok(items) => {
+            let now = follow.findings(&items);
+            follow
+                .ledger
+                .record(path.to_path_buf(), before.as_ref(), now.clone());
+            let status = judge(before.as_ref(), now, NOT_SEEN);
+            if crate::follow::worth_telling(&status) {
+                reports.push(follow.report(&server, rel.clone(), status));
+            }
+        }
+        Err(why) => tracing::info!("no diagnostics for the outside change to {rel}: {why}"),
+    }
+    if server.reports_other_files() {
+        if !server.separate_check {
+            server
+                .settle_after(snap.begun, Duration::from_millis(25), follow.budget)
+                .await;
+        }
+        let touched = std::collections::HashSet::from([path.to_path_buf()]);
+        reports.extend(follow.others(&server, &snap, snap.seq, &touched));
+    }
+    let event = format!("an outside change to {rel} (not a tether write)");
+    follow.tell(&format!("outside {rel}"), &event, &reports);
+}
