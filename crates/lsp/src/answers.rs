@@ -10,6 +10,10 @@ use serde_json::{Value, json};
 
 use crate::server::{Published, Server, file_uri, lock, uri_path};
 
+/// How long a server that checks on save may sit idle after a save, with no check begun,
+/// before the save is told again.
+const RESAVE_AFTER: Duration = Duration::from_secs(2);
+
 /// What a server had published for every file at one moment, and that moment.
 #[derive(Clone, Default)]
 pub struct Snapshot {
@@ -69,20 +73,28 @@ impl Server {
 
     /// Waits, at most `limit`, for a separate check that started after `ended` checks to end
     /// and for publications to settle; true when it did. A server without one is done at once.
-    pub async fn check_after(&self, ended: u64, limit: Duration) -> bool {
+    pub async fn check_after(&self, path: &Path, ended: u64, limit: Duration) -> bool {
         if !self.separate_check {
             return true;
         }
         let end = tokio::time::Instant::now() + limit;
+        let mut asked = tokio::time::Instant::now();
         loop {
-            let (done, running) = {
+            let (done, running, idle) = {
                 let heard = lock(&self.heard);
-                (heard.checks_ended > ended, !heard.checks.is_empty())
+                let idle = heard.quiescent == Some(true) && heard.progress.is_empty();
+                (heard.checks_ended > ended, !heard.checks.is_empty(), idle)
             };
             if done && !running {
                 // Results of the check come as publications just after it ends.
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 return true;
+            }
+            // A save that came while the project was reloading starts no check; once the
+            // server is idle with none started, the save is told again.
+            if !done && !running && idle && asked.elapsed() >= RESAVE_AFTER {
+                let _ = self.saved(path).await;
+                asked = tokio::time::Instant::now();
             }
             if tokio::time::Instant::now() >= end {
                 return false;
@@ -135,7 +147,7 @@ impl Server {
         };
         if self.separate_check {
             let left = end.saturating_duration_since(tokio::time::Instant::now());
-            if !self.check_after(checks_before, left).await {
+            if !self.check_after(path, checks_before, left).await {
                 return Err(format!(
                     "{}'s check of the saved files had not finished within {} ms",
                     self.id,

@@ -44,8 +44,10 @@ struct Before {
     number: u64,
     /// Per written file, what its server said before the write (`None`: it could not say).
     files: HashMap<PathBuf, Option<Vec<Finding>>>,
-    /// Servers that also report files the write did not touch, with what they had published.
-    wide: Vec<(Arc<Server>, Snapshot)>,
+    /// The servers of the written files, with what they had published for every file, so
+    /// new problems in files the write did not touch are seen (open files, or every file for
+    /// a server of the whole workspace).
+    snapshots: Vec<(Arc<Server>, Snapshot)>,
 }
 
 impl DiagnosticsOnWrite {
@@ -268,7 +270,7 @@ impl WriteHook for DiagnosticsOnWrite {
             let mut before = Before {
                 number,
                 files: HashMap::new(),
-                wide: Vec::new(),
+                snapshots: Vec::new(),
             };
             for path in &abs {
                 let Some(lang) = language_of(path) else {
@@ -277,10 +279,12 @@ impl WriteHook for DiagnosticsOnWrite {
                 let Some(server) = self.servers.running_for(lang, path).await else {
                     continue;
                 };
-                if server.reports_other_files()
-                    && !before.wide.iter().any(|(s, _)| Arc::ptr_eq(s, &server))
+                if !before
+                    .snapshots
+                    .iter()
+                    .any(|(s, _)| Arc::ptr_eq(s, &server))
                 {
-                    before.wide.push((server.clone(), server.snapshot()));
+                    before.snapshots.push((server.clone(), server.snapshot()));
                 }
                 let known = self.baseline_of(&server, path).await;
                 before.files.insert(path.clone(), known);
@@ -302,7 +306,7 @@ impl WriteHook for DiagnosticsOnWrite {
                 .unwrap_or(Before {
                     number: self.writes.load(Ordering::SeqCst),
                     files: HashMap::new(),
-                    wide: Vec::new(),
+                    snapshots: Vec::new(),
                 });
             // Files are asked about at once, so many files share one wait.
             let each = receipts.iter().map(|r| self.one(&before, r));
@@ -315,8 +319,8 @@ impl WriteHook for DiagnosticsOnWrite {
                 .iter()
                 .map(|r| r.path.abs().to_path_buf())
                 .collect();
-            for (server, snap) in &before.wide {
-                if !server.separate_check {
+            for (server, snap) in &before.snapshots {
+                if server.workspace_mode {
                     server
                         .settle_after(snap.begun, OTHERS_GRACE, self.wait)
                         .await;

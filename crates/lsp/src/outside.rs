@@ -172,15 +172,12 @@ async fn changed(servers: &Supervisor, follow: &Follow, path: &Path) {
         }
         Err(why) => tracing::info!("no diagnostics for the outside change to {rel}: {why}"),
     }
-    if server.reports_other_files() {
-        if !server.separate_check {
-            server
-                .settle_after(snap.begun, Duration::from_millis(25), follow.budget)
-                .await;
-        }
-        let touched = std::collections::HashSet::from([path.to_path_buf()]);
-        reports.extend(follow.others(&server, &snap, snap.seq, &touched));
+    if server.workspace_mode {
+        let grace = Duration::from_millis(25);
+        server.settle_after(snap.begun, grace, follow.budget).await;
     }
+    let touched = std::collections::HashSet::from([path.to_path_buf()]);
+    reports.extend(follow.others(&server, &snap, snap.seq, &touched));
     let event = format!("an outside change to {rel} (not a tether write)");
     follow.tell(&format!("outside {rel}"), &event, &reports);
 }
