@@ -38,12 +38,38 @@ fn write(out: &mut impl Write, message: &Value) {
     let _ = out.flush();
 }
 
+/// Faults on notifications: `crash-on-change` dies when a document changes; `stale`
+/// publishes an error for each document, always for the version before the one it was sent.
+fn notified(mode: &str, message: &Value, out: &mut impl Write) {
+    let method = message["method"].as_str().unwrap_or("");
+    match (mode, method) {
+        ("crash-on-change", "textDocument/didChange") => {
+            eprintln!("fake-lsp: crashing on purpose in `{method}`");
+            std::process::exit(3);
+        }
+        ("stale", "textDocument/didOpen" | "textDocument/didChange") => {
+            let doc = &message["params"]["textDocument"];
+            let version = doc["version"].as_i64().unwrap_or(1) - 1;
+            let error = json!({"range": {"start": {"line": 0, "character": 0},
+                "end": {"line": 0, "character": 2}}, "severity": 1, "message": "stale error"});
+            let publish = json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+                "params": {"uri": doc["uri"], "version": version, "diagnostics": [error]}});
+            write(out, &publish);
+        }
+        _ => {}
+    }
+}
+
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_default();
     let mut input = BufReader::new(std::io::stdin().lock());
     let mut out = std::io::stdout().lock();
     eprintln!("fake-lsp starting in mode `{mode}`");
     while let Some(message) = read(&mut input) {
+        if message.get("id").is_none() {
+            notified(&mode, &message, &mut out);
+            continue;
+        }
         let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) else {
             continue;
         };

@@ -1,5 +1,6 @@
 //! Faults a real server will not produce on demand, from `fake-lsp` (test support): a hang on
-//! initialize, a crash mid-request, garbage on the wire, diagnostics never published. Each
+//! initialize, a crash mid-request, garbage on the wire, diagnostics never published, a hang,
+//! a crash or only stale versions after a write (which still lands, and is never called clean). Each
 //! call ends within its deadline with a clear message, `status` shows the state, and no
 //! server process is left. The bounds asserted are liveness (ten times the deadline).
 
@@ -303,12 +304,14 @@ async fn a_server_binary_inside_an_untrusted_workspace_is_not_started() {
     none_left(run).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_write_lands_and_says_pending_when_the_server_never_answers() {
+/// An edit of main.rs under `mode`: it lands, within the budget, and the result says
+/// `expect` and never clean.
+async fn a_write_lands_and_says(mode: &str, expect: &str) {
     let _one_at_a_time = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
-    let run = run_with(dir.path(), "silent");
-    lsp(&run, hover()).await.unwrap();
+    let run = run_with(dir.path(), mode);
+    // Starts the server; a hanging one answers nothing, which is fine here.
+    let _ = lsp(&run, hover()).await;
     let args =
         json!({"path": "main.rs", "old_string": "fn main() {}", "new_string": "fn main() { }"});
     let started = Instant::now();
@@ -319,12 +322,34 @@ async fn a_write_lands_and_says_pending_when_the_server_never_answers() {
         .unwrap()
         .to_text();
     assert!(started.elapsed() < Duration::from_secs(15), "liveness");
+    assert!(out.contains(expect), "{mode}: {out}");
     assert!(
-        out.contains("diagnostics (fake) after this write:\n  main.rs: pending (fake gave no answer for this version within 500 ms"),
-        "{out}"
+        !out.contains("clean") && !out.contains("(new"),
+        "{mode}: {out}"
     );
-    assert!(!out.contains("clean"), "{out}");
     let text = std::fs::read_to_string(dir.path().join("ws/main.rs")).unwrap();
-    assert_eq!(text, "fn main() { }\n", "the write did not land");
+    assert_eq!(text, "fn main() { }\n", "{mode}: the write did not land");
     none_left(run).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_lands_and_says_pending_when_the_server_never_answers() {
+    let expect = "diagnostics (fake) after this write:\n  main.rs: pending (fake gave no answer for this version within 500 ms";
+    a_write_lands_and_says("silent", expect).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_lands_when_the_server_crashes_on_it() {
+    a_write_lands_and_says("crash-on-change", "main.rs: unavailable (fake is crashed").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_lands_and_is_pending_while_the_server_publishes_only_stale_versions() {
+    let expect = "main.rs: pending (fake gave no answer for this version within 500 ms";
+    a_write_lands_and_says("stale", expect).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_lands_and_says_pending_when_the_server_hangs() {
+    a_write_lands_and_says("hang", "main.rs: pending (fake gave no answer").await;
 }
