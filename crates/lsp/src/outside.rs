@@ -80,13 +80,13 @@ impl Outside {
 
 /// Whether an event may have changed what a file holds.
 fn changes_content(kind: &EventKind) -> bool {
-    match kind {
-        EventKind::Create(_) | EventKind::Modify(_) => true,
-        EventKind::Access(notify::event::AccessKind::Close(notify::event::AccessMode::Write)) => {
-            true
-        }
-        _ => false,
-    }
+    use notify::event::{AccessKind, AccessMode};
+    matches!(
+        kind,
+        EventKind::Create(_)
+            | EventKind::Modify(_)
+            | EventKind::Access(AccessKind::Close(AccessMode::Write))
+    )
 }
 
 /// Watches every folder under `root` that git would not ignore, each on its own, and says how
