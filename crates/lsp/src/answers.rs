@@ -14,6 +14,14 @@ use crate::server::{Published, Server, file_uri, lock, uri_path};
 /// before the save is told again.
 const RESAVE_AFTER: Duration = Duration::from_secs(2);
 
+/// How long to wait before asking again for a pull the server cancelled.
+const PULL_AGAIN: Duration = Duration::from_millis(50);
+
+/// How long nothing may be published after a check ended before its results count as in.
+const CHECK_QUIET: Duration = Duration::from_millis(40);
+/// The longest wait for a check's results after it ended.
+const CHECK_SETTLE: Duration = Duration::from_millis(250);
+
 /// What a server had published for every file at one moment, and that moment.
 #[derive(Clone, Default)]
 pub struct Snapshot {
@@ -55,13 +63,24 @@ impl Server {
     /// offers it, else its publication for the current version. `None` when none came in time.
     pub async fn diagnostics_within(&self, path: &Path, limit: Duration) -> Option<Vec<Value>> {
         if self.capabilities.get("diagnosticProvider").is_some() {
+            // A busy server may cancel a pull ("content modified", "server cancelled") and
+            // expects it asked again; it is, until the deadline.
+            let end = tokio::time::Instant::now() + limit;
             let params = json!({"textDocument": {"uri": file_uri(path)}});
-            let pull = self
-                .peer
-                .request("textDocument/diagnostic", params, limit)
-                .await
-                .ok()?;
-            return Some(pull["items"].as_array().cloned().unwrap_or_default());
+            loop {
+                let left = end.saturating_duration_since(tokio::time::Instant::now());
+                let pulled = self
+                    .peer
+                    .request("textDocument/diagnostic", params.clone(), left)
+                    .await;
+                match pulled {
+                    Ok(pull) => return Some(pull["items"].as_array().cloned().unwrap_or_default()),
+                    Err(_) if self.peer.closed().is_none() && left > PULL_AGAIN => {
+                        tokio::time::sleep(PULL_AGAIN).await;
+                    }
+                    Err(_) => return None,
+                }
+            }
         }
         self.published_within(path, limit).await
     }
@@ -86,8 +105,7 @@ impl Server {
                 (heard.checks_ended > ended, !heard.checks.is_empty(), idle)
             };
             if done && !running {
-                // Results of the check come as publications just after it ends.
-                tokio::time::sleep(Duration::from_millis(200)).await;
+                self.check_published().await;
                 return true;
             }
             // A save that came while the project was reloading starts no check; once the
@@ -202,6 +220,23 @@ impl Server {
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
+    }
+
+    /// After a check ended, waits until its results are in: they come as publications around
+    /// its end, so until nothing was published for [`CHECK_QUIET`], at most [`CHECK_SETTLE`].
+    async fn check_published(&self) {
+        let start = std::time::Instant::now();
+        loop {
+            let last = {
+                let heard = lock(&self.heard);
+                heard.check_ended_at.max(heard.published_at)
+            };
+            let quiet = last.is_none_or(|at| at.elapsed() >= CHECK_QUIET);
+            if quiet || start.elapsed() >= CHECK_SETTLE {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 
     /// Waits until the work a change set off is over: `grace` for some progress to begin

@@ -60,6 +60,9 @@ pub(crate) struct Heard {
     /// How many work-done progresses have begun, and ended, so far.
     pub(crate) begun: u64,
     pub(crate) ended: u64,
+    /// When the last separate check ended, and when the last publication came.
+    pub(crate) check_ended_at: Option<std::time::Instant>,
+    pub(crate) published_at: Option<std::time::Instant>,
     /// The latest `publishDiagnostics` per document URI.
     pub(crate) published: HashMap<String, Published>,
     /// Counts publications and document changes, to tell which came after which.
@@ -104,6 +107,11 @@ impl Incoming for Client {
             "client/registerCapability"
             | "client/unregisterCapability"
             | "window/workDoneProgress/create" => Ok(Value::Null),
+            // Asks to pull again; every answer tether needs is asked for when needed.
+            "workspace/diagnostic/refresh"
+            | "workspace/semanticTokens/refresh"
+            | "workspace/inlayHint/refresh"
+            | "workspace/codeLens/refresh" => Ok(Value::Null),
             "window/showMessageRequest" => Ok(Value::Null),
             "workspace/workspaceFolders" => Ok(Value::Null),
             other => Err(ResponseError::method_not_found(other)),
@@ -118,6 +126,7 @@ impl Incoming for Client {
             };
             let mut heard = lock(&self.heard);
             heard.seq += 1;
+            heard.published_at = Some(std::time::Instant::now());
             let entry = Published {
                 version: params["version"].as_i64(),
                 seq: heard.seq,
@@ -166,6 +175,7 @@ impl Incoming for Client {
                 heard.progress.remove(&token);
                 if heard.checks.remove(&token) {
                     heard.checks_ended += 1;
+                    heard.check_ended_at = Some(std::time::Instant::now());
                 }
             }
             _ => {}
