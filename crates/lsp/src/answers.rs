@@ -177,6 +177,11 @@ impl Server {
         Ok(items)
     }
 
+    /// Whether a separate check is running now, so the publications are half old, half new.
+    pub fn checking(&self) -> bool {
+        !lock(&self.heard).checks.is_empty()
+    }
+
     /// Whether problems a change causes in other files come from this server too.
     pub fn reports_other_files(&self) -> bool {
         self.separate_check || self.workspace_mode
@@ -197,7 +202,8 @@ impl Server {
             .filter_map(|(uri, p)| Some((uri_path(uri)?, p.items.clone())))
             .collect();
         let complete = match self.separate_check {
-            true => heard.checks_ended > 0,
+            // A running check clears a file's findings before it reports them again.
+            true => heard.checks_ended > 0 && heard.checks.is_empty(),
             false => heard.ended > 0 && heard.progress.is_empty(),
         };
         Snapshot {

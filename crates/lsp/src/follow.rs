@@ -81,6 +81,7 @@ impl Follow {
     /// What changed in files other than `touched` that `server` published after `since`:
     /// new problems and fixes, each against what that file had in `snap` (or the ledger). A
     /// file with nothing new and nothing fixed is left out; so is one already reported as is.
+    /// Nothing is said while a separate check runs.
     pub fn others(
         &self,
         server: &Server,
@@ -89,6 +90,9 @@ impl Follow {
         touched: &HashSet<PathBuf>,
     ) -> Vec<FileReport> {
         let mut out = Vec::new();
+        if server.checking() {
+            return out;
+        }
         for (path, items) in server.published_since(since) {
             if touched.contains(&path) || !path.starts_with(&self.workspace) {
                 continue;
@@ -130,6 +134,10 @@ impl Follow {
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 if writes.load(std::sync::atomic::Ordering::SeqCst) != number {
                     return;
+                }
+                // Mid-check publications are half old, half new: looked at once it ends.
+                if server.checking() {
+                    continue;
                 }
                 let seq = server.snapshot().seq;
                 let reports = me.others(&server, &snap, since, &touched);

@@ -56,6 +56,8 @@ struct Steps<'a> {
     bad2: (&'a str, &'a str),
     /// Words the one error's text must hold.
     error: &'a str,
+    /// Another file, broken before the run, and an edit of it that leaves its error alone.
+    old: (&'a str, &'a str, &'a str),
 }
 
 async fn introduce_move_repeat_fix_relapse(run: &Run, s: &Steps<'_>) {
@@ -107,7 +109,7 @@ async fn introduce_move_repeat_fix_relapse(run: &Run, s: &Steps<'_>) {
 
 #[test]
 fn rust_analyzer_with_cargo_check_reports_what_each_write_broke() {
-    let lib = "pub mod shapes;\n\npub fn total() -> u32 {\n    shapes::area(2, 3)\n}\n\npub fn spare() -> u32 {\n    1\n}\n";
+    let lib = "pub mod old;\npub mod shapes;\n\npub fn total() -> u32 {\n    shapes::area(2, 3)\n}\n\npub fn spare() -> u32 {\n    1\n}\n";
     let shapes = "pub fn area(w: u32, h: u32) -> u32 {\n    w * h\n}\n";
     let files = [
         (
@@ -116,6 +118,10 @@ fn rust_analyzer_with_cargo_check_reports_what_each_write_broke() {
         ),
         ("src/lib.rs", lib),
         ("src/shapes.rs", shapes),
+        (
+            "src/old.rs",
+            "pub fn old() -> u32 {\n    let _o: u32 = \"o\";\n    1\n}\n",
+        ),
     ];
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
@@ -133,6 +139,7 @@ fn rust_analyzer_with_cargo_check_reports_what_each_write_broke() {
             bad: ("    shapes::area(2, 3)\n}\n\npub fn spare", "    let _x: u32 = \"a\";\n    shapes::area(2, 3)\n}\n\npub fn spare"),
             bad2: ("    1\n}\n", "    let _y: u32 = \"a\";\n    1\n}\n"),
             error: "E0308",
+            old: ("src/old.rs", "    1\n", "    2\n"),
         };
         introduce_move_repeat_fix_relapse(&run, &steps).await;
 
@@ -165,6 +172,10 @@ fn clangd_reports_what_each_write_broke() {
         ("compile_flags.txt", "-std=c++17\n"),
         ("area.h", "int area(int w, int h);\n"),
         ("main.cpp", main),
+        (
+            "old.cpp",
+            "int old() {\n    int o = \"o\";\n    return 1;\n}\n",
+        ),
     ];
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
@@ -187,6 +198,7 @@ fn clangd_reports_what_each_write_broke() {
             ),
             bad2: ("    return 1;", "    int y = \"a\";\n    return 1;"),
             error: "Cannot initialize a variable of type 'int'",
+            old: ("old.cpp", "return 1;", "return 2;"),
         };
         introduce_move_repeat_fix_relapse(&run, &steps).await;
         run.shutdown(Duration::from_secs(5)).await;
