@@ -7,12 +7,23 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use std::sync::atomic::Ordering;
+use tether_proc::RpcError;
 
 use crate::server::{Published, Server, file_uri, lock, uri_path};
 
 /// How long a server that checks on save may sit idle after a save, with no check begun,
 /// before the save is told again.
 const RESAVE_AFTER: Duration = Duration::from_secs(2);
+
+/// The diagnostics of a full document diagnostic report; anything else (`null` from a server
+/// that does not know the request) is no answer.
+fn full_report(answer: &Value) -> Option<Vec<Value>> {
+    answer["items"].as_array().cloned()
+}
+
+/// JSON-RPC's code for a method the other side does not have.
+const METHOD_NOT_FOUND: i64 = -32601;
 
 /// How long to wait before asking again for a pull the server cancelled.
 const PULL_AGAIN: Duration = Duration::from_millis(50);
@@ -74,7 +85,8 @@ impl Server {
                     .request("textDocument/diagnostic", params.clone(), left)
                     .await;
                 match pulled {
-                    Ok(pull) => return Some(pull["items"].as_array().cloned().unwrap_or_default()),
+                    Ok(pull) if full_report(&pull).is_some() => return full_report(&pull),
+                    Ok(_) => return None,
                     Err(_) if self.peer.closed().is_none() && left > PULL_AGAIN => {
                         tokio::time::sleep(PULL_AGAIN).await;
                     }
@@ -82,7 +94,27 @@ impl Server {
                 }
             }
         }
-        self.published_within(path, limit).await
+        // Some servers answer a pull they never offered (pyright, which publishes only after a
+        // pause): the pull and the publication race, and a refusal is remembered.
+        let published = self.published_within(path, limit);
+        tokio::pin!(published);
+        if self.may_pull.load(Ordering::Relaxed) {
+            let params = json!({"textDocument": {"uri": file_uri(path)}});
+            let pull = self.peer.request("textDocument/diagnostic", params, limit);
+            tokio::pin!(pull);
+            tokio::select! {
+                biased;
+                answer = &mut published => return answer,
+                pulled = &mut pull => match pulled {
+                    Ok(pull) if full_report(&pull).is_some() => return full_report(&pull),
+                    Err(RpcError::Remote { error, .. }) if error.code == METHOD_NOT_FOUND => {
+                        self.may_pull.store(false, Ordering::Relaxed);
+                    }
+                    Ok(_) | Err(_) => {}
+                },
+            }
+        }
+        published.await
     }
 
     /// How many separate checks have ended so far, for [`Server::check_after`].

@@ -321,6 +321,11 @@ impl WriteHook for DiagnosticsOnWrite {
                 .collect();
             for (server, snap) in &before.snapshots {
                 if server.workspace_mode {
+                    // Such a server publishes the written files with the others it re-checked
+                    // (pyright), even when it answered a pull before.
+                    for path in &touched {
+                        let _ = server.published_within(path, self.wait).await;
+                    }
                     server
                         .settle_after(snap.begun, OTHERS_GRACE, self.wait)
                         .await;

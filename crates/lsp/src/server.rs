@@ -285,6 +285,8 @@ pub struct Server {
     /// Whether it diagnoses the whole workspace, not only open files (pyright's workspace
     /// mode), so a change can show up as new problems in files nobody touched.
     pub workspace_mode: bool,
+    /// Cleared once the server said it has no pull diagnostics, though it never offered them.
+    pub(crate) may_pull: std::sync::atomic::AtomicBool,
 }
 
 /// Whether `settings` ask a pyright-like server to diagnose every file of the workspace.
@@ -426,6 +428,7 @@ impl Server {
             timeout,
             separate_check: entry.id == "rust-analyzer" && trusted,
             workspace_mode: workspace_mode(&options_settings),
+            may_pull: std::sync::atomic::AtomicBool::new(true),
             restricted,
         })
     }
