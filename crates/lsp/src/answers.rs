@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use std::sync::atomic::Ordering;
 use tether_proc::RpcError;
 
-use crate::server::{Published, Server, file_uri, lock, uri_path};
+use crate::server::{Heard, Published, Server, file_uri, lock, uri_path};
 
 /// How long a server that checks on save may sit idle after a save, with no check begun,
 /// before the save is told again.
@@ -61,6 +61,27 @@ impl Server {
             .get(&uri)
             .map(|p| p.items.clone())
             .unwrap_or_default()
+    }
+
+    /// Like [`Server::published_now`], from the publications that are whole (for a server
+    /// that checks separately, as its last awaited check left them).
+    pub fn whole_now(&self, path: &Path) -> Vec<Value> {
+        let uri = file_uri(path);
+        let heard = lock(&self.heard);
+        self.whole(&heard)
+            .get(&uri)
+            .map(|p| p.items.clone())
+            .unwrap_or_default()
+    }
+
+    /// The publications that are whole now: for a server that checks separately, as they
+    /// stood after its last awaited check (none before one), else the latest.
+    fn whole<'h>(&self, heard: &'h Heard) -> std::borrow::Cow<'h, HashMap<String, Published>> {
+        match (&heard.checked, self.separate_check) {
+            (Some(checked), true) => std::borrow::Cow::Borrowed(checked),
+            (None, true) => std::borrow::Cow::Owned(HashMap::new()),
+            (_, false) => std::borrow::Cow::Borrowed(&heard.published),
+        }
     }
 
     /// The diagnostics the server published for `path`'s current text, waiting for them at
@@ -117,14 +138,15 @@ impl Server {
         published.await
     }
 
-    /// How many separate checks have ended so far, for [`Server::check_after`].
-    pub fn checks_ended(&self) -> u64 {
-        lock(&self.heard).checks_ended
+    /// How many separate checks have begun so far, for [`Server::check_after`].
+    pub fn checks_begun(&self) -> u64 {
+        lock(&self.heard).checks_begun
     }
 
-    /// Waits, at most `limit`, for a separate check that started after `ended` checks to end
-    /// and for publications to settle; true when it did. A server without one is done at once.
-    pub async fn check_after(&self, path: &Path, ended: u64, limit: Duration) -> bool {
+    /// Waits, at most `limit`, for a separate check that began after `begun` checks had to
+    /// end and for publications to settle; true when it did. A server without one is done at
+    /// once. (A check running at the save may end early, cancelled; that one does not count.)
+    pub async fn check_after(&self, path: &Path, begun: u64, limit: Duration) -> bool {
         if !self.separate_check {
             return true;
         }
@@ -134,11 +156,21 @@ impl Server {
             let (done, running, idle) = {
                 let heard = lock(&self.heard);
                 let idle = heard.quiescent == Some(true) && heard.progress.is_empty();
-                (heard.checks_ended > ended, !heard.checks.is_empty(), idle)
+                (
+                    heard.last_ended_begun > begun,
+                    !heard.checks.is_empty(),
+                    idle,
+                )
             };
             if done && !running {
                 self.check_published().await;
-                return true;
+                let mut heard = lock(&self.heard);
+                if heard.checks.is_empty() {
+                    heard.checked = Some(heard.published.clone());
+                    return true;
+                }
+                // Another check began meanwhile: its end is the one to wait for.
+                continue;
             }
             // A save that came while the project was reloading starts no check; once the
             // server is idle with none started, the save is told again.
@@ -179,7 +211,7 @@ impl Server {
 
     /// The complete answer for `path`'s current text within `limit`: its diagnostics, and for
     /// a server that checks separately, that check's results once a check begun after
-    /// `checks_before` ended. `Err` says why there is none yet.
+    /// `checks_before` had begun ended. `Err` says why there is none yet.
     pub async fn answer(
         &self,
         path: &Path,
@@ -204,7 +236,7 @@ impl Server {
                     limit.as_millis()
                 ));
             }
-            items.extend(self.published_now(path));
+            items.extend(self.whole_now(path));
         }
         Ok(items)
     }
@@ -228,14 +260,13 @@ impl Server {
     /// says of a file before its first pass over the project ended is not its real state.
     pub fn snapshot(&self) -> Snapshot {
         let heard = lock(&self.heard);
-        let files = heard
-            .published
+        let files = self
+            .whole(&heard)
             .iter()
             .filter_map(|(uri, p)| Some((uri_path(uri)?, p.items.clone())))
             .collect();
         let complete = match self.separate_check {
-            // A running check clears a file's findings before it reports them again.
-            true => heard.checks_ended > 0 && heard.checks.is_empty(),
+            true => heard.checked.is_some(),
             false => heard.ended > 0 && heard.progress.is_empty(),
         };
         Snapshot {
@@ -250,8 +281,8 @@ impl Server {
     /// The files whose diagnostics were published after `seq`, with what was published.
     pub fn published_since(&self, seq: u64) -> Vec<(PathBuf, Vec<Value>)> {
         let heard = lock(&self.heard);
-        let mut out: Vec<(PathBuf, Vec<Value>)> = heard
-            .published
+        let mut out: Vec<(PathBuf, Vec<Value>)> = self
+            .whole(&heard)
             .iter()
             .filter(|(_, p): &(&String, &Published)| p.seq > seq)
             .filter_map(|(uri, p)| Some((uri_path(uri)?, p.items.clone())))

@@ -128,7 +128,7 @@ impl DiagnosticsOnWrite {
             }
         };
         let text = std::fs::read_to_string(abs).ok()?;
-        let checks_before = server.checks_ended();
+        let checks_before = server.checks_begun();
         if server.sync(abs, &text).await.is_err() || server.saved(abs).await.is_err() {
             let state = server.state().await;
             let why = format!("{} is {state}", server.id);
@@ -210,7 +210,7 @@ impl DiagnosticsOnWrite {
             let Ok(text) = std::fs::read_to_string(&path) else {
                 return;
             };
-            let checks_before = server.checks_ended();
+            let checks_before = server.checks_begun();
             if server.sync(&path, &text).await.is_err() || server.saved(&path).await.is_err() {
                 return;
             }
@@ -234,11 +234,11 @@ impl DiagnosticsOnWrite {
         }
         match std::fs::read_to_string(abs) {
             // Before any separate check has run, its errors are unknown: no baseline.
-            Ok(_) if server.separate_check && server.checks_ended() == 0 => None,
+            Ok(_) if server.separate_check && !server.snapshot().complete => None,
             Ok(text) if server.sync(abs, &text).await.is_ok() => {
                 let mut items = server.diagnostics_within(abs, self.baseline).await?;
                 if server.separate_check {
-                    items.extend(server.published_now(abs));
+                    items.extend(server.whole_now(abs));
                 }
                 Some(self.follow.findings(&items))
             }
@@ -331,10 +331,14 @@ impl WriteHook for DiagnosticsOnWrite {
                         .await;
                 }
                 reports.extend(self.follow.others(server, snap, snap.seq, &touched));
-                let clock = (before.number, self.writes.clone());
-                let (server, snap) = (server.clone(), snap.clone());
-                self.follow
-                    .tail(server, snap, touched.clone(), clock, self.wait);
+                // A separate check's results are all in once it ended; later checks are not
+                // this write's.
+                if !server.separate_check {
+                    let clock = (before.number, self.writes.clone());
+                    let (server, snap) = (server.clone(), snap.clone());
+                    self.follow
+                        .tail(server, snap, touched.clone(), clock, self.wait);
+                }
             }
             let written: Vec<PathBuf> = touched.into_iter().collect();
             self.follow.ledger.written(&written);

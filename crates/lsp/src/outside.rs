@@ -153,7 +153,7 @@ async fn changed(servers: &Supervisor, follow: &Follow, path: &Path) {
         .ledger
         .latest(path)
         .or_else(|| snap.before(path, follow));
-    let checks_before = server.checks_ended();
+    let checks_before = server.checks_begun();
     if server.sync(path, &text).await.is_err() || server.saved(path).await.is_err() {
         return;
     }

@@ -55,8 +55,10 @@ pub(crate) struct Heard {
     pub(crate) health: Option<(String, String)>,
     /// Progress tokens of a separate check (rust-analyzer's cargo check) still running.
     pub(crate) checks: std::collections::HashSet<String>,
-    /// How many such checks have ended so far.
-    pub(crate) checks_ended: u64,
+    /// How many checks have begun so far, and that count when the last one ended: a check
+    /// cancelled by a save ends too, so only one begun after the save answers for it.
+    pub(crate) checks_begun: u64,
+    pub(crate) last_ended_begun: u64,
     /// How many work-done progresses have begun, and ended, so far.
     pub(crate) begun: u64,
     pub(crate) ended: u64,
@@ -65,6 +67,10 @@ pub(crate) struct Heard {
     pub(crate) published_at: Option<std::time::Instant>,
     /// The latest `publishDiagnostics` per document URI.
     pub(crate) published: HashMap<String, Published>,
+    /// The publications as they stood once the last awaited separate check ended and went
+    /// quiet: a check clears a file's findings before it reports them again, so only this
+    /// copy is whole between checks.
+    pub(crate) checked: Option<HashMap<String, Published>>,
     /// Counts publications and document changes, to tell which came after which.
     pub(crate) seq: u64,
 }
@@ -167,6 +173,7 @@ impl Incoming for Client {
                         || title.to_lowercase().contains("check"))
                 {
                     heard.checks.insert(token.clone());
+                    heard.checks_begun += 1;
                 }
                 heard.progress.insert(token, pct);
             }
@@ -174,7 +181,11 @@ impl Incoming for Client {
                 heard.ended += 1;
                 heard.progress.remove(&token);
                 if heard.checks.remove(&token) {
-                    heard.checks_ended += 1;
+                    // A check that ran while the project was still loading reports nothing for
+                    // files the server has not read yet: it answers for no save.
+                    if heard.quiescent != Some(false) {
+                        heard.last_ended_begun = heard.checks_begun;
+                    }
                     heard.check_ended_at = Some(std::time::Instant::now());
                 }
             }

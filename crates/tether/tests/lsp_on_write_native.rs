@@ -105,6 +105,14 @@ async fn introduce_move_repeat_fix_relapse(run: &Run, s: &Steps<'_>) {
         block(&clean, s.server).contains("fixed 1 problem; none left"),
         "{clean}"
     );
+
+    // A file broken before the run: an unrelated edit of it blames nothing on the write.
+    let (old, from, to) = s.old;
+    let args = json!({"path": old, "old_string": from, "new_string": to});
+    let out = call(run, "edit", args).await;
+    let b = block(&out, s.server);
+    let still = format!("{old}: still 1 problem (there before this write)");
+    assert!(b.contains(&still) && !b.contains("(new"), "{out}");
 }
 
 #[test]
