@@ -259,16 +259,13 @@ impl Server {
     /// Every file's latest publication now, with the moment it was taken; what the server
     /// says of a file before its first pass over the project ended is not its real state.
     pub fn snapshot(&self) -> Snapshot {
+        let complete = self.snapshot_complete();
         let heard = lock(&self.heard);
         let files = self
             .whole(&heard)
             .iter()
             .filter_map(|(uri, p)| Some((uri_path(uri)?, p.items.clone())))
             .collect();
-        let complete = match self.separate_check {
-            true => heard.checked.is_some(),
-            false => heard.ended > 0 && heard.progress.is_empty(),
-        };
         Snapshot {
             seq: heard.seq,
             begun: heard.begun,
@@ -305,6 +302,30 @@ impl Server {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// Waits, at most `limit`, until a server of the whole workspace has been over the project
+    /// once, so what it published is each file's real state; true when it has.
+    pub async fn first_pass_within(&self, limit: Duration) -> bool {
+        let start = std::time::Instant::now();
+        loop {
+            if self.snapshot_complete() {
+                return true;
+            }
+            if start.elapsed() >= limit {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Whether what the server published so far is whole: see [`Snapshot::complete`].
+    fn snapshot_complete(&self) -> bool {
+        let heard = lock(&self.heard);
+        match self.separate_check {
+            true => heard.checked.is_some(),
+            false => heard.ended > 0 && heard.progress.is_empty(),
         }
     }
 

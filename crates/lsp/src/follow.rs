@@ -106,7 +106,12 @@ impl Follow {
             self.ledger
                 .record(path.clone(), before.as_ref(), now.clone());
             let status = judge(before.as_ref(), now, NO_BASELINE);
-            if worth_telling(&status) {
+            // In a file nobody wrote, only what broke is news.
+            let broke = match &status {
+                FileStatus::Compared { new, .. } => !new.is_empty(),
+                other => worth_telling(other),
+            };
+            if broke {
                 let label = format!("{} (another file, not written)", self.rel(&path));
                 out.push(self.report(server, label, status));
             }

@@ -284,6 +284,11 @@ impl WriteHook for DiagnosticsOnWrite {
                     .iter()
                     .any(|(s, _)| Arc::ptr_eq(s, &server))
                 {
+                    // A server of the whole workspace publishes placeholders until its first
+                    // pass ends; the baseline budget is spent waiting for that.
+                    if server.workspace_mode {
+                        server.first_pass_within(self.baseline).await;
+                    }
                     before.snapshots.push((server.clone(), server.snapshot()));
                 }
                 let known = self.baseline_of(&server, path).await;

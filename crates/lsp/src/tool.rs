@@ -546,16 +546,28 @@ async fn status(servers: &Supervisor) -> String {
 
 /// The problems this run's writes introduced that are still open, for the agent to see
 /// before it says it is done.
+/// Problems listed per file in `status`'s list of what this run broke.
+const INTRODUCED_PER_FILE: usize = 5;
+
 fn introduced(ledger: &crate::ledger::Ledger, workspace: &std::path::Path) -> String {
     let open = ledger.introduced();
     if open.is_empty() {
         return String::new();
     }
-    let mut out = vec!["\nstill open, introduced by this run's writes:".to_string()];
-    for (path, findings) in open {
-        let shown = crate::render::shown(&path, workspace);
-        for f in findings {
+    let total: usize = open.iter().map(|(_, f)| f.len()).sum();
+    let mut out = vec![format!(
+        "\nstill open, introduced by this run's writes ({total}, in {} files):",
+        open.len()
+    )];
+    // A few per file, so every file shows; the rest are counted.
+    for (path, findings) in &open {
+        let shown = crate::render::shown(path, workspace);
+        for f in findings.iter().take(INTRODUCED_PER_FILE) {
             out.push(format!("  {shown}:{}  {}", f.line, f.text));
+        }
+        if findings.len() > INTRODUCED_PER_FILE {
+            let more = findings.len() - INTRODUCED_PER_FILE;
+            out.push(format!("  {shown}: … and {more} more"));
         }
     }
     out.join("\n")

@@ -119,7 +119,7 @@ fn pyright_reports_what_each_write_broke_and_nothing_else() {
         // Before the agent says it is done: what its writes broke and left open.
         let status = call(&run, "lsp", json!({"action": "status"})).await;
         assert!(
-            status.contains("still open, introduced by this run's writes:")
+            status.contains("still open, introduced by this run's writes (")
                 && status.contains("\n  m.py:2  error")
                 && status.contains("\n  c.py:2  error"),
             "{status}"

@@ -158,6 +158,9 @@ fn file_lines<'a>(
 ) -> Vec<String> {
     let count = |n: usize| crate::output::counted(n, &r.noun);
     let mut items: Vec<(&Finding, bool)> = Vec::new();
+    // Per key, how many there are now and how many of them are new, so a second copy of an
+    // old problem reads as such.
+    let mut counts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     let summary = match &r.status {
         FileStatus::Compared { new, still, fixed } => {
             let mut parts = Vec::new();
@@ -179,8 +182,20 @@ fn file_lines<'a>(
                 (true, n) => parts.push(format!("still {} (there before this write)", count(n))),
                 (false, n) => parts.push(format!("still {n} more (there before this write)")),
             }
+            for (f, is_new) in new
+                .iter()
+                .map(|f| (f, true))
+                .chain(still.iter().map(|f| (f, false)))
+            {
+                let c = counts.entry(f.key.as_str()).or_default();
+                c.0 += 1;
+                c.1 += usize::from(is_new);
+            }
+            // What the write broke is what the model must see: when there is any, only the old
+            // problems of the same kind are listed with it (all its places), the rest counted.
             items.extend(new.iter().map(|f| (f, true)));
-            items.extend(still.iter().map(|f| (f, false)));
+            let risen = |f: &&Finding| new.is_empty() || counts[f.key.as_str()].1 > 0;
+            items.extend(still.iter().filter(risen).map(|f| (f, false)));
             items.sort_by_key(|(f, _)| f.line);
             parts.join("; ")
         }
@@ -197,13 +212,6 @@ fn file_lines<'a>(
             }
         }
     };
-    // A key whose count rose says by how much, so a second copy of an old problem reads as such.
-    let mut counts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
-    for (f, is_new) in &items {
-        let c = counts.entry(f.key.as_str()).or_default();
-        c.0 += 1;
-        c.1 += usize::from(*is_new);
-    }
     let mut lines = vec![format!("  {}: {summary}", r.path)];
     let (mut hidden, mut repeated) = (0, 0);
     let mut hidden_by_severity: BTreeMap<&str, usize> = BTreeMap::new();
