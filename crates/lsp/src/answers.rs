@@ -201,12 +201,16 @@ impl Server {
             loop {
                 let notified = self.published.notified();
                 if let Some(p) = lock(&self.heard).published.get(&uri).filter(|p| current(p)) {
-                    return p.items.clone();
+                    return Some(p.items.clone());
                 }
-                notified.await;
+                // A server that died publishes nothing more.
+                if self.peer.closed().is_some() {
+                    return None;
+                }
+                let _ = tokio::time::timeout(Duration::from_millis(100), notified).await;
             }
         };
-        tokio::time::timeout(limit, wait).await.ok()
+        tokio::time::timeout(limit, wait).await.ok().flatten()
     }
 
     /// The complete answer for `path`'s current text within `limit`: its diagnostics, and for
@@ -249,6 +253,27 @@ impl Server {
     /// Whether problems a change causes in other files come from this server too.
     pub fn reports_other_files(&self) -> bool {
         self.separate_check || self.workspace_mode
+    }
+
+    /// Gives the server `path`'s text and tells it the file was saved; `Err` says why it
+    /// could not be told (when the connection broke, the exit and stderr, once seen).
+    pub async fn sync_saved(&self, path: &Path, text: &str) -> Result<(), String> {
+        let told = match self.sync(path, text).await {
+            Ok(()) => self.saved(path).await,
+            Err(e) => Err(e),
+        };
+        let Err(error) = told else {
+            return Ok(());
+        };
+        // A write error can come before the reader saw the exit that explains it.
+        let end = std::time::Instant::now() + Duration::from_millis(500);
+        while self.peer.closed().is_none() && std::time::Instant::now() < end {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        match self.peer.closed() {
+            Some(_) => Err(format!("{} is {}", self.id, self.state().await)),
+            None => Err(error),
+        }
     }
 
     /// The version of `path` the server has open, if it has it open.

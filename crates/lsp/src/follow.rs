@@ -106,12 +106,7 @@ impl Follow {
             self.ledger
                 .record(path.clone(), before.as_ref(), now.clone());
             let status = judge(before.as_ref(), now, NO_BASELINE);
-            // In a file nobody wrote, only what broke is news.
-            let broke = match &status {
-                FileStatus::Compared { new, .. } => !new.is_empty(),
-                other => worth_telling(other),
-            };
-            if broke {
+            if worth_telling(&status) {
                 let label = format!("{} (another file, not written)", self.rel(&path));
                 out.push(self.report(server, label, status));
             }

@@ -129,9 +129,7 @@ impl DiagnosticsOnWrite {
         };
         let text = std::fs::read_to_string(abs).ok()?;
         let checks_before = server.checks_begun();
-        if server.sync(abs, &text).await.is_err() || server.saved(abs).await.is_err() {
-            let state = server.state().await;
-            let why = format!("{} is {state}", server.id);
+        if let Err(why) = server.sync_saved(abs, &text).await {
             let status = FileStatus::Unavailable { why, now: vec![] };
             return Some(self.follow.report(&server, rel, status));
         }
@@ -143,6 +141,10 @@ impl DiagnosticsOnWrite {
                     .ledger
                     .record(abs.to_path_buf(), had.as_ref(), now.clone());
                 judge(had.as_ref(), now, NO_BASELINE)
+            }
+            Err(_) if server.peer.closed().is_some() => {
+                let why = format!("{} is {}", server.id, server.state().await);
+                FileStatus::Unavailable { why, now: vec![] }
             }
             Err(why) => {
                 self.late(before.number, server.clone(), abs, had, checks_before)
@@ -211,7 +213,7 @@ impl DiagnosticsOnWrite {
                 return;
             };
             let checks_before = server.checks_begun();
-            if server.sync(&path, &text).await.is_err() || server.saved(&path).await.is_err() {
+            if server.sync_saved(&path, &text).await.is_err() {
                 return;
             }
             let Ok(items) = server.answer(&path, checks_before, follow.budget).await else {

@@ -154,7 +154,7 @@ async fn changed(servers: &Supervisor, follow: &Follow, path: &Path) {
         .latest(path)
         .or_else(|| snap.before(path, follow));
     let checks_before = server.checks_begun();
-    if server.sync(path, &text).await.is_err() || server.saved(path).await.is_err() {
+    if server.sync_saved(path, &text).await.is_err() {
         return;
     }
     let rel = follow.rel(path);

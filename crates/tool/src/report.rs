@@ -6,6 +6,8 @@ use std::collections::{BTreeMap, HashSet};
 
 /// About how long the whole report may grow.
 const BLOCK_BYTES: usize = 4096;
+/// Old problems listed for a file a write changed nothing about, to orient.
+const OLD_SHOWN: usize = 3;
 /// Problems shown per file and source before the rest are only counted.
 const ITEMS_SHOWN: usize = 10;
 
@@ -193,9 +195,13 @@ fn file_lines<'a>(
             }
             // What the write broke is what the model must see: when there is any, only the old
             // problems of the same kind are listed with it (all its places), the rest counted.
+            // With nothing new, the first few old ones are listed to orient.
             items.extend(new.iter().map(|f| (f, true)));
-            let risen = |f: &&Finding| new.is_empty() || counts[f.key.as_str()].1 > 0;
-            items.extend(still.iter().filter(risen).map(|f| (f, false)));
+            let risen = |f: &&Finding| counts[f.key.as_str()].1 > 0;
+            match new.is_empty() {
+                false => items.extend(still.iter().filter(risen).map(|f| (f, false))),
+                true => items.extend(still.iter().take(OLD_SHOWN).map(|f| (f, false))),
+            }
             items.sort_by_key(|(f, _)| f.line);
             parts.join("; ")
         }
