@@ -48,6 +48,14 @@ impl Follow {
         });
     }
 
+    /// What a pending answer for write `number` says of what comes next.
+    pub fn promise(&self, number: u64) -> String {
+        match self.enabled {
+            true => format!("its answer will follow as a notice about write #{number}"),
+            false => "this run serves one call, so a later answer is not waited for".into(),
+        }
+    }
+
     /// Queues the reports as one notice about `event`, merged with an earlier one on `key`.
     pub fn tell(&self, key: &str, event: &str, reports: &[FileReport]) {
         if let Some(block) = format_reports_after(reports, event) {

@@ -109,8 +109,8 @@ impl DiagnosticsOnWrite {
                     source: "diagnostics".into(),
                     noun: "problem".into(),
                     status: FileStatus::Pending(format!(
-                        "{starting}; its answer will follow as a notice about write #{}",
-                        before.number
+                        "{starting}; {}",
+                        self.follow.promise(before.number)
                     )),
                 });
             }
@@ -149,10 +149,7 @@ impl DiagnosticsOnWrite {
             Err(why) => {
                 self.late(before.number, server.clone(), abs, had, checks_before)
                     .await;
-                FileStatus::Pending(format!(
-                    "{why}; its answer will follow as a notice about write #{}",
-                    before.number
-                ))
+                FileStatus::Pending(format!("{why}; {}", self.follow.promise(before.number)))
             }
         };
         Some(self.follow.report(&server, rel, status))
