@@ -246,5 +246,18 @@ mod tests {
         assert!(err.contains("check_timeout_s = 0"), "{err}");
         let err = parse("[lsp]\ntimeout = 1\n").unwrap_err();
         assert!(err.contains("unknown field `timeout`"), "{err}");
+        let err = parse("[lsp.diagnostics]\nseverities = [\"errors\"]\n").unwrap_err();
+        assert!(
+            err.contains("`errors` is not one of error, warning"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_write_counts_errors_and_warnings_unless_told_otherwise() {
+        let c = parse("[lsp]\nrequest_timeout_s = 5\n").unwrap();
+        assert_eq!(c.write_severities.0, ["error", "warning"]);
+        let c = parse("[lsp.diagnostics]\nseverities = [\"error\", \"hint\"]\n").unwrap();
+        assert_eq!(c.write_severities.0, ["error", "hint"]);
     }
 }

@@ -3,7 +3,7 @@
 //! diagnosed like a write. What it broke comes as a notice naming the change, never blamed on
 //! a tether write; tether's own writes are recognised and left alone.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -14,10 +14,13 @@ use tokio::sync::mpsc;
 use crate::catalog::language_of;
 use crate::follow::Follow;
 use crate::ledger::judge;
+use crate::server::file_uri;
 use crate::supervisor::Supervisor;
 
 /// How long a burst of changes may go on before the files are looked at.
 const QUIET: Duration = Duration::from_millis(150);
+/// Changes told to a server in one notification at most.
+const MAX_CHANGES: usize = 1000;
 /// Folders watched at most; a larger tree is watched in part, and `status` says so.
 const MAX_FOLDERS: usize = 20_000;
 
@@ -28,7 +31,7 @@ const NOT_SEEN: &str = "no baseline: tether had not seen this file before it cha
 #[derive(Default)]
 pub struct Outside {
     started: OnceLock<Result<usize, String>>,
-    watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    watcher: Arc<Mutex<Option<notify::RecommendedWatcher>>>,
 }
 
 impl Outside {
@@ -43,17 +46,18 @@ impl Outside {
             let mut watcher =
                 notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
                     if let Ok(event) = event
-                        && changes_content(&event.kind)
+                        && let Some(kind) = change_kind(&event.kind)
                     {
-                        for path in event.paths {
-                            let _ = tx.send(path);
+                        for path in event.paths.into_iter().filter(|p| !is_ours(p)) {
+                            let _ = tx.send((path, kind));
                         }
                     }
                 })
                 .map_err(|e| format!("cannot watch for outside edits: {e}"))?;
             let folders = watch_tree(&mut watcher, &root);
-            *self.watcher.lock().unwrap_or_else(|p| p.into_inner()) = Some(watcher);
-            follow.spawn(handle(rx, servers.clone(), follow.clone()));
+            *lock(&self.watcher) = Some(watcher);
+            let watcher = self.watcher.clone();
+            follow.spawn(handle(rx, servers.clone(), follow.clone(), watcher));
             folders
         });
     }
@@ -78,15 +82,26 @@ impl Outside {
     }
 }
 
-/// Whether an event may have changed what a file holds.
-fn changes_content(kind: &EventKind) -> bool {
-    use notify::event::{AccessKind, AccessMode};
-    matches!(
-        kind,
-        EventKind::Create(_)
-            | EventKind::Modify(_)
-            | EventKind::Access(AccessKind::Close(AccessMode::Write))
-    )
+/// The LSP `FileChangeType` an event amounts to (1 created, 2 changed, 3 deleted), if any.
+fn change_kind(kind: &EventKind) -> Option<u8> {
+    use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
+    match kind {
+        EventKind::Create(_) | EventKind::Modify(ModifyKind::Name(RenameMode::To)) => Some(1),
+        EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(RenameMode::From)) => Some(3),
+        EventKind::Modify(_) | EventKind::Access(AccessKind::Close(AccessMode::Write)) => Some(2),
+        _ => None,
+    }
+}
+
+/// Whether `path` is one of the write door's own temporary files, which no server needs.
+fn is_ours(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with(".tether-"))
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Watches every folder under `root` that git would not ignore, each on its own, and says how
@@ -112,19 +127,48 @@ fn watch_tree(watcher: &mut notify::RecommendedWatcher, root: &Path) -> Result<u
     Ok(count)
 }
 
-/// Takes changed paths in bursts and diagnoses each file once per burst.
+/// Takes changed paths in bursts: every running server is told of them (so a new module is
+/// seen), a new folder is watched too, and each changed file is diagnosed once per burst.
 async fn handle(
-    mut rx: mpsc::UnboundedReceiver<PathBuf>,
+    mut rx: mpsc::UnboundedReceiver<(PathBuf, u8)>,
     servers: Arc<Supervisor>,
     follow: Follow,
+    watcher: Arc<Mutex<Option<notify::RecommendedWatcher>>>,
 ) {
-    while let Some(first) = rx.recv().await {
-        let mut burst = BTreeSet::from([first]);
-        while let Ok(Some(more)) = tokio::time::timeout(QUIET, rx.recv()).await {
-            burst.insert(more);
+    while let Some((path, kind)) = rx.recv().await {
+        let mut burst = BTreeMap::from([(path, kind)]);
+        while let Ok(Some((path, kind))) = tokio::time::timeout(QUIET, rx.recv()).await {
+            // Created then changed is still created; anything then deleted is deleted.
+            let seen = burst.entry(path).or_insert(kind);
+            if kind != 2 {
+                *seen = kind;
+            }
         }
-        for path in burst {
-            changed(&servers, &follow, &path).await;
+        for (path, kind) in &burst {
+            if *kind == 1
+                && path.is_dir()
+                && let Some(w) = lock(&watcher).as_mut()
+            {
+                let _ = watch_tree(w, path);
+            }
+        }
+        let changes: Vec<serde_json::Value> = burst
+            .iter()
+            .filter(|(path, _)| !path.is_dir())
+            .take(MAX_CHANGES)
+            .map(|(path, kind)| serde_json::json!({"uri": file_uri(path), "type": kind}))
+            .collect();
+        for server in servers.running().await {
+            let params = serde_json::json!({"changes": changes});
+            let _ = server
+                .peer
+                .notify("workspace/didChangeWatchedFiles", params)
+                .await;
+        }
+        for (path, kind) in burst {
+            if kind != 3 {
+                changed(&servers, &follow, &path).await;
+            }
         }
     }
 }

@@ -556,8 +556,10 @@ fn introduced(ledger: &crate::ledger::Ledger, workspace: &std::path::Path) -> St
     }
     let total: usize = open.iter().map(|(_, f)| f.len()).sum();
     let mut out = vec![format!(
-        "\nstill open, introduced by this run's writes ({total}, in {} files):",
-        open.len()
+        "\nstill open, introduced since the run began by its writes or by edits outside tether: \
+         {}, in {}:",
+        tether_tool::counted(total, "problem"),
+        tether_tool::counted(open.len(), "file")
     )];
     // A few per file, so every file shows; the rest are counted.
     for (path, findings) in &open {

@@ -116,10 +116,18 @@ fn pyright_reports_what_each_write_broke_and_nothing_else() {
         let accepted = call(&run, "resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
         assert!(block(&accepted).contains("c.py: 1 new problem"), "{accepted}");
 
+        // A rename through the server is a write too: both files it touched are reported.
+        let made = call(&run, "write", json!({"path": "use_b.py", "content": "from b import b\n\nprint(b())\n"})).await;
+        assert!(!made.contains("(new"), "{made}");
+        let renamed = call(&run, "lsp_rename", json!({"file": "b.py", "line": 1, "symbol": "b", "new_name": "bee"})).await;
+        let b = block(&renamed);
+        assert!(b.contains("b.py: still 1 problem (there before this write)"), "{renamed}");
+        assert!(b.contains("use_b.py: clean") && !b.contains("(new"), "{renamed}");
+
         // Before the agent says it is done: what its writes broke and left open.
         let status = call(&run, "lsp", json!({"action": "status"})).await;
         assert!(
-            status.contains("still open, introduced by this run's writes (")
+            status.contains("still open, introduced since the run began by its writes or by edits outside tether: ")
                 && status.contains("\n  m.py:2  error")
                 && status.contains("\n  c.py:2  error"),
             "{status}"
@@ -157,6 +165,14 @@ fn a_broken_caller_in_another_file_and_an_outside_edit_are_reported() {
         // Its fix of the call is seen too, and nothing is blamed on a write.
         assert!(seen.contains("fixed 1 problem"), "{seen}");
         assert!(!seen.contains("after this write"), "{seen}");
+
+        // A module created outside is known to the server before the file importing it is
+        // diagnosed: the import resolves, and the type error through it shows.
+        std::fs::write(ws.join("extra.py"), "def five() -> int:\n    return 5\n").unwrap();
+        std::fs::write(ws.join("app.py"), "from extra import five\n\nname: str = five()\n").unwrap();
+        let seen = notices_until(&run, "declared type \"str\"", 60).await;
+        assert!(seen.contains("after an outside change to app.py"), "{seen}");
+        assert!(!seen.contains("could not be resolved"), "{seen}");
 
         run.shutdown(Duration::from_secs(5)).await;
     });
