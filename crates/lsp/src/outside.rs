@@ -152,13 +152,19 @@ async fn handle(
                 let _ = watch_tree(w, path);
             }
         }
-        let changes: Vec<serde_json::Value> = burst
-            .iter()
-            .filter(|(path, _)| !path.is_dir())
-            .take(MAX_CHANGES)
-            .map(|(path, kind)| serde_json::json!({"uri": file_uri(path), "type": kind}))
-            .collect();
         for server in servers.running().await {
+            // A document the server holds as it is on disk (tether's own write, synced by
+            // its hook) is no news; telling would only make it check again.
+            let mut changes = Vec::new();
+            for (path, kind) in burst.iter().filter(|(path, _)| !path.is_dir()) {
+                let text = std::fs::read_to_string(path).unwrap_or_default();
+                if changes.len() < MAX_CHANGES && server.holds(path, &text).await != Some(true) {
+                    changes.push(serde_json::json!({"uri": file_uri(path), "type": kind}));
+                }
+            }
+            if changes.is_empty() {
+                continue;
+            }
             let params = serde_json::json!({"changes": changes});
             let _ = server
                 .peer
