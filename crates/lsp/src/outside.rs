@@ -3,7 +3,7 @@
 //! diagnosed like a write. What it broke comes as a notice naming the change, never blamed on
 //! a tether write; tether's own writes are recognised and left alone.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -135,6 +135,8 @@ async fn handle(
     follow: Follow,
     watcher: Arc<Mutex<Option<notify::RecommendedWatcher>>>,
 ) {
+    // Files whose creation the servers were told of.
+    let created: Mutex<HashSet<PathBuf>> = Mutex::default();
     while let Some((path, kind)) = rx.recv().await {
         let mut burst = BTreeMap::from([(path, kind)]);
         while let Ok(Some((path, kind))) = tokio::time::timeout(QUIET, rx.recv()).await {
@@ -153,12 +155,22 @@ async fn handle(
             }
         }
         for server in servers.running().await {
-            // A document the server holds as it is on disk (tether's own write, synced by
-            // its hook) is no news; telling would only make it check again.
+            // A change to a document the server holds as it is on disk (tether's own write,
+            // synced by its hook) is no news, and telling it makes pyright check again; that
+            // the file exists is told once, as import resolution goes by the disk.
             let mut changes = Vec::new();
             for (path, kind) in burst.iter().filter(|(path, _)| !path.is_dir()) {
                 let text = std::fs::read_to_string(path).unwrap_or_default();
-                if changes.len() < MAX_CHANGES && server.holds(path, &text).await != Some(true) {
+                let held = server.holds(path, &text).await == Some(true);
+                let news = match kind {
+                    3 => {
+                        lock(&created).remove(path);
+                        true
+                    }
+                    1 => lock(&created).insert(path.clone()) || !held,
+                    _ => !held,
+                };
+                if news && changes.len() < MAX_CHANGES {
                     changes.push(serde_json::json!({"uri": file_uri(path), "type": kind}));
                 }
             }
