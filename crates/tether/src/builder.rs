@@ -174,6 +174,7 @@ impl RunBuilder {
             }),
             Box::new(tether_structural::Structural::default()),
             Box::new(tether_lsp::Lsp::default()),
+            Box::new(tether_dap::Debug::default()),
         ];
         capabilities.extend(self.capabilities);
         let mut installed = Vec::new();

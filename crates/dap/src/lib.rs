@@ -1,0 +1,122 @@
+//! The debugger as a capability: a catalog of debug adapters decided at call time, one
+//! session per conversation spoken to over the Debug Adapter Protocol, and the `debug` tool.
+//! Every session ends with the run: the adapter's process group is killed.
+
+mod catalog;
+mod peer;
+mod render;
+mod session;
+mod tool;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use tether_tool::{BoxFuture, Capability, Install};
+
+pub use catalog::{ADAPTERS, report as adapters_report};
+pub use tool::{Action, DebugArgs, DebugTool};
+
+/// The `[debug]` section of `tether.toml`.
+#[derive(Debug, Clone, Copy)]
+pub struct DebugConfig {
+    /// A session's hard time to live.
+    pub ttl: Duration,
+    /// How long launch, continue and the steps wait for the next stop.
+    pub stop_wait: Duration,
+    /// One request's deadline.
+    pub request: Duration,
+}
+
+impl Default for DebugConfig {
+    fn default() -> Self {
+        DebugConfig {
+            ttl: Duration::from_secs(30 * 60),
+            stop_wait: Duration::from_secs(30),
+            request: Duration::from_secs(15),
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Section {
+    ttl_s: Option<u64>,
+    stop_wait_s: Option<u64>,
+    request_timeout_s: Option<u64>,
+}
+
+impl DebugConfig {
+    /// Reads `[debug]`; a wrong key or value says which and what is allowed.
+    pub fn from_section(section: Option<&toml::Value>) -> Result<Self, String> {
+        let mut config = DebugConfig::default();
+        let Some(section) = section else {
+            return Ok(config);
+        };
+        let s: Section = section
+            .clone()
+            .try_into()
+            .map_err(|e| format!("[debug]: {e}"))?;
+        let secs = |key: &str, v: Option<u64>, default: Duration| match v {
+            None => Ok(default),
+            Some(n) if (1..=86_400).contains(&n) => Ok(Duration::from_secs(n)),
+            Some(n) => Err(format!(
+                "[debug]: `{key} = {n}`: give seconds from 1 to 86400"
+            )),
+        };
+        config.ttl = secs("ttl_s", s.ttl_s, config.ttl)?;
+        config.stop_wait = secs("stop_wait_s", s.stop_wait_s, config.stop_wait)?;
+        config.request = secs("request_timeout_s", s.request_timeout_s, config.request)?;
+        Ok(config)
+    }
+}
+
+/// The debugger capability.
+#[derive(Default)]
+pub struct Debug {
+    config: DebugConfig,
+    sessions: Option<Arc<tool::Sessions>>,
+}
+
+impl Capability for Debug {
+    fn name(&self) -> &'static str {
+        "debug"
+    }
+
+    fn section(&self) -> Option<&'static str> {
+        Some("debug")
+    }
+
+    fn configure(&mut self, section: Option<&toml::Value>) -> Result<bool, String> {
+        self.config = DebugConfig::from_section(section)?;
+        Ok(true)
+    }
+
+    fn install(&mut self, run: &mut Install) {
+        let sessions = Arc::new(tool::Sessions {
+            live: tokio::sync::Mutex::default(),
+            breakpoints: std::sync::Mutex::default(),
+            limits: session::Limits {
+                request: self.config.request,
+                stop_wait: self.config.stop_wait,
+            },
+            ttl: self.config.ttl,
+            fallback: format!("run-{}", std::process::id()),
+        });
+        run.tool(DebugTool {
+            sessions: sessions.clone(),
+        });
+        self.sessions = Some(sessions);
+    }
+
+    fn shutdown(&self, _budget: Duration) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if let Some(sessions) = &self.sessions {
+                let live: Vec<_> = sessions.live.lock().await.drain().collect();
+                for (_, session) in live {
+                    session.end().await;
+                }
+            }
+        })
+    }
+}

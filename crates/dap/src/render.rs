@@ -1,0 +1,104 @@
+//! How the debugger's answers read for a model: compact, capped, and saying what was cut.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+/// Frames shown of a stack.
+pub const MAX_FRAMES: usize = 30;
+/// Children shown of a variable.
+pub const MAX_CHILDREN: usize = 50;
+/// Characters shown of one value.
+pub const MAX_VALUE: usize = 400;
+
+/// A value cut to [`MAX_VALUE`] characters, saying how long it was.
+pub fn value(text: &str) -> String {
+    let count = text.chars().count();
+    if count <= MAX_VALUE {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(MAX_VALUE).collect();
+    format!("{head}… ({count} characters, cut at {MAX_VALUE})")
+}
+
+/// What `setBreakpoints` answered for one file: verified, moved, or refused, per line.
+pub fn breakpoints(file: &Path, asked: &[usize], answer: &Value) -> String {
+    let name = file.display();
+    if asked.is_empty() {
+        return format!("{name}: breakpoints cleared");
+    }
+    let given = answer["breakpoints"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let parts: Vec<String> = asked
+        .iter()
+        .enumerate()
+        .map(|(i, line)| {
+            let b = given.get(i).cloned().unwrap_or(Value::Null);
+            let at = b["line"].as_u64().map(|l| l as usize);
+            match (b["verified"].as_bool(), at) {
+                (Some(true), Some(at)) if at != *line => format!("line {line} moved to {at}"),
+                (Some(true), _) => format!("line {line} verified"),
+                _ => match b["message"].as_str() {
+                    Some(why) => format!("line {line} not verified ({why})"),
+                    None => format!("line {line} not verified yet"),
+                },
+            }
+        })
+        .collect();
+    format!("{name}: {}", parts.join(", "))
+}
+
+/// One frame as `path:line function`, with the source line when the file can be read.
+pub fn frame(f: &Value, root: &Path) -> String {
+    let name = f["name"].as_str().unwrap_or("?");
+    let line = f["line"].as_u64().unwrap_or(0);
+    let id = f["id"].as_i64().unwrap_or(0);
+    match f["source"]["path"].as_str() {
+        Some(path) => {
+            let shown = Path::new(path)
+                .strip_prefix(root)
+                .map_or(path.to_string(), |p| p.display().to_string());
+            format!("#{id} {shown}:{line} {name}")
+        }
+        None => format!("#{id} {name} (no source)"),
+    }
+}
+
+/// The text of `line` (1-based) in `path`, trimmed, if it can be read.
+pub fn source_line(path: &str, line: u64) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let l = text.lines().nth(line.checked_sub(1)? as usize)?;
+    Some(crate::render::value(l.trim()))
+}
+
+/// Variables as `name: type = value`, with their references, capped.
+pub fn variables(items: &[Value]) -> (String, Vec<i64>) {
+    let mut lines = Vec::new();
+    let mut refs = Vec::new();
+    for v in items.iter().take(MAX_CHILDREN) {
+        let name = v["name"].as_str().unwrap_or("?");
+        let shown = value(v["value"].as_str().unwrap_or(""));
+        let kind = v["type"]
+            .as_str()
+            .filter(|t| !t.is_empty())
+            .map_or(String::new(), |t| format!(": {t}"));
+        let reference = v["variablesReference"].as_i64().unwrap_or(0);
+        let more = match reference {
+            0 => String::new(),
+            r => {
+                refs.push(r);
+                format!("  [reference {r}]")
+            }
+        };
+        lines.push(format!("  {name}{kind} = {shown}{more}"));
+    }
+    if items.len() > MAX_CHILDREN {
+        lines.push(format!(
+            "  … {} more, cut at {MAX_CHILDREN}",
+            items.len() - MAX_CHILDREN
+        ));
+    }
+    (lines.join("\n"), refs)
+}

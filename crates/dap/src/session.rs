@@ -1,0 +1,344 @@
+//! One debug session: the adapter process, the DAP peer, and what the adapter told us (where
+//! the program stopped, its output, whether it ended). Frame ids and variable references are
+//! valid only until the program runs again; a stale one is refused, never resolved anew.
+
+use std::collections::{HashSet, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tether_proc::{ChildSpec, LongChild};
+use tokio::sync::mpsc;
+
+use crate::catalog::Found;
+use crate::peer::DapPeer;
+
+/// Output kept: the last 64 KiB.
+const OUTPUT_RING: usize = 64 << 10;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Where the program stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Where {
+    /// Running (or starting).
+    Running,
+    /// Stopped: the thread, and why.
+    Stopped { thread: i64, reason: String },
+    /// The program ended, with its exit code when the adapter said.
+    Ended(Option<i64>),
+}
+
+#[derive(Default)]
+struct Heard {
+    initialized: bool,
+    stopped: Option<(i64, String)>,
+    exit: Option<Option<i64>>,
+    output: VecDeque<u8>,
+    /// Bytes of output dropped from the front of the ring.
+    cut: usize,
+    /// Frame ids and variable references given out since the program last stopped.
+    frames: HashSet<i64>,
+    refs: HashSet<i64>,
+}
+
+/// Deadlines a session keeps.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// One request's answer.
+    pub request: Duration,
+    /// How long launch, continue and the steps wait for the next stop.
+    pub stop_wait: Duration,
+}
+
+/// A running debug session.
+pub struct Session {
+    pub adapter: Found,
+    pub program: PathBuf,
+    /// The workspace root, for paths as the model names them.
+    pub workspace: PathBuf,
+    pub began: Instant,
+    pub limits: Limits,
+    peer: DapPeer,
+    child: tokio::sync::Mutex<Option<LongChild>>,
+    events: tokio::sync::Mutex<mpsc::UnboundedReceiver<Value>>,
+    heard: Mutex<Heard>,
+    /// What the adapter announced it can do.
+    pub capabilities: Value,
+}
+
+impl Session {
+    /// Starts the adapter and completes `initialize`.
+    pub async fn start(
+        adapter: Found,
+        program: PathBuf,
+        workspace: PathBuf,
+        limits: Limits,
+    ) -> Result<Self, String> {
+        let spec = ChildSpec {
+            argv: adapter.argv.clone(),
+            cwd: Some(adapter.root.clone()),
+            env: Vec::new(),
+        };
+        let mut child = LongChild::spawn(&spec).map_err(|e| format!("{}: {e}", adapter.id))?;
+        let (Some(output), Some(input)) = (child.take_stdout(), child.take_stdin()) else {
+            return Err(format!("{}: no pipes to the adapter", adapter.id));
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        let peer = DapPeer::start(output, input, tx);
+        let args = json!({
+            "clientID": "tether", "clientName": "tether", "adapterID": adapter.id,
+            "linesStartAt1": true, "columnsStartAt1": true, "pathFormat": "path",
+            "supportsVariableType": true, "supportsRunInTerminalRequest": false,
+        });
+        let capabilities = match peer.request("initialize", args, limits.request).await {
+            Ok(caps) => caps,
+            Err(e) => {
+                let tail = child.stderr_tail().join("\n");
+                child.shutdown(Duration::from_millis(500)).await;
+                return Err(with_tail(&format!("{}: {e}", adapter.id), &tail));
+            }
+        };
+        Ok(Session {
+            adapter,
+            program,
+            workspace,
+            began: Instant::now(),
+            limits,
+            peer,
+            child: tokio::sync::Mutex::new(Some(child)),
+            events: tokio::sync::Mutex::new(rx),
+            heard: Mutex::default(),
+            capabilities,
+        })
+    }
+
+    /// Launches the program in the order every adapter accepts: `launch` sent but not
+    /// awaited, `initialized`, breakpoints, exception filters, `configurationDone`, then both
+    /// answers; then waits for the first stop. Returns each file's breakpoint report.
+    pub async fn launch(
+        &self,
+        launch: Value,
+        breakpoints: &[(PathBuf, Vec<usize>)],
+    ) -> Result<Vec<String>, String> {
+        let pending = self.peer.send("launch", launch).await?;
+        let limit = self.limits.request;
+        let end = Instant::now() + limit;
+        while !lock(&self.heard).initialized {
+            if Instant::now() >= end || !self.next_event(end).await {
+                return Err(self.gone_or(format!(
+                    "{} sent no `initialized` within {} ms",
+                    self.adapter.id,
+                    limit.as_millis()
+                )));
+            }
+        }
+        let mut said = Vec::new();
+        for (file, lines) in breakpoints {
+            said.push(self.set_breakpoints(file, lines).await?);
+        }
+        let filters = exception_filters(&self.capabilities);
+        self.peer
+            .request(
+                "setExceptionBreakpoints",
+                json!({"filters": filters}),
+                limit,
+            )
+            .await?;
+        let done = self.peer.send("configurationDone", json!({})).await?;
+        let (launched, configured) = tokio::join!(pending.within(limit), done.within(limit));
+        launched.map_err(|e| self.gone_or(e))?;
+        configured.map_err(|e| self.gone_or(e))?;
+        Ok(said)
+    }
+
+    /// Sends one file's breakpoints and says which the adapter verified, moved or refused.
+    pub async fn set_breakpoints(&self, file: &PathBuf, lines: &[usize]) -> Result<String, String> {
+        let args = json!({
+            "source": {"path": file},
+            "breakpoints": lines.iter().map(|l| json!({"line": l})).collect::<Vec<_>>(),
+        });
+        let answer = self
+            .peer
+            .request("setBreakpoints", args, self.limits.request)
+            .await?;
+        let shown = file.strip_prefix(&self.workspace).unwrap_or(file);
+        Ok(crate::render::breakpoints(shown, lines, &answer))
+    }
+
+    /// Takes the next event, waiting at most until `end`; false when none came or the
+    /// adapter is gone.
+    async fn next_event(&self, end: Instant) -> bool {
+        let mut events = self.events.lock().await;
+        let left = end.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, events.recv()).await {
+            Ok(Some(event)) => {
+                self.take(&event);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Applies every event already queued.
+    pub async fn catch_up(&self) {
+        let mut events = self.events.lock().await;
+        while let Ok(event) = events.try_recv() {
+            self.take(&event);
+        }
+    }
+
+    fn take(&self, event: &Value) {
+        let body = &event["body"];
+        let mut heard = lock(&self.heard);
+        match event["event"].as_str() {
+            Some("initialized") => heard.initialized = true,
+            Some("stopped") => {
+                let thread = body["threadId"].as_i64().unwrap_or(0);
+                let reason = match (body["reason"].as_str(), body["text"].as_str()) {
+                    (Some(r), Some(t)) => format!("{r}: {t}"),
+                    (Some(r), None) => r.to_string(),
+                    _ => "stopped".into(),
+                };
+                heard.stopped = Some((thread, reason));
+            }
+            Some("continued") => heard.stopped = None,
+            Some("exited") => heard.exit = Some(body["exitCode"].as_i64()),
+            Some("terminated") => {
+                heard.exit.get_or_insert(None);
+            }
+            Some("output") => {
+                let category = body["category"].as_str().unwrap_or("console");
+                if matches!(category, "stdout" | "stderr") {
+                    let text = body["output"].as_str().unwrap_or("");
+                    heard.output.extend(text.as_bytes());
+                    while heard.output.len() > OUTPUT_RING {
+                        heard.output.pop_front();
+                        heard.cut += 1;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Waits, at most the stop budget, until the program stops or ends.
+    pub async fn wait_for_stop(&self) -> Where {
+        let end = Instant::now() + self.limits.stop_wait;
+        loop {
+            let now = self.where_now();
+            if now != Where::Running || self.peer.closed().is_some() {
+                return now;
+            }
+            if !self.next_event(end).await && Instant::now() >= end {
+                return Where::Running;
+            }
+        }
+    }
+
+    /// Where the program stands, from the events taken so far.
+    pub fn where_now(&self) -> Where {
+        let heard = lock(&self.heard);
+        if let Some(code) = heard.exit {
+            return Where::Ended(code);
+        }
+        match &heard.stopped {
+            Some((thread, reason)) => Where::Stopped {
+                thread: *thread,
+                reason: reason.clone(),
+            },
+            None => Where::Running,
+        }
+    }
+
+    /// Lets the program run: `command` (continue, next, stepIn, stepOut) on `thread`; every
+    /// frame id and reference given out so far goes stale.
+    pub async fn resume(&self, command: &str, thread: i64) -> Result<(), String> {
+        {
+            let mut heard = lock(&self.heard);
+            heard.stopped = None;
+            heard.frames.clear();
+            heard.refs.clear();
+        }
+        self.peer
+            .request(command, json!({"threadId": thread}), self.limits.request)
+            .await
+            .map(|_| ())
+            .map_err(|e| self.gone_or(e))
+    }
+
+    /// A request while the program is stopped, with the session's deadline.
+    pub async fn ask(&self, command: &str, args: Value) -> Result<Value, String> {
+        self.peer
+            .request(command, args, self.limits.request)
+            .await
+            .map_err(|e| self.gone_or(e))
+    }
+
+    /// Records frame ids or references given to the model, valid until the program runs.
+    pub fn hand_out(&self, frames: &[i64], refs: &[i64]) {
+        let mut heard = lock(&self.heard);
+        heard.frames.extend(frames);
+        heard.refs.extend(refs.iter().filter(|r| **r > 0));
+    }
+
+    /// Whether a frame id (or a reference) was given out since the program last stopped.
+    pub fn is_current(&self, frame: Option<i64>, reference: Option<i64>) -> bool {
+        let heard = lock(&self.heard);
+        frame.is_none_or(|f| heard.frames.contains(&f))
+            && reference.is_none_or(|r| heard.refs.contains(&r))
+    }
+
+    /// The program's output so far, and how many older bytes the ring dropped.
+    pub fn output(&self) -> (String, usize) {
+        let heard = lock(&self.heard);
+        let bytes: Vec<u8> = heard.output.iter().copied().collect();
+        (String::from_utf8_lossy(&bytes).into_owned(), heard.cut)
+    }
+
+    /// Ends the session: `disconnect` with the debuggee, then the adapter's process group.
+    pub async fn end(&self) {
+        let args = json!({"terminateDebuggee": true});
+        let _ = self
+            .peer
+            .request("disconnect", args, Duration::from_secs(2))
+            .await;
+        if let Some(mut child) = self.child.lock().await.take()
+            && child.exited_within(Duration::from_secs(1)).await.is_none()
+        {
+            child.shutdown(Duration::from_millis(500)).await;
+        }
+    }
+
+    /// `error`, or why the adapter is gone when it is.
+    fn gone_or(&self, error: String) -> String {
+        match self.peer.closed() {
+            Some(why) => format!("the {} adapter ended ({why}): {error}", self.adapter.id),
+            None => error,
+        }
+    }
+}
+
+/// The exception filters that stop on what would kill the program: uncaught exceptions.
+fn exception_filters(capabilities: &Value) -> Vec<String> {
+    let offered = capabilities["exceptionBreakpointFilters"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    offered
+        .iter()
+        .filter_map(|f| f["filter"].as_str())
+        .filter(|f| matches!(*f, "uncaught" | "panic"))
+        .map(str::to_string)
+        .collect()
+}
+
+fn with_tail(message: &str, tail: &str) -> String {
+    match tail.trim() {
+        "" => message.to_string(),
+        t => format!("{message}; its stderr ended with:\n{t}"),
+    }
+}
