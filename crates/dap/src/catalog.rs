@@ -27,8 +27,14 @@ pub const ADAPTERS: &[AdapterKind] = &[
     AdapterKind {
         id: "lldb",
         markers: &["Cargo.toml", "CMakeLists.txt", "Makefile"],
-        binaries: &["lldb-dap", "lldb-dap-19", "lldb-dap-18", "lldb-vscode-14"],
-        built: false,
+        binaries: &[
+            "lldb-dap",
+            "lldb-dap-20",
+            "lldb-dap-19",
+            "lldb-dap-18",
+            "lldb-vscode-14",
+        ],
+        built: true,
     },
     AdapterKind {
         id: "delve",
@@ -54,16 +60,30 @@ pub struct Found {
     pub root: PathBuf,
     /// For debugpy, the interpreter chosen and why.
     pub interpreter: Option<String>,
+    /// Commands lldb runs first: Rust's own formatters for a Cargo project, so a `Vec` or
+    /// `String` reads as one.
+    pub init_commands: Vec<String>,
 }
 
-/// The adapter a program's file type asks for: Python for `.py`, else none yet.
+/// The adapter a program's type asks for: debugpy for `.py`, delve for `.go`, dart for
+/// `.dart`, lldb for a native (ELF) program; `None` when the file does not say.
 pub fn adapter_for(program: &Path) -> Option<&'static str> {
     match program.extension().and_then(|e| e.to_str()) {
         Some("py") => Some("debugpy"),
         Some("go") => Some("delve"),
         Some("dart") => Some("dart"),
-        _ => Some("lldb"),
+        _ if is_elf(program) => Some("lldb"),
+        _ => None,
     }
+}
+
+/// Whether `path` is a native ELF program.
+fn is_elf(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| head == *b"\x7fELF")
 }
 
 /// The nearest folder from `start` up to `workspace` that holds one of `markers`.
@@ -99,6 +119,29 @@ fn interpreter(root: &Path) -> Option<(PathBuf, String)> {
     ))
 }
 
+/// The lldb commands that load the Rust toolchain's formatters, as `rust-lldb` does; none when
+/// `rustc` or its scripts cannot be found.
+async fn rust_formatters(root: &Path) -> Vec<String> {
+    let spec = tether_proc::ChildSpec {
+        argv: vec!["rustc".into(), "--print".into(), "sysroot".into()],
+        cwd: Some(root.to_path_buf()),
+        env: Vec::new(),
+    };
+    let Ok(out) = tether_proc::run_with_deadline(&spec, Duration::from_secs(10)).await else {
+        return Vec::new();
+    };
+    let sysroot = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let etc = Path::new(&sysroot).join("lib/rustlib/etc");
+    let (lookup, commands) = (etc.join("lldb_lookup.py"), etc.join("lldb_commands"));
+    if !out.status.success() || !lookup.exists() || !commands.exists() {
+        return Vec::new();
+    }
+    vec![
+        format!("command script import \"{}\"", lookup.display()),
+        format!("command source -s 1 \"{}\"", commands.display()),
+    ]
+}
+
 /// Whether `python` can import debugpy, within a few seconds.
 async fn has_debugpy(python: &Path) -> bool {
     let argv = vec![
@@ -118,17 +161,45 @@ pub async fn find(id: &str, program: &Path, workspace: &Path) -> Result<Found, S
         let known: Vec<&str> = ADAPTERS.iter().map(|a| a.id).collect();
         return Err(format!("no adapter `{id}`: known are {}", known.join(", ")));
     };
-    let root = marker_root(program, workspace, kind.markers).ok_or_else(|| {
-        format!(
-            "{id}: no {} between {} and the workspace root",
-            kind.markers.join(" or "),
-            program.strip_prefix(workspace).unwrap_or(program).display()
-        )
-    })?;
+    // A native program is a project of its own for lldb.
+    let own = (kind.id == "lldb" && is_elf(program)).then(|| workspace.to_path_buf());
+    let root = marker_root(program, workspace, kind.markers)
+        .or(own)
+        .ok_or_else(|| {
+            let from = program.strip_prefix(workspace).unwrap_or(program);
+            let from = match from.display().to_string().trim_matches('.') {
+                "" => "the workspace root".to_string(),
+                f => format!("{f} up to the workspace root"),
+            };
+            format!("{id}: no {} from {from}", kind.markers.join(" or "))
+        })?;
     if !kind.built {
         return Err(format!(
-            "{id}: this build of tether drives only debugpy so far; {id} is not built yet"
+            "{id}: this build of tether drives only debugpy and lldb so far; {id} is not built yet"
         ));
+    }
+    if kind.id != "debugpy" {
+        let binary = kind
+            .binaries
+            .iter()
+            .find_map(|b| which::which(b).ok())
+            .ok_or_else(|| {
+                format!(
+                    "{id}: a project marker is there, but none of {} is on PATH",
+                    kind.binaries.join(", ")
+                )
+            })?;
+        let init_commands = match kind.id {
+            "lldb" if root.join("Cargo.toml").exists() => rust_formatters(&root).await,
+            _ => Vec::new(),
+        };
+        return Ok(Found {
+            id: kind.id,
+            argv: vec![binary.display().to_string()],
+            root,
+            interpreter: None,
+            init_commands,
+        });
     }
     let (python, why) = interpreter(&root).ok_or("debugpy: no python3 on PATH")?;
     if !has_debugpy(&python).await {
@@ -147,7 +218,24 @@ pub async fn find(id: &str, program: &Path, workspace: &Path) -> Result<Found, S
         ],
         root,
         interpreter: Some(format!("{} ({why})", python.display())),
+        init_commands: Vec::new(),
     })
+}
+
+/// The `launch` arguments for `program` under `found`'s adapter.
+pub fn launch_args(found: &Found, program: &Path, args: &[String]) -> serde_json::Value {
+    match found.id {
+        "debugpy" => serde_json::json!({
+            "request": "launch", "name": "tether", "type": "python",
+            "program": program, "args": args, "cwd": found.root,
+            "console": "internalConsole", "justMyCode": true,
+            "python": [found.argv[0].clone()],
+        }),
+        _ => serde_json::json!({
+            "request": "launch", "name": "tether", "program": program, "args": args,
+            "cwd": found.root, "stopOnEntry": false, "initCommands": found.init_commands,
+        }),
+    }
 }
 
 /// What `adapters` says: per adapter, whether it can be used here and why (not).
@@ -155,7 +243,7 @@ pub async fn report(workspace: &Path) -> String {
     let mut out = Vec::new();
     for kind in ADAPTERS {
         let line = match kind.built {
-            true => match find(kind.id, workspace, workspace).await {
+            true => match find(kind.id, &workspace.join("."), workspace).await {
                 Ok(found) => format!(
                     "{}: ready ({})",
                     kind.id,

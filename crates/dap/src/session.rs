@@ -140,6 +140,13 @@ impl Session {
         for (file, lines) in breakpoints {
             said.push(self.set_breakpoints(file, lines).await?);
         }
+        // A Rust panic stops where it happens, with its message and stack.
+        if self.adapter.id == "lldb" {
+            let panics = json!({"breakpoints": [{"name": "rust_panic"}]});
+            self.peer
+                .request("setFunctionBreakpoints", panics, limit)
+                .await?;
+        }
         let filters = exception_filters(&self.capabilities);
         self.peer
             .request(

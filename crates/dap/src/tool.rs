@@ -119,7 +119,7 @@ impl Tool for DebugTool {
     }
 
     fn description(&self) -> String {
-        "Drive a debugger (Python via debugpy so far). Set `breakpoints` (file, lines), then \
+        "Drive a debugger (Python via debugpy; C, C++ and Rust programs via lldb). Set `breakpoints` (file, lines), then \
          `launch` (program, args): it runs to the first stop and shows the reason, the top \
          frames, the source line and the locals. Then `continue`, `step_over`, `step_in`, \
          `step_out`, `stack`, `scopes` (frame_id), `variables` (reference), `evaluate` \
@@ -277,12 +277,8 @@ impl Sessions {
             .await
             .map_err(ToolError::failed)?;
         let interpreter = found.interpreter.clone();
-        let launch = json!({
-            "request": "launch", "name": "tether", "type": "python",
-            "program": abs, "args": args.args.clone().unwrap_or_default(),
-            "cwd": found.root, "console": "internalConsole", "justMyCode": true,
-            "python": [found.argv[0].clone()],
-        });
+        let launch =
+            crate::catalog::launch_args(&found, &abs, &args.args.clone().unwrap_or_default());
         let session = Session::start(found, abs.clone(), root.to_path_buf(), self.limits)
             .await
             .map_err(ToolError::failed)?;
@@ -467,7 +463,13 @@ async fn stopped_ops(
                     frames.first().and_then(|f| f["id"].as_i64()).unwrap_or(0)
                 }
             };
-            let args = json!({"expression": expression, "frameId": frame, "context": "repl"});
+            // debugpy's repl also runs statements; lldb's would take lldb commands.
+            let context = if s.adapter.id == "debugpy" {
+                "repl"
+            } else {
+                "watch"
+            };
+            let args = json!({"expression": expression, "frameId": frame, "context": context});
             let answer = s.ask("evaluate", args).await.map_err(failed)?;
             let reference = answer["variablesReference"].as_i64().unwrap_or(0);
             s.hand_out(&[], &[reference]);
