@@ -153,3 +153,97 @@ fn debugpy_runs_a_python_program_to_its_breakpoints_and_out() {
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
+
+#[test]
+fn a_program_that_exits_at_once_a_dead_adapter_and_the_time_limit_are_each_said() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let run = project(dir.path());
+        let ws = dir.path().join("ws");
+
+        // Exits before any stop: its code and output, never a hang.
+        common::write(
+            &ws,
+            "quick.py",
+            "import os, sys\nprint('bye', file=sys.stderr, flush=True)\nos._exit(3)\n",
+        );
+        let quick = debug(&run, json!({"action": "launch", "program": "quick.py"})).await;
+        assert!(
+            quick.contains("the program exited with code 3") && quick.contains("bye"),
+            "{quick}"
+        );
+        debug(&run, json!({"action": "terminate"})).await;
+
+        // An uncaught exception stops where it was raised, with its type.
+        common::write(
+            &ws,
+            "crash.py",
+            "def f():\n    raise ValueError('bad input')\n\nf()\n",
+        );
+        let crash = debug(&run, json!({"action": "launch", "program": "crash.py"})).await;
+        assert!(
+            crash.contains("stopped: exception") && crash.contains("crash.py:2 f"),
+            "{crash}"
+        );
+        debug(&run, json!({"action": "terminate"})).await;
+
+        // The adapter dies while the program is stopped: the next call says so.
+        debug(
+            &run,
+            json!({"action": "breakpoints", "file": "app.py", "lines": [15]}),
+        )
+        .await;
+        let launched = debug(&run, json!({"action": "launch", "program": "app.py"})).await;
+        assert!(launched.contains("stopped: breakpoint"), "{launched}");
+        for pid in tether_proc::children_named(std::process::id(), "python") {
+            unsafe_free_kill(pid);
+        }
+        let after = debug(&run, json!({"action": "step_over"})).await;
+        assert!(
+            after.contains("ERROR") && after.contains("adapter ended"),
+            "{after}"
+        );
+        debug(&run, json!({"action": "terminate"})).await;
+        run.shutdown(Duration::from_secs(5)).await;
+
+        // A session past its time to live is ended, and the next call says why.
+        let short = tempfile::tempdir().unwrap();
+        let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-venv");
+        let ws = short.path().join("ws");
+        common::write(
+            &ws,
+            "pyproject.toml",
+            "[project]\nname = \"d\"\nversion = \"0.1\"\n",
+        );
+        common::write(&ws, "app.py", APP);
+        std::os::unix::fs::symlink(venv.canonicalize().unwrap(), ws.join(".venv")).unwrap();
+        let run = common::run_with_config(
+            short.path(),
+            "[debug]\nttl_s = 1\nstop_wait_s = 60\nrequest_timeout_s = 60\n",
+        );
+        debug(
+            &run,
+            json!({"action": "breakpoints", "file": "app.py", "lines": [15]}),
+        )
+        .await;
+        let launched = debug(&run, json!({"action": "launch", "program": "app.py"})).await;
+        assert!(launched.contains("stopped: breakpoint"), "{launched}");
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let expired = debug(&run, json!({"action": "stack"})).await;
+        assert!(
+            expired.contains("reached its time limit (1 s, `[debug] ttl_s`) and was terminated"),
+            "{expired}"
+        );
+        let status = debug(&run, json!({"action": "status"})).await;
+        assert_eq!(status, "no debug session runs");
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
+/// Kills `pid` with SIGKILL, as a crash would.
+fn unsafe_free_kill(pid: u32) {
+    let _ = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status();
+}
