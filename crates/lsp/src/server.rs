@@ -536,7 +536,11 @@ impl Server {
                 Err(format!("{}: {e}; it may still be indexing", self.id))
             }
             Err(e) => {
-                let child = self.child.lock().await;
+                let mut child = self.child.lock().await;
+                // The server's last words may still be in its stderr pipe: let it exit first.
+                if let Some(c) = child.as_mut() {
+                    c.last_words_within(Duration::from_millis(300)).await;
+                }
                 let tail = child.as_ref().map(|c| c.stderr_tail().join("\n"));
                 Err(with_stderr(
                     &format!("{}: {e}", self.id),

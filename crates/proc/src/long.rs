@@ -37,6 +37,8 @@ pub struct LongChild {
     stdin: Option<ChildStdin>,
     stdout: Option<ChildStdout>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// The task draining stderr; finished once the pipe closed and every line is in.
+    stderr_reader: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl LongChild {
@@ -57,9 +59,10 @@ impl LongChild {
             source,
         })?;
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let mut stderr_reader = None;
         if let Some(pipe) = child.stderr.take() {
             let ring = stderr.clone();
-            tokio::spawn(async move {
+            stderr_reader = Some(tokio::spawn(async move {
                 let mut lines = BufReader::new(pipe).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
                     let mut ring = ring.lock().unwrap_or_else(|p| p.into_inner());
@@ -68,7 +71,7 @@ impl LongChild {
                     }
                     ring.push_back(line.chars().take(STDERR_LINE_CHARS).collect());
                 }
-            });
+            }));
         }
         Ok(LongChild {
             program: program.clone(),
@@ -77,7 +80,22 @@ impl LongChild {
             stdout: child.stdout.take(),
             child,
             stderr,
+            stderr_reader,
         })
+    }
+
+    /// Waits, at most `limit`, for the child to exit and its stderr to be read to the end, so
+    /// that [`LongChild::stderr_tail`] holds its last words.
+    pub async fn last_words_within(&mut self, limit: Duration) {
+        let end = tokio::time::Instant::now() + limit;
+        let _ = self.exited_within(limit).await;
+        if let Some(reader) = self.stderr_reader.as_mut() {
+            let left = end.saturating_duration_since(tokio::time::Instant::now());
+            // A finished handle must not be polled again.
+            if tokio::time::timeout(left, reader).await.is_ok() {
+                self.stderr_reader = None;
+            }
+        }
     }
 
     /// The program's name, for messages.

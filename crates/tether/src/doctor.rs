@@ -54,10 +54,10 @@ pub async fn doctor_report(run: &Run, root: &Path) -> String {
             let _ = writeln!(out, "  the [lsp] section is refused: {why}");
         }
     }
-    let _ = writeln!(
-        out,
-        "\ndebug adapters: not in this build yet (they arrive with the debug tool)"
-    );
+    let _ = writeln!(out, "\ndebug adapters (for the workspace root):");
+    for line in tether_dap::adapters_report(root).await.lines() {
+        let _ = writeln!(out, "  {line}");
+    }
     out
 }
 

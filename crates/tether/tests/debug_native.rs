@@ -16,6 +16,9 @@ use tokio_util::sync::CancellationToken;
 
 const PROG: &str = "#include <stdio.h>\n#include <string.h>\n\nstruct point { int x; int y; };\n\nint add(int a, int b) {\n    int sum = a + b;\n    return sum;\n}\n\nint main(void) {\n    char text[1000];\n    memset(text, 'y', sizeof text - 1);\n    text[sizeof text - 1] = 0;\n    int numbers[80];\n    for (int i = 0; i < 80; i++) numbers[i] = i;\n    struct point p = {3, 4};\n    printf(\"starting\\n\");\n    fflush(stdout);\n    int r = add(p.x, p.y);\n    printf(\"result %d\\n\", r);\n    return 0;\n}\n";
 
+/// The cases run one at a time: each checks that no adapter of this process is left.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 async fn debug(run: &Run, args: serde_json::Value) -> String {
     run.runtime()
         .call(Surface::Agent, "debug", args, CancellationToken::new())
@@ -38,6 +41,7 @@ fn reference_of(text: &str, name: &str) -> i64 {
 
 #[test]
 fn lldb_debugs_a_c_program_built_with_debug_info() {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let lldb = ["lldb-dap", "lldb-dap-20", "lldb-dap-19", "lldb-dap-18"];
     let path = std::env::var_os("PATH").unwrap_or_default();
     assert!(
@@ -117,6 +121,7 @@ const RUST_MAIN: &str = "fn area(w: u32, h: u32) -> u32 {\n    let a = w * h;\n 
 
 #[test]
 fn lldb_debugs_a_rust_binary_and_stops_on_its_panic() {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
     common::write(
@@ -186,4 +191,6 @@ fn lldb_debugs_a_rust_binary_and_stops_on_its_panic() {
         debug(&run, json!({"action": "terminate"})).await;
         run.shutdown(Duration::from_secs(5)).await;
     });
+    let left = tether_proc::children_named(std::process::id(), "lldb-dap-19");
+    assert!(left.is_empty(), "lldb-dap left running: {left:?}");
 }

@@ -26,6 +26,7 @@ fn base_args(tool: &str) -> Option<Value> {
         "resolve" => Some(json!({"edit_id": "edit_404"})),
         "lsp" => Some(json!({"action": "status", "line": 1})),
         "lsp_rename" => Some(json!({"file": "a.py", "line": 1, "symbol": "x", "new_name": "y"})),
+        "debug" => Some(json!({"action": "status"})),
         _ => None,
     }
 }
