@@ -54,7 +54,9 @@ pub(crate) struct Heard {
     /// Its word on whether the project loaded: a warning or error, and what it said.
     pub(crate) health: Option<(String, String)>,
     /// Progress tokens of a separate check (rust-analyzer's cargo check) still running.
-    pub(crate) checks: std::collections::HashSet<String>,
+    /// Per token, checks begun and not yet ended: a restart may begin anew under the same
+    /// token before the cancelled run ends, and only the last end means none runs.
+    pub(crate) checks: HashMap<String, usize>,
     /// How many checks have begun so far, and that count when the last one ended: a check
     /// cancelled by a save ends too, so only one begun after the save answers for it.
     pub(crate) checks_begun: u64,
@@ -172,7 +174,7 @@ impl Incoming for Client {
                     && (token.to_lowercase().contains("check")
                         || title.to_lowercase().contains("check"))
                 {
-                    heard.checks.insert(token.clone());
+                    *heard.checks.entry(token.clone()).or_default() += 1;
                     heard.checks_begun += 1;
                 }
                 heard.progress.insert(token, pct);
@@ -180,7 +182,12 @@ impl Incoming for Client {
             Some("end") => {
                 heard.ended += 1;
                 heard.progress.remove(&token);
-                if heard.checks.remove(&token) {
+                let left = heard.checks.get_mut(&token).map(|n| {
+                    *n -= 1;
+                    *n
+                });
+                if left == Some(0) {
+                    heard.checks.remove(&token);
                     // A check that ran while the project was still loading reports nothing for
                     // files the server has not read yet: it answers for no save.
                     if heard.quiescent != Some(false) {
