@@ -40,7 +40,7 @@ pub const ADAPTERS: &[AdapterKind] = &[
         id: "delve",
         markers: &["go.mod"],
         binaries: &["dlv"],
-        built: false,
+        built: true,
     },
     AdapterKind {
         id: "dart",
@@ -175,7 +175,7 @@ pub async fn find(id: &str, program: &Path, workspace: &Path) -> Result<Found, S
         })?;
     if !kind.built {
         return Err(format!(
-            "{id}: this build of tether drives only debugpy and lldb so far; {id} is not built yet"
+            "{id}: this build of tether drives debugpy, lldb and delve so far; {id} is not built yet"
         ));
     }
     if kind.id != "debugpy" {
@@ -193,9 +193,14 @@ pub async fn find(id: &str, program: &Path, workspace: &Path) -> Result<Found, S
             "lldb" if root.join("Cargo.toml").exists() => rust_formatters(&root).await,
             _ => Vec::new(),
         };
+        let mut argv = vec![binary.display().to_string()];
+        if kind.id == "delve" {
+            // delve speaks DAP over TCP only: on a port of its choosing, which it prints.
+            argv.extend(["dap".to_string(), "--listen=127.0.0.1:0".to_string()]);
+        }
         return Ok(Found {
             id: kind.id,
-            argv: vec![binary.display().to_string()],
+            argv,
             root,
             interpreter: None,
             init_commands,
@@ -230,6 +235,11 @@ pub fn launch_args(found: &Found, program: &Path, args: &[String]) -> serde_json
             "program": program, "args": args, "cwd": found.root,
             "console": "internalConsole", "justMyCode": true,
             "python": [found.argv[0].clone()],
+        }),
+        // delve builds the package that holds the file.
+        "delve" => serde_json::json!({
+            "request": "launch", "name": "tether", "mode": "debug",
+            "program": program.parent().unwrap_or(program), "args": args, "cwd": found.root,
         }),
         _ => serde_json::json!({
             "request": "launch", "name": "tether", "program": program, "args": args,

@@ -88,7 +88,17 @@ impl Session {
             return Err(format!("{}: no pipes to the adapter", adapter.id));
         };
         let (tx, rx) = mpsc::unbounded_channel();
-        let peer = DapPeer::start(output, input, tx);
+        let peer = match adapter.argv.iter().any(|a| a.starts_with("--listen=")) {
+            false => DapPeer::start(output, input, tx),
+            true => match over_tcp(output, tx, limits.request).await {
+                Ok(peer) => peer,
+                Err(e) => {
+                    let tail = child.stderr_tail().join("\n");
+                    child.shutdown(Duration::from_millis(500)).await;
+                    return Err(with_tail(&format!("{}: {e}", adapter.id), &tail));
+                }
+            },
+        };
         let args = json!({
             "clientID": "tether", "clientName": "tether", "adapterID": adapter.id,
             "linesStartAt1": true, "columnsStartAt1": true, "pathFormat": "path",
@@ -327,6 +337,47 @@ impl Session {
             None => error,
         }
     }
+}
+
+/// Connects to an adapter that listens on TCP: the address it prints on stdout, read within
+/// `limit`; the rest of its stdout (the program's own output) goes on as output events.
+async fn over_tcp(
+    stdout: tokio::process::ChildStdout,
+    events: mpsc::UnboundedSender<Value>,
+    limit: Duration,
+) -> Result<DapPeer, String> {
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(stdout).lines();
+    let address = tokio::time::timeout(limit, async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some((_, at)) = line.split_once("listening at: ") {
+                return Some(at.trim().to_string());
+            }
+        }
+        None
+    })
+    .await
+    .ok()
+    .flatten()
+    .ok_or_else(|| {
+        format!(
+            "printed no address to connect to within {} ms",
+            limit.as_millis()
+        )
+    })?;
+    let stream = tokio::time::timeout(limit, tokio::net::TcpStream::connect(&address))
+        .await
+        .map_err(|_| format!("{address} did not accept a connection in time"))?
+        .map_err(|e| format!("cannot connect to {address}: {e}"))?;
+    let (read, write) = stream.into_split();
+    let forward = events.clone();
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            let body = json!({"category": "stdout", "output": format!("{line}\n")});
+            let _ = forward.send(json!({"type": "event", "event": "output", "body": body}));
+        }
+    });
+    Ok(DapPeer::start(read, write, events))
 }
 
 /// The exception filters that stop on what would kill the program: uncaught exceptions.

@@ -119,7 +119,7 @@ impl Tool for DebugTool {
     }
 
     fn description(&self) -> String {
-        "Drive a debugger (Python via debugpy; C, C++ and Rust programs via lldb). Set `breakpoints` (file, lines), then \
+        "Drive a debugger (Python via debugpy; C, C++ and Rust programs via lldb; Go via delve). Set `breakpoints` (file, lines), then \
          `launch` (program, args): it runs to the first stop and shows the reason, the top \
          frames, the source line and the locals. Then `continue`, `step_over`, `step_in`, \
          `step_out`, `stack`, `scopes` (frame_id), `variables` (reference), `evaluate` \

@@ -1,0 +1,91 @@
+//! The `debug` tool with the real delve, which speaks DAP over TCP only (its port is read from
+//! its own output): breakpoint, launch to the stop, locals (an 80-element slice cut at 50),
+//! evaluate, a step in, continue to exit with the program's output, and terminate.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use serde_json::json;
+use tether::{Run, Surface};
+use tokio_util::sync::CancellationToken;
+
+const MAIN: &str = "package main\n\nimport \"fmt\"\n\nfunc add(a, b int) int {\n\tsum := a + b\n\treturn sum\n}\n\nfunc main() {\n\tnums := make([]int, 80)\n\tfor i := range nums {\n\t\tnums[i] = i\n\t}\n\tfmt.Println(\"starting\")\n\tr := add(3, 4)\n\tfmt.Println(\"result\", r)\n}\n";
+
+async fn debug(run: &Run, args: serde_json::Value) -> String {
+    run.runtime()
+        .call(Surface::Agent, "debug", args, CancellationToken::new())
+        .await
+        .map(|o| o.to_text())
+        .unwrap_or_else(|e| format!("ERROR {e}"))
+}
+
+#[test]
+fn delve_debugs_a_go_module() {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    assert!(
+        std::env::split_paths(&path).any(|d| d.join("dlv").is_file()),
+        "dlv is not on PATH: run scripts/test, which installs delve"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    common::write(&ws, "go.mod", "module example.com/hello\n\ngo 1.19\n");
+    common::write(&ws, "main.go", MAIN);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let run = common::run_with_config(
+            dir.path(),
+            "[debug]\nstop_wait_s = 120\nrequest_timeout_s = 120\n",
+        );
+        debug(
+            &run,
+            json!({"action": "breakpoints", "file": "main.go", "lines": [16]}),
+        )
+        .await;
+        let launched = debug(&run, json!({"action": "launch", "program": "main.go"})).await;
+        assert!(
+            launched.contains("launched main.go under delve"),
+            "{launched}"
+        );
+        assert!(
+            launched.contains("stopped: breakpoint") && launched.contains("main.go:16 main.main"),
+            "{launched}"
+        );
+        assert!(launched.contains("> 16: r := add(3, 4)"), "{launched}");
+        let line = launched
+            .lines()
+            .find(|l| l.trim_start().starts_with("nums"))
+            .unwrap_or_else(|| panic!("{launched}"));
+        let reference: i64 = line[line.find("[reference ").unwrap() + 11..]
+            .trim_end_matches(']')
+            .parse()
+            .unwrap();
+        let children = debug(&run, json!({"action": "variables", "reference": reference})).await;
+        assert!(children.contains("more, cut at 50"), "{children}");
+        let sum = debug(
+            &run,
+            json!({"action": "evaluate", "expression": "nums[3] + 4"}),
+        )
+        .await;
+        assert_eq!(sum.trim(), "7", "{sum}");
+        let into = debug(&run, json!({"action": "step_in"})).await;
+        assert!(
+            into.contains("main.go:6 main.add") || into.contains("main.go:5 main.add"),
+            "{into}"
+        );
+        let ended = debug(&run, json!({"action": "continue"})).await;
+        // delve ends the session without an `exited` event, so no code is claimed.
+        assert!(ended.contains("the program exited"), "{ended}");
+        let output = debug(&run, json!({"action": "output"})).await;
+        assert!(
+            output.contains("starting") && output.contains("result 7"),
+            "{output}"
+        );
+        debug(&run, json!({"action": "terminate"})).await;
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+    let left = tether_proc::children_named(std::process::id(), "dlv");
+    assert!(left.is_empty(), "dlv left running: {left:?}");
+}
