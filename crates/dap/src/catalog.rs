@@ -50,10 +50,23 @@ pub const ADAPTERS: &[AdapterKind] = &[
     },
 ];
 
+/// `[debug.adapters.ID]`: a command and markers replacing the catalog's, or a new adapter.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdapterOverride {
+    /// The whole command that runs the adapter.
+    pub command: Option<Vec<String>>,
+    /// Files that mark a project it debugs.
+    pub markers: Option<Vec<String>>,
+}
+
+/// Every override, by adapter id.
+pub type Overrides = std::collections::BTreeMap<String, AdapterOverride>;
+
 /// An adapter that can start: how, and from which project folder.
 #[derive(Debug, Clone)]
 pub struct Found {
-    pub id: &'static str,
+    pub id: String,
     /// The command that runs the adapter.
     pub argv: Vec<String>,
     /// The folder holding the marker; the adapter and the program run there.
@@ -119,6 +132,38 @@ fn interpreter(root: &Path) -> Option<(PathBuf, String)> {
     ))
 }
 
+/// An adapter as `[debug.adapters.ID]` gives it: its command, run from the nearest folder
+/// with one of its markers.
+fn configured(
+    id: &str,
+    o: &AdapterOverride,
+    program: &Path,
+    workspace: &Path,
+) -> Result<Found, String> {
+    let command = o.command.clone().filter(|c| !c.is_empty()).ok_or_else(|| {
+        format!("[debug.adapters.{id}] needs a `command` (the adapter and its arguments)")
+    })?;
+    let markers: Vec<&str> = o.markers.iter().flatten().map(String::as_str).collect();
+    if markers.is_empty() {
+        return Err(format!(
+            "[debug.adapters.{id}] needs `markers` (files that mark its projects)"
+        ));
+    }
+    let root = marker_root(program, workspace, &markers).ok_or_else(|| {
+        format!(
+            "{id}: no {} from the program up to the workspace root",
+            markers.join(" or ")
+        )
+    })?;
+    Ok(Found {
+        id: id.to_string(),
+        argv: command,
+        root,
+        interpreter: None,
+        init_commands: Vec::new(),
+    })
+}
+
 /// The lldb commands that load the Rust toolchain's formatters, as `rust-lldb` does; none when
 /// `rustc` or its scripts cannot be found.
 async fn rust_formatters(root: &Path) -> Vec<String> {
@@ -156,11 +201,30 @@ async fn has_debugpy(python: &Path) -> bool {
 }
 
 /// The adapter `id` for `program`, or why it cannot start here.
-pub async fn find(id: &str, program: &Path, workspace: &Path) -> Result<Found, String> {
+pub async fn find(
+    id: &str,
+    program: &Path,
+    workspace: &Path,
+    overrides: &Overrides,
+) -> Result<Found, String> {
+    let given = overrides.get(id);
     let Some(kind) = ADAPTERS.iter().find(|a| a.id == id) else {
-        let known: Vec<&str> = ADAPTERS.iter().map(|a| a.id).collect();
-        return Err(format!("no adapter `{id}`: known are {}", known.join(", ")));
+        return match given {
+            Some(o) => configured(id, o, program, workspace),
+            None => {
+                let mut known: Vec<&str> = ADAPTERS.iter().map(|a| a.id).collect();
+                known.extend(overrides.keys().map(String::as_str));
+                Err(format!("no adapter `{id}`: known are {}", known.join(", ")))
+            }
+        };
     };
+    if let Some(o) = given.filter(|o| o.command.is_some()) {
+        let mut o = o.clone();
+        o.markers = o
+            .markers
+            .or_else(|| Some(kind.markers.iter().map(|m| m.to_string()).collect()));
+        return configured(id, &o, program, workspace);
+    }
     // A native program is a project of its own for lldb.
     let own = (kind.id == "lldb" && is_elf(program)).then(|| workspace.to_path_buf());
     let root = marker_root(program, workspace, kind.markers)
@@ -199,7 +263,7 @@ pub async fn find(id: &str, program: &Path, workspace: &Path) -> Result<Found, S
             argv.extend(["dap".to_string(), "--listen=127.0.0.1:0".to_string()]);
         }
         return Ok(Found {
-            id: kind.id,
+            id: kind.id.to_string(),
             argv,
             root,
             interpreter: None,
@@ -215,7 +279,7 @@ pub async fn find(id: &str, program: &Path, workspace: &Path) -> Result<Found, S
         ));
     }
     Ok(Found {
-        id: kind.id,
+        id: kind.id.to_string(),
         argv: vec![
             python.display().to_string(),
             "-m".into(),
@@ -229,7 +293,7 @@ pub async fn find(id: &str, program: &Path, workspace: &Path) -> Result<Found, S
 
 /// The `launch` arguments for `program` under `found`'s adapter.
 pub fn launch_args(found: &Found, program: &Path, args: &[String]) -> serde_json::Value {
-    match found.id {
+    match found.id.as_str() {
         "debugpy" => serde_json::json!({
             "request": "launch", "name": "tether", "type": "python",
             "program": program, "args": args, "cwd": found.root,
@@ -249,11 +313,11 @@ pub fn launch_args(found: &Found, program: &Path, args: &[String]) -> serde_json
 }
 
 /// What `adapters` says: per adapter, whether it can be used here and why (not).
-pub async fn report(workspace: &Path) -> String {
+pub async fn report(workspace: &Path, overrides: &Overrides) -> String {
     let mut out = Vec::new();
     for kind in ADAPTERS {
         let line = match kind.built {
-            true => match find(kind.id, &workspace.join("."), workspace).await {
+            true => match find(kind.id, &workspace.join("."), workspace, overrides).await {
                 Ok(found) => format!(
                     "{}: ready ({})",
                     kind.id,
@@ -271,6 +335,18 @@ pub async fn report(workspace: &Path) -> String {
             }
         };
         out.push(line);
+    }
+    for (id, o) in overrides
+        .iter()
+        .filter(|(id, _)| !ADAPTERS.iter().any(|a| a.id == id.as_str()))
+    {
+        out.push(match configured(id, o, &workspace.join("."), workspace) {
+            Ok(found) => format!(
+                "{id}: ready ({}; from [debug.adapters.{id}])",
+                found.argv.join(" ")
+            ),
+            Err(why) => why,
+        });
     }
     out.join("\n")
 }

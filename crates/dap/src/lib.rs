@@ -14,11 +14,11 @@ use std::time::Duration;
 use serde::Deserialize;
 use tether_tool::{BoxFuture, Capability, Install};
 
-pub use catalog::{ADAPTERS, report as adapters_report};
+pub use catalog::{ADAPTERS, AdapterOverride, Overrides, report as adapters_report};
 pub use tool::{Action, DebugArgs, DebugTool};
 
 /// The `[debug]` section of `tether.toml`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct DebugConfig {
     /// A session's hard time to live.
     pub ttl: Duration,
@@ -26,6 +26,8 @@ pub struct DebugConfig {
     pub stop_wait: Duration,
     /// One request's deadline.
     pub request: Duration,
+    /// `[debug.adapters.ID]`: adapters' commands and markers, replaced or added.
+    pub adapters: catalog::Overrides,
 }
 
 impl Default for DebugConfig {
@@ -34,6 +36,7 @@ impl Default for DebugConfig {
             ttl: Duration::from_secs(30 * 60),
             stop_wait: Duration::from_secs(30),
             request: Duration::from_secs(15),
+            adapters: catalog::Overrides::new(),
         }
     }
 }
@@ -44,6 +47,8 @@ struct Section {
     ttl_s: Option<u64>,
     stop_wait_s: Option<u64>,
     request_timeout_s: Option<u64>,
+    #[serde(default)]
+    adapters: catalog::Overrides,
 }
 
 impl DebugConfig {
@@ -67,6 +72,7 @@ impl DebugConfig {
         config.ttl = secs("ttl_s", s.ttl_s, config.ttl)?;
         config.stop_wait = secs("stop_wait_s", s.stop_wait_s, config.stop_wait)?;
         config.request = secs("request_timeout_s", s.request_timeout_s, config.request)?;
+        config.adapters = s.adapters;
         Ok(config)
     }
 }
@@ -101,6 +107,7 @@ impl Capability for Debug {
                 stop_wait: self.config.stop_wait,
             },
             ttl: self.config.ttl,
+            adapters: self.config.adapters.clone(),
             fallback: format!("run-{}", std::process::id()),
         });
         run.tool(DebugTool {

@@ -96,6 +96,8 @@ pub struct Sessions {
     pub(crate) breakpoints: Mutex<HashMap<String, BTreeMap<PathBuf, Vec<usize>>>>,
     pub(crate) limits: Limits,
     pub(crate) ttl: std::time::Duration,
+    /// `[debug.adapters]`.
+    pub(crate) adapters: crate::catalog::Overrides,
     /// The conversation of a run that names none (`tether serve` without `--conversation`).
     pub(crate) fallback: String,
 }
@@ -148,7 +150,8 @@ impl Tool for DebugTool {
             .to_string();
         let root = cx.workspace().root().to_path_buf();
         if args.action == Action::Adapters {
-            return Ok(ToolOutput::text(crate::catalog::report(&root).await));
+            let report = crate::catalog::report(&root, &self.sessions.adapters).await;
+            return Ok(ToolOutput::text(report));
         }
         let text = self.sessions.act(cx, &conversation, &root, args).await?;
         Ok(ToolOutput::text(text))
@@ -187,7 +190,7 @@ impl Sessions {
             ToolError::invalid("no debug session runs: set `breakpoints`, then `launch` a program")
         };
         match args.action {
-            Action::Adapters => Ok(crate::catalog::report(root).await),
+            Action::Adapters => Ok(crate::catalog::report(root, &self.adapters).await),
             Action::Status => Ok(match session {
                 Some(s) => status(&s, root).await,
                 None => "no debug session runs".into(),
@@ -273,7 +276,7 @@ impl Sessions {
                 .unwrap_or("lldb")
                 .to_string(),
         };
-        let found = crate::catalog::find(&id, &abs, root)
+        let found = crate::catalog::find(&id, &abs, root, &self.adapters)
             .await
             .map_err(ToolError::failed)?;
         let interpreter = found.interpreter.clone();

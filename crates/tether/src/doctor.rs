@@ -55,8 +55,18 @@ pub async fn doctor_report(run: &Run, root: &Path) -> String {
         }
     }
     let _ = writeln!(out, "\ndebug adapters (for the workspace root):");
-    for line in tether_dap::adapters_report(root).await.lines() {
-        let _ = writeln!(out, "  {line}");
+    match tether_dap::DebugConfig::from_section(config.get("debug")) {
+        Ok(debug) => {
+            for line in tether_dap::adapters_report(root, &debug.adapters)
+                .await
+                .lines()
+            {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+        Err(why) => {
+            let _ = writeln!(out, "  the [debug] section is refused: {why}");
+        }
     }
     out
 }

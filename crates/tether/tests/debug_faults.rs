@@ -1,0 +1,95 @@
+//! Debug adapter faults a real adapter will not produce on demand, from `fake-lsp` (test
+//! support; it never answers a DAP request): an adapter configured in `[debug.adapters]` that
+//! hangs on initialize ends within its deadline, says so, and leaves no process behind.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tether::Surface;
+use tokio_util::sync::CancellationToken;
+
+/// Builds the fake server once and returns its path.
+fn fake() -> PathBuf {
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "-p", "tether-fake-lsp"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let target = std::env::var("CARGO_TARGET_DIR")
+        .unwrap_or_else(|_| format!("{}/../../target", env!("CARGO_MANIFEST_DIR")));
+    PathBuf::from(format!("{target}/debug/fake-lsp"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_adapter_that_never_answers_initialize_ends_within_its_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    common::write(&ws, "fake.marker", "");
+    common::write(&ws, "prog.fake", "");
+    let config = format!(
+        "[debug]\nrequest_timeout_s = 2\n[debug.adapters.stuck]\ncommand = [{:?}, \"hang\"]\nmarkers = [\"fake.marker\"]\n",
+        fake().display().to_string()
+    );
+    let run = common::run_with_config(dir.path(), &config);
+    let adapters = run
+        .runtime()
+        .call(
+            Surface::Agent,
+            "debug",
+            json!({"action": "adapters"}),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap()
+        .to_text();
+    assert!(
+        adapters.contains("stuck: ready") && adapters.contains("from [debug.adapters.stuck]"),
+        "{adapters}"
+    );
+
+    let started = Instant::now();
+    let err = run
+        .runtime()
+        .call(
+            Surface::Agent,
+            "debug",
+            json!({"action": "launch", "program": "prog.fake", "adapter": "stuck"}),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(started.elapsed() < Duration::from_secs(20), "liveness");
+    assert!(
+        err.contains("stuck: `initialize` got no answer within 2000 ms"),
+        "{err}"
+    );
+    assert!(
+        err.contains("fake-lsp starting in mode `hang`"),
+        "the adapter's stderr is quoted: {err}"
+    );
+    let end = Instant::now() + Duration::from_secs(10);
+    while !tether_proc::children_named(std::process::id(), "fake-lsp").is_empty() {
+        assert!(Instant::now() < end, "the adapter was left running");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let status = run
+        .runtime()
+        .call(
+            Surface::Agent,
+            "debug",
+            json!({"action": "status"}),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap()
+        .to_text();
+    assert_eq!(status, "no debug session runs");
+    run.shutdown(Duration::from_secs(2)).await;
+}
