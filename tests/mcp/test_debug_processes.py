@@ -1,0 +1,85 @@
+"""No debug adapter or debuggee outlives its run: not after `terminate`, not after the client
+disconnects, not after tether itself is killed with SIGKILL (real debugpy, through MCP)."""
+
+import asyncio
+import os
+import pathlib
+import signal
+import subprocess
+import time
+
+from conftest import ROOT, session, text
+
+APP = "def main():\n    x = 1\n    return x\n\n\nmain()\n"
+
+
+def project(root):
+    (root / "pyproject.toml").write_text('[project]\nname = "d"\nversion = "0.1"\n')
+    (root / "app.py").write_text(APP)
+    venv = ROOT / "target" / "test-venv"
+    assert (venv / "bin" / "python").exists(), "run scripts/test: it makes target/test-venv"
+    (root / ".venv").symlink_to(venv)
+
+
+def left(root):
+    """Pids of processes whose command line names this workspace, tether itself aside."""
+    out = subprocess.run(["pgrep", "-af", str(root)], capture_output=True, text=True).stdout
+    pids = []
+    for line in out.splitlines():
+        pid, _, cmd = line.partition(" ")
+        if int(pid) != os.getpid() and " serve --root " not in cmd:
+            pids.append(int(pid))
+    return pids
+
+
+def gone_within(root, seconds):
+    end = time.time() + seconds
+    while time.time() < end:
+        if not left(root):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+async def stopped_session(s):
+    await s.call_tool("debug", {"action": "breakpoints", "file": "app.py", "lines": [3]})
+    r = await s.call_tool("debug", {"action": "launch", "program": "app.py"})
+    assert "stopped: breakpoint" in text(r), text(r)
+
+
+def test_terminate_and_a_disconnect_leave_nothing_behind(workspace):
+    project(workspace)
+
+    async def main():
+        async with session(workspace) as s:
+            await stopped_session(s)
+            assert left(workspace), "the session should be running"
+            r = await s.call_tool("debug", {"action": "terminate"})
+            assert "terminated the session" in text(r)
+            assert gone_within(workspace, 10), f"left after terminate: {left(workspace)}"
+            await stopped_session(s)
+        # The client went away with a session stopped at a breakpoint.
+
+    asyncio.run(asyncio.wait_for(main(), timeout=120))
+    assert gone_within(workspace, 10), f"left after the client disconnected: {left(workspace)}"
+
+
+def test_a_sigkill_of_tether_leaves_nothing_behind(workspace):
+    project(workspace)
+
+    async def main():
+        async with session(workspace) as s:
+            await stopped_session(s)
+            serve = subprocess.run(
+                ["pgrep", "-f", f"serve --root {workspace}"], capture_output=True, text=True
+            ).stdout.split()
+            assert serve, "tether serve not found"
+            os.kill(int(serve[0]), signal.SIGKILL)
+            assert gone_within(workspace, 10), f"left after SIGKILL: {left(workspace)}"
+
+    try:
+        asyncio.run(asyncio.wait_for(main(), timeout=120))
+    except BaseException as e:  # the client sees its server die
+        if "left after SIGKILL" in str(e):
+            raise
+    assert gone_within(workspace, 10), f"left after SIGKILL: {left(workspace)}"
