@@ -312,6 +312,87 @@ pub fn launch_args(found: &Found, program: &Path, args: &[String]) -> serde_json
     }
 }
 
+/// How a debuggee waits on a port for each adapter that can attach to one.
+pub const ATTACH_HOWTO: &str = "debugpy: `python -m debugpy --listen 127.0.0.1:PORT \
+     --wait-for-client app.py`; lldb: `lldb-server gdbserver 127.0.0.1:PORT ./program`; delve: \
+     `dlv exec --headless --listen=127.0.0.1:PORT ./program`";
+
+/// The adapter to attach with when none is named: the one whose markers the workspace root
+/// holds, if exactly one does.
+pub fn attach_adapter(workspace: &Path) -> Result<&'static str, String> {
+    let marked: Vec<&'static str> = ADAPTERS
+        .iter()
+        .filter(|kind| ["debugpy", "lldb", "delve"].contains(&kind.id))
+        .filter(|kind| kind.markers.iter().any(|m| workspace.join(m).exists()))
+        .map(|kind| kind.id)
+        .collect();
+    match marked.as_slice() {
+        [one] => Ok(one),
+        _ => Err(format!(
+            "cannot tell which adapter to attach with: name one with `adapter` (the program \
+             must wait on the port: {ATTACH_HOWTO})"
+        )),
+    }
+}
+
+/// The adapter for attaching on `port`: debugpy and delve are spoken to on the port itself,
+/// lldb-dap is started here and connects to the lldb-server there.
+pub async fn for_attach(
+    id: &str,
+    workspace: &Path,
+    overrides: &Overrides,
+) -> Result<Found, String> {
+    let mut found = Found {
+        id: id.to_string(),
+        argv: Vec::new(),
+        root: workspace.to_path_buf(),
+        interpreter: None,
+        init_commands: Vec::new(),
+    };
+    match id {
+        "debugpy" | "delve" => Ok(found),
+        "lldb" => {
+            found.argv = match overrides.get(id).and_then(|o| o.command.clone()) {
+                Some(command) if !command.is_empty() => command,
+                _ => {
+                    let binaries = ADAPTERS
+                        .iter()
+                        .find(|a| a.id == id)
+                        .map_or(&[][..], |kind| kind.binaries);
+                    let binary = binaries
+                        .iter()
+                        .find_map(|b| which::which(b).ok())
+                        .ok_or_else(|| {
+                            format!("lldb: none of {} is on PATH", binaries.join(", "))
+                        })?;
+                    vec![binary.display().to_string()]
+                }
+            };
+            if workspace.join("Cargo.toml").exists() {
+                found.init_commands = rust_formatters(workspace).await;
+            }
+            Ok(found)
+        }
+        _ => Err(format!(
+            "attach by port is built for debugpy, lldb and delve, not `{id}`; the program must \
+             wait on the port: {ATTACH_HOWTO}"
+        )),
+    }
+}
+
+/// The `attach` arguments for a debuggee waiting on `port`.
+pub fn attach_args(found: &Found, port: u16) -> serde_json::Value {
+    match found.id.as_str() {
+        "debugpy" => serde_json::json!({"request": "attach", "name": "tether", "justMyCode": true}),
+        // A headless dlv server is driven in its remote mode.
+        "delve" => serde_json::json!({"request": "attach", "name": "tether", "mode": "remote"}),
+        _ => serde_json::json!({
+            "request": "attach", "name": "tether", "initCommands": found.init_commands,
+            "attachCommands": [format!("gdb-remote 127.0.0.1:{port}")],
+        }),
+    }
+}
+
 /// What `adapters` says: per adapter, whether it can be used here and why (not).
 pub async fn report(workspace: &Path, overrides: &Overrides) -> String {
     let mut out = Vec::new();

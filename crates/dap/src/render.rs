@@ -74,9 +74,8 @@ pub fn source_line(path: &str, line: u64) -> Option<String> {
 }
 
 /// Variables as `name: type = value`, with their references, capped.
-pub fn variables(items: &[Value]) -> (String, Vec<i64>) {
+pub fn variables(items: &[Value]) -> String {
     let mut lines = Vec::new();
-    let mut refs = Vec::new();
     for v in items.iter().take(MAX_CHILDREN) {
         let name = v["name"].as_str().unwrap_or("?");
         let shown = value(v["value"].as_str().unwrap_or(""));
@@ -87,10 +86,7 @@ pub fn variables(items: &[Value]) -> (String, Vec<i64>) {
         let reference = v["variablesReference"].as_i64().unwrap_or(0);
         let more = match reference {
             0 => String::new(),
-            r => {
-                refs.push(r);
-                format!("  [reference {r}]")
-            }
+            r => format!("  [reference {r}]"),
         };
         lines.push(format!("  {name}{kind} = {shown}{more}"));
     }
@@ -100,5 +96,5 @@ pub fn variables(items: &[Value]) -> (String, Vec<i64>) {
             items.len() - MAX_CHILDREN
         ));
     }
-    (lines.join("\n"), refs)
+    lines.join("\n")
 }

@@ -2,7 +2,7 @@
 //! the program stopped, its output, whether it ended). Frame ids and variable references are
 //! valid only until the program runs again; a stale one is refused, never resolved anew.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -40,9 +40,12 @@ struct Heard {
     output: VecDeque<u8>,
     /// Bytes of output dropped from the front of the ring.
     cut: usize,
-    /// Frame ids and variable references given out since the program last stopped.
-    frames: HashSet<i64>,
-    refs: HashSet<i64>,
+    /// Frame ids and variable references handed out since the program last stopped: the
+    /// public id the model sees, to the adapter's own (which an adapter may reuse next stop).
+    frames: HashMap<i64, i64>,
+    refs: HashMap<i64, i64>,
+    /// The last public id minted; never reset, so no id means two things in one session.
+    minted: i64,
 }
 
 /// Deadlines a session keeps.
@@ -68,6 +71,8 @@ pub struct Session {
     heard: Mutex<Heard>,
     /// What the adapter announced it can do.
     pub capabilities: Value,
+    /// Whether the program was attached to rather than started, so it is left running.
+    attached: std::sync::atomic::AtomicBool,
 }
 
 impl Session {
@@ -99,12 +104,7 @@ impl Session {
                 }
             },
         };
-        let args = json!({
-            "clientID": "tether", "clientName": "tether", "adapterID": adapter.id,
-            "linesStartAt1": true, "columnsStartAt1": true, "pathFormat": "path",
-            "supportsVariableType": true, "supportsRunInTerminalRequest": false,
-        });
-        let capabilities = match peer.request("initialize", args, limits.request).await {
+        let capabilities = match initialize(&peer, &adapter.id, limits.request).await {
             Ok(caps) => caps,
             Err(e) => {
                 let tail = child.stderr_tail().join("\n");
@@ -123,18 +123,58 @@ impl Session {
             events: tokio::sync::Mutex::new(rx),
             heard: Mutex::default(),
             capabilities,
+            attached: false.into(),
         })
     }
 
-    /// Launches the program in the order every adapter accepts: `launch` sent but not
+    /// Connects to an adapter already listening on `port` (what `python -m debugpy --listen`
+    /// starts beside the program, or a headless dlv) and completes `initialize`; no process
+    /// of ours runs.
+    pub async fn connect(
+        adapter: Found,
+        port: u16,
+        program: PathBuf,
+        workspace: PathBuf,
+        limits: Limits,
+    ) -> Result<Self, String> {
+        let address = format!("127.0.0.1:{port}");
+        let stream = tokio::time::timeout(limits.request, tokio::net::TcpStream::connect(&address))
+            .await
+            .map_err(|_| format!("{address} did not accept a connection in time"))?
+            .map_err(|e| format!("nothing to attach to at {address}: {e}"))?;
+        let (read, write) = stream.into_split();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let peer = DapPeer::start(read, write, tx);
+        let capabilities = initialize(&peer, &adapter.id, limits.request)
+            .await
+            .map_err(|e| format!("{}: {e}", adapter.id))?;
+        Ok(Session {
+            adapter,
+            program,
+            workspace,
+            began: Instant::now(),
+            limits,
+            peer,
+            child: tokio::sync::Mutex::new(None),
+            events: tokio::sync::Mutex::new(rx),
+            heard: Mutex::default(),
+            capabilities,
+            attached: false.into(),
+        })
+    }
+
+    /// Launches (or attaches, `command`) in the order every adapter accepts: `launch` sent but not
     /// awaited, `initialized`, breakpoints, exception filters, `configurationDone`, then both
     /// answers; then waits for the first stop. Returns each file's breakpoint report.
     pub async fn launch(
         &self,
+        command: &str,
         launch: Value,
         breakpoints: &[(PathBuf, Vec<usize>)],
     ) -> Result<Vec<String>, String> {
-        let pending = self.peer.send("launch", launch).await?;
+        self.attached
+            .store(command == "attach", std::sync::atomic::Ordering::Relaxed);
+        let pending = self.peer.send(command, launch).await?;
         let limit = self.limits.request;
         let end = Instant::now() + limit;
         while !lock(&self.heard).initialized {
@@ -295,18 +335,32 @@ impl Session {
             .map_err(|e| self.gone_or(e))
     }
 
-    /// Records frame ids or references given to the model, valid until the program runs.
-    pub fn hand_out(&self, frames: &[i64], refs: &[i64]) {
+    /// Replaces each item's adapter id under `key` (`id` of a frame, `variablesReference` of
+    /// a scope or variable) with a public one, valid until the program runs again.
+    pub fn mint(&self, items: &mut [Value], key: &str) {
         let mut heard = lock(&self.heard);
-        heard.frames.extend(frames);
-        heard.refs.extend(refs.iter().filter(|r| **r > 0));
+        for item in items {
+            let Some(own) = item[key].as_i64().filter(|id| *id > 0) else {
+                continue;
+            };
+            heard.minted += 1;
+            let public = heard.minted;
+            match key {
+                "id" => heard.frames.insert(public, own),
+                _ => heard.refs.insert(public, own),
+            };
+            item[key] = json!(public);
+        }
     }
 
-    /// Whether a frame id (or a reference) was given out since the program last stopped.
-    pub fn is_current(&self, frame: Option<i64>, reference: Option<i64>) -> bool {
-        let heard = lock(&self.heard);
-        frame.is_none_or(|f| heard.frames.contains(&f))
-            && reference.is_none_or(|r| heard.refs.contains(&r))
+    /// The adapter's frame id behind a public one, if it is current.
+    pub fn frame(&self, public: i64) -> Option<i64> {
+        lock(&self.heard).frames.get(&public).copied()
+    }
+
+    /// The adapter's variable reference behind a public one, if it is current.
+    pub fn reference(&self, public: i64) -> Option<i64> {
+        lock(&self.heard).refs.get(&public).copied()
     }
 
     /// The program's output so far, and how many older bytes the ring dropped.
@@ -316,15 +370,25 @@ impl Session {
         (String::from_utf8_lossy(&bytes).into_owned(), heard.cut)
     }
 
+    /// Whether this session attached to a program it did not start.
+    pub fn attached(&self) -> bool {
+        self.attached.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Ends the session: `disconnect` with the debuggee, then the adapter's process group.
     pub async fn end(&self) {
-        let args = json!({"terminateDebuggee": true});
+        // A program attached to was started by someone else: it is left running.
+        let ours = !self.attached();
+        let args = json!({"terminateDebuggee": ours});
         let _ = self
             .peer
             .request("disconnect", args, Duration::from_secs(2))
             .await;
         if let Some(mut child) = self.child.lock().await.take()
-            && child.exited_within(Duration::from_secs(1)).await.is_none()
+            && child
+                .exited_within(Duration::from_millis(300))
+                .await
+                .is_none()
         {
             child.shutdown(Duration::from_millis(500)).await;
         }
@@ -337,6 +401,16 @@ impl Session {
             None => error,
         }
     }
+}
+
+/// The `initialize` every session starts with; the adapter's capabilities.
+async fn initialize(peer: &DapPeer, adapter: &str, limit: Duration) -> Result<Value, String> {
+    let args = json!({
+        "clientID": "tether", "clientName": "tether", "adapterID": adapter,
+        "linesStartAt1": true, "columnsStartAt1": true, "pathFormat": "path",
+        "supportsVariableType": true, "supportsRunInTerminalRequest": false,
+    });
+    peer.request("initialize", args, limit).await
 }
 
 /// Connects to an adapter that listens on TCP: the address it prints on stdout, read within

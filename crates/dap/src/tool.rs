@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
 
-use crate::render::{self, MAX_FRAMES};
+use crate::render::{self, MAX_CHILDREN, MAX_FRAMES};
 use crate::session::{Limits, Session, Where};
 
 /// What the tool can do, as SPEC 5 names it.
@@ -70,10 +70,12 @@ pub struct DebugArgs {
     /// launch: its arguments.
     #[serde(default)]
     pub args: Option<Vec<String>>,
-    /// launch: the adapter, when the program's type does not decide it.
+    /// launch, attach: the adapter (debugpy, lldb, delve), when the program or the
+    /// workspace does not decide it.
     #[serde(default)]
     pub adapter: Option<String>,
-    /// attach: the debuggee's port.
+    /// attach: the port the debuggee waits on (debugpy --listen, lldb-server gdbserver, or
+    /// dlv --headless).
     #[serde(default)]
     pub port: Option<u16>,
     /// continue, pause, steps, stack: the thread (default: the stopped one).
@@ -125,7 +127,8 @@ impl Tool for DebugTool {
          `launch` (program, args): it runs to the first stop and shows the reason, the top \
          frames, the source line and the locals. Then `continue`, `step_over`, `step_in`, \
          `step_out`, `stack`, `scopes` (frame_id), `variables` (reference), `evaluate` \
-         (expression, frame_id), `threads`, `output`, `pause`, `terminate`. Frame ids and \
+         (expression, frame_id), `threads`, `output`, `pause`, `terminate`. `attach` (port, adapter) joins a program \
+         waiting on a port. Frame ids and \
          references are valid until the program runs again. `adapters` says what can be \
          debugged here."
             .into()
@@ -222,9 +225,7 @@ impl Sessions {
                 }
             }
             Action::Launch => self.launch(cx, conversation, root, &args, session).await,
-            Action::Attach => Err(ToolError::failed(
-                "`attach` is not built yet in this version of tether; use `launch`",
-            )),
+            Action::Attach => self.attach(conversation, root, &args, session).await,
             Action::Output => {
                 let s = session.ok_or_else(none)?;
                 s.catch_up().await;
@@ -242,16 +243,88 @@ impl Sessions {
                 self.live.lock().await.remove(conversation);
                 s.end().await;
                 s.catch_up().await;
-                Ok(format!(
-                    "terminated the session on {}; the adapter and the program are gone",
-                    s.program.display()
-                ))
+                Ok(match s.attached() {
+                    true if s.adapter.id == "delve" => "detached; a headless dlv server ends \
+                        the program it started unless it runs with --accept-multiclient"
+                        .to_string(),
+                    true => "detached: the program attached to was left running".to_string(),
+                    false => format!(
+                        "terminated the session on {}; the adapter and the program are gone",
+                        s.program.display()
+                    ),
+                })
             }
             _ => {
                 let s = session.ok_or_else(none)?;
                 stopped_ops(&s, root, &args).await
             }
         }
+    }
+
+    /// Attaches to a program waiting for a debugger on `port` (see
+    /// [`crate::catalog::ATTACH_HOWTO`]); the program is not ours to kill at the end.
+    async fn attach(
+        &self,
+        conversation: &str,
+        root: &std::path::Path,
+        args: &DebugArgs,
+        session: Option<Arc<Session>>,
+    ) -> Result<String, ToolError> {
+        if let Some(s) = session {
+            return Err(ToolError::invalid(format!(
+                "a debug session already runs ({}); `terminate` it before attaching",
+                status(&s, root).await
+            )));
+        }
+        let port = *need(&args.port, "port", "attach")?;
+        let id = match &args.adapter {
+            Some(id) => id.clone(),
+            None => crate::catalog::attach_adapter(root)
+                .map_err(ToolError::invalid)?
+                .to_string(),
+        };
+        let found = crate::catalog::for_attach(&id, root, &self.adapters)
+            .await
+            .map_err(ToolError::invalid)?;
+        let attach = crate::catalog::attach_args(&found, port);
+        let target = root.join(format!("(the program on port {port})"));
+        let session = match found.argv.is_empty() {
+            true => Session::connect(found, port, target, root.to_path_buf(), self.limits).await,
+            false => Session::start(found, target, root.to_path_buf(), self.limits).await,
+        }
+        .map_err(|e| {
+            ToolError::failed(format!(
+                "{e}\nthe program must wait on the port: {}",
+                crate::catalog::ATTACH_HOWTO
+            ))
+        })?;
+        let session = Arc::new(session);
+        let breakpoints = self.pending_breakpoints(conversation);
+        let said = match session.launch("attach", attach, &breakpoints).await {
+            Ok(said) => said,
+            Err(e) => {
+                session.end().await;
+                return Err(ToolError::failed(e));
+            }
+        };
+        self.live
+            .lock()
+            .await
+            .insert(conversation.to_string(), session.clone());
+        let mut out = vec![format!("attached to port {port} under {id}")];
+        out.extend(said.into_iter().map(|s| format!("breakpoints: {s}")));
+        out.push(snapshot(&session, root).await);
+        Ok(out.join("\n"))
+    }
+
+    /// The breakpoints set for `conversation`, to send at launch or attach.
+    fn pending_breakpoints(&self, conversation: &str) -> Vec<(PathBuf, Vec<usize>)> {
+        self.breakpoints
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(conversation)
+            .map(|m| m.iter().map(|(p, l)| (p.clone(), l.clone())).collect())
+            .unwrap_or_default()
     }
 
     async fn launch(
@@ -270,11 +343,15 @@ impl Sessions {
         }
         let program = need(&args.program, "program", "launch")?;
         let abs = cx.workspace().resolve_read(program)?;
-        let id = match &args.adapter {
-            Some(id) => id.clone(),
-            None => crate::catalog::adapter_for(&abs)
-                .unwrap_or("lldb")
-                .to_string(),
+        let id = match (&args.adapter, crate::catalog::adapter_for(&abs)) {
+            (Some(id), _) => id.clone(),
+            (None, Some(id)) => id.to_string(),
+            (None, None) => {
+                return Err(ToolError::invalid(format!(
+                    "cannot tell which adapter debugs {program}: name one with `adapter` \
+                     (debugpy, lldb, delve), or launch the built program itself"
+                )));
+            }
         };
         let found = crate::catalog::find(&id, &abs, root, &self.adapters)
             .await
@@ -286,14 +363,8 @@ impl Sessions {
             .await
             .map_err(ToolError::failed)?;
         let session = Arc::new(session);
-        let breakpoints: Vec<(PathBuf, Vec<usize>)> = self
-            .breakpoints
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(conversation)
-            .map(|m| m.iter().map(|(p, l)| (p.clone(), l.clone())).collect())
-            .unwrap_or_default();
-        let said = match session.launch(launch, &breakpoints).await {
+        let breakpoints = self.pending_breakpoints(conversation);
+        let said = match session.launch("launch", launch, &breakpoints).await {
             Ok(said) => said,
             Err(e) => {
                 session.end().await;
@@ -412,18 +483,14 @@ async fn stopped_ops(
         }
         Action::Scopes => {
             stopped_thread.ok_or_else(running)?;
-            let frame = *need(&args.frame_id, "frame_id", "scopes")?;
-            current(s, Some(frame), None)?;
+            let public = *need(&args.frame_id, "frame_id", "scopes")?;
+            let frame = s.frame(public).ok_or_else(|| stale("frame id", public))?;
             let answer = s
                 .ask("scopes", json!({"frameId": frame}))
                 .await
                 .map_err(failed)?;
-            let scopes = answer["scopes"].as_array().cloned().unwrap_or_default();
-            let refs: Vec<i64> = scopes
-                .iter()
-                .filter_map(|x| x["variablesReference"].as_i64())
-                .collect();
-            s.hand_out(&[], &refs);
+            let mut scopes = answer["scopes"].as_array().cloned().unwrap_or_default();
+            s.mint(&mut scopes, "variablesReference");
             let lines: Vec<String> = scopes
                 .iter()
                 .map(|x| {
@@ -438,15 +505,18 @@ async fn stopped_ops(
         }
         Action::Variables => {
             stopped_thread.ok_or_else(running)?;
-            let reference = *need(&args.reference, "reference", "variables")?;
-            current(s, None, Some(reference))?;
+            let public = *need(&args.reference, "reference", "variables")?;
+            let reference = s
+                .reference(public)
+                .ok_or_else(|| stale("reference", public))?;
             let answer = s
                 .ask("variables", json!({"variablesReference": reference}))
                 .await
                 .map_err(failed)?;
-            let items = answer["variables"].as_array().cloned().unwrap_or_default();
-            let (text, refs) = render::variables(&items);
-            s.hand_out(&[], &refs);
+            let mut items = answer["variables"].as_array().cloned().unwrap_or_default();
+            let shown = items.len().min(MAX_CHILDREN);
+            s.mint(&mut items[..shown], "variablesReference");
+            let text = render::variables(&items);
             Ok(if text.is_empty() {
                 "(no variables)".into()
             } else {
@@ -456,16 +526,14 @@ async fn stopped_ops(
         Action::Evaluate => {
             let thread = stopped_thread.ok_or_else(running)?;
             let expression = need(&args.expression, "expression", "evaluate")?;
-            let frame = match args.frame_id {
-                Some(f) => {
-                    current(s, Some(f), None)?;
-                    f
-                }
+            let public = match args.frame_id {
+                Some(f) => f,
                 None => {
                     let (frames, _) = stack(s, thread).await.map_err(failed)?;
                     frames.first().and_then(|f| f["id"].as_i64()).unwrap_or(0)
                 }
             };
+            let frame = s.frame(public).ok_or_else(|| stale("frame id", public))?;
             // debugpy's repl also runs statements; lldb's would take lldb commands.
             let context = if s.adapter.id == "debugpy" {
                 "repl"
@@ -473,9 +541,10 @@ async fn stopped_ops(
                 "watch"
             };
             let args = json!({"expression": expression, "frameId": frame, "context": context});
-            let answer = s.ask("evaluate", args).await.map_err(failed)?;
+            let mut answer = [s.ask("evaluate", args).await.map_err(failed)?];
+            s.mint(&mut answer, "variablesReference");
+            let [answer] = answer;
             let reference = answer["variablesReference"].as_i64().unwrap_or(0);
-            s.hand_out(&[], &[reference]);
             let value = render::value(answer["result"].as_str().unwrap_or(""));
             Ok(match reference {
                 0 => value,
@@ -486,20 +555,12 @@ async fn stopped_ops(
     }
 }
 
-/// A stale frame id or reference is refused with what to do instead.
-fn current(s: &Session, frame: Option<i64>, reference: Option<i64>) -> Result<(), ToolError> {
-    if s.is_current(frame, reference) {
-        return Ok(());
-    }
-    let what = match (frame, reference) {
-        (Some(f), _) => format!("frame id {f}"),
-        (_, Some(r)) => format!("reference {r}"),
-        _ => "that id".into(),
-    };
-    Err(ToolError::invalid(format!(
-        "{what} is stale or unknown: ids are valid only until the program runs again; call \
-         `stack` (then `scopes`) for current ones"
-    )))
+/// A stale or unknown frame id or reference is refused with what to do instead.
+fn stale(what: &str, id: i64) -> ToolError {
+    ToolError::invalid(format!(
+        "{what} {id} is stale or unknown: ids are valid only until the program runs again; \
+         call `stack` (then `scopes`) for current ones"
+    ))
 }
 
 async fn first_thread(s: &Session) -> Result<i64, String> {
@@ -513,15 +574,14 @@ async fn first_thread(s: &Session) -> Result<i64, String> {
 async fn stack(s: &Session, thread: i64) -> Result<(Vec<Value>, usize), String> {
     let args = json!({"threadId": thread, "startFrame": 0, "levels": MAX_FRAMES});
     let answer = s.ask("stackTrace", args).await?;
-    let frames = answer["stackFrames"]
+    let mut frames = answer["stackFrames"]
         .as_array()
         .cloned()
         .unwrap_or_default();
     let total = answer["totalFrames"]
         .as_u64()
         .map_or(frames.len(), |t| t as usize);
-    let ids: Vec<i64> = frames.iter().filter_map(|f| f["id"].as_i64()).collect();
-    s.hand_out(&ids, &[]);
+    s.mint(&mut frames, "id");
     let total = total.max(frames.len());
     Ok((frames, total))
 }
@@ -565,7 +625,8 @@ async fn snapshot(s: &Session, root: &std::path::Path) -> String {
             {
                 out.push(format!("  > {line}: {text}"));
             }
-            let frame = top["id"].as_i64().unwrap_or(0);
+            let public = top["id"].as_i64().unwrap_or(0);
+            let frame = s.frame(public).unwrap_or(0);
             if let Ok(scopes) = s.ask("scopes", json!({"frameId": frame})).await
                 && let Some(locals) = scopes["scopes"].get(0)
                 && let Some(reference) = locals["variablesReference"].as_i64()
@@ -573,11 +634,12 @@ async fn snapshot(s: &Session, root: &std::path::Path) -> String {
                     .ask("variables", json!({"variablesReference": reference}))
                     .await
             {
-                let items = vars["variables"].as_array().cloned().unwrap_or_default();
-                let (text, refs) = render::variables(&items);
-                s.hand_out(&[], &refs);
+                let mut items = vars["variables"].as_array().cloned().unwrap_or_default();
+                let shown = items.len().min(MAX_CHILDREN);
+                s.mint(&mut items[..shown], "variablesReference");
+                let text = render::variables(&items);
                 out.push(format!(
-                    "{} (frame #{frame}):",
+                    "{} (frame #{public}):",
                     locals["name"].as_str().unwrap_or("locals")
                 ));
                 out.push(text);

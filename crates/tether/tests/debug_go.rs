@@ -24,6 +24,7 @@ async fn debug(run: &Run, args: serde_json::Value) -> String {
 
 #[test]
 fn delve_debugs_a_go_module() {
+    let _serial = common::one_at_a_time();
     let path = std::env::var_os("PATH").unwrap_or_default();
     assert!(
         std::env::split_paths(&path).any(|d| d.join("dlv").is_file()),
@@ -88,4 +89,64 @@ fn delve_debugs_a_go_module() {
     });
     let left = tether_proc::children_named(std::process::id(), "dlv");
     assert!(left.is_empty(), "dlv left running: {left:?}");
+}
+
+const TICKING: &str = "package main\n\nimport (\n\t\"fmt\"\n\t\"time\"\n)\n\nfunc work(i int) int {\n\treturn i * 2\n}\n\nfunc main() {\n\tfor i := 0; ; i++ {\n\t\tfmt.Println(\"tick\", work(i))\n\t\ttime.Sleep(50 * time.Millisecond)\n\t}\n}\n";
+
+#[test]
+fn delve_attaches_to_a_headless_server() {
+    let _serial = common::one_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    common::write(&ws, "go.mod", "module example.com/ticking\n\ngo 1.19\n");
+    common::write(&ws, "main.go", TICKING);
+    let port = common::free_port();
+    // The server builds the program, starts it halted and waits for a client.
+    let mut server = std::process::Command::new("dlv")
+        .args(["debug", "--headless", &format!("--listen=127.0.0.1:{port}")])
+        .current_dir(&ws)
+        .env("GOFLAGS", "-mod=mod")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        common::until_listening(port, Duration::from_secs(180)).await;
+        let run = common::run_with_config(
+            dir.path(),
+            "[debug]\nstop_wait_s = 120\nrequest_timeout_s = 120\n",
+        );
+        debug(
+            &run,
+            json!({"action": "breakpoints", "file": "main.go", "lines": [9]}),
+        )
+        .await;
+        let wrong = debug(
+            &run,
+            json!({"action": "attach", "port": port, "adapter": "dart"}),
+        )
+        .await;
+        assert!(
+            wrong.contains("attach by port is built for debugpy, lldb and delve")
+                && wrong.contains("dlv exec --headless"),
+            "{wrong}"
+        );
+        let attached = debug(&run, json!({"action": "attach", "port": port})).await;
+        assert!(
+            attached.contains(&format!("attached to port {port} under delve")),
+            "{attached}"
+        );
+        assert!(
+            attached.contains("stopped: breakpoint") && attached.contains("main.go:9 main.work"),
+            "{attached}"
+        );
+        let doubled = debug(&run, json!({"action": "evaluate", "expression": "i * 2"})).await;
+        assert!(doubled.trim().parse::<i64>().is_ok(), "{doubled}");
+        let gone = debug(&run, json!({"action": "terminate"})).await;
+        assert!(gone.contains("detached"), "{gone}");
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+    let _ = server.kill();
+    let _ = server.wait();
 }

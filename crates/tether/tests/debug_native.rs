@@ -194,3 +194,92 @@ fn lldb_debugs_a_rust_binary_and_stops_on_its_panic() {
     let left = tether_proc::children_named(std::process::id(), "lldb-dap-19");
     assert!(left.is_empty(), "lldb-dap left running: {left:?}");
 }
+
+const LOOP: &str = "#include <stdio.h>\n#include <unistd.h>\nint work(int i) { return i * 2; }\nint main(void) {\n    FILE *f = fopen(\"pid\", \"w\");\n    fprintf(f, \"%d\\n\", getpid());\n    fclose(f);\n    for (int i = 0;; i++) {\n        int v = work(i);\n        FILE *t = fopen(\"ticks\", \"a\");\n        fprintf(t, \"%d\\n\", v);\n        fclose(t);\n        usleep(50000);\n    }\n}\n";
+
+#[test]
+fn lldb_attaches_to_a_program_under_lldb_server_and_leaves_it_running() {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let server = [
+        "lldb-server",
+        "lldb-server-20",
+        "lldb-server-19",
+        "lldb-server-18",
+    ]
+    .into_iter()
+    .find(|b| which::which(b).is_ok())
+    .expect("lldb-server is not on PATH: run scripts/test, which installs lldb-19");
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    common::write(&ws, "loop.c", LOOP);
+    common::write(
+        &ws,
+        "Makefile",
+        "loop: loop.c\n\tcc -g -O0 -o loop loop.c\n",
+    );
+    let built = Command::new("cc")
+        .args(["-g", "-O0", "-o", "loop", "loop.c"])
+        .current_dir(&ws)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let port = common::free_port();
+    let mut gdbserver = Command::new(server)
+        .args(["gdbserver", &format!("127.0.0.1:{port}"), "./loop"])
+        .current_dir(&ws)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        common::until_listening(port, Duration::from_secs(30)).await;
+        let run = common::run_with_config(
+            dir.path(),
+            "[debug]\nstop_wait_s = 120\nrequest_timeout_s = 120\n",
+        );
+        debug(
+            &run,
+            json!({"action": "breakpoints", "file": "loop.c", "lines": [3]}),
+        )
+        .await;
+        // No `adapter`: the Makefile says lldb.
+        let attached = debug(&run, json!({"action": "attach", "port": port})).await;
+        assert!(
+            attached.contains(&format!("attached to port {port} under lldb")),
+            "{attached}"
+        );
+        assert!(
+            attached.contains("stopped: breakpoint") && attached.contains("loop.c:3 work"),
+            "{attached}"
+        );
+        let doubled = debug(&run, json!({"action": "evaluate", "expression": "i * 10"})).await;
+        assert!(doubled.trim().parse::<i64>().is_ok(), "{doubled}");
+        let gone = debug(&run, json!({"action": "terminate"})).await;
+        assert!(
+            gone.contains("detached: the program attached to was left running"),
+            "{gone}"
+        );
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+    // The program ticks on after the detach; then it is ended here.
+    let ticks = || std::fs::read_to_string(ws.join("ticks")).map_or(0, |t| t.lines().count());
+    let before = ticks();
+    let end = std::time::Instant::now() + Duration::from_secs(20);
+    while ticks() <= before + 2 {
+        assert!(
+            std::time::Instant::now() < end,
+            "the program stopped ticking after the detach"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let pid = std::fs::read_to_string(ws.join("pid")).unwrap();
+    Command::new("kill")
+        .args(["-9", pid.trim()])
+        .status()
+        .unwrap();
+    let _ = gdbserver.kill();
+    let _ = gdbserver.wait();
+    let left = tether_proc::children_named(std::process::id(), "lldb-dap-19");
+    assert!(left.is_empty(), "lldb-dap left running: {left:?}");
+}

@@ -56,6 +56,7 @@ fn reference_of(text: &str, name: &str) -> i64 {
 
 #[test]
 fn debugpy_runs_a_python_program_to_its_breakpoints_and_out() {
+    let _serial = common::one_at_a_time();
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let dir = tempfile::tempdir().unwrap();
@@ -130,6 +131,15 @@ fn debugpy_runs_a_python_program_to_its_breakpoints_and_out() {
         // An id never handed out since this stop is refused, not passed on.
         let stale = debug(&run, json!({"action": "variables", "reference": 999_999})).await;
         assert!(stale.contains("is stale or unknown"), "{stale}");
+        // The frame id from the last stop is refused too, even where the adapter reuses its
+        // own ids: each stop's ids are new.
+        let old = debug(&run, json!({"action": "scopes", "frame_id": top})).await;
+        assert!(
+            old.contains(&format!("frame id {top} is stale or unknown")),
+            "{old}"
+        );
+        let old = debug(&run, json!({"action": "variables", "reference": many})).await;
+        assert!(old.contains("is stale or unknown"), "{old}");
         let over = debug(&run, json!({"action": "step_over"})).await;
         assert!(over.contains("app.py:6 total"), "{over}");
         let out = debug(&run, json!({"action": "step_out"})).await;
@@ -156,6 +166,7 @@ fn debugpy_runs_a_python_program_to_its_breakpoints_and_out() {
 
 #[test]
 fn a_program_that_exits_at_once_a_dead_adapter_and_the_time_limit_are_each_said() {
+    let _serial = common::one_at_a_time();
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let dir = tempfile::tempdir().unwrap();
@@ -246,4 +257,66 @@ fn unsafe_free_kill(pid: u32) {
     let _ = std::process::Command::new("kill")
         .args(["-9", &pid.to_string()])
         .status();
+}
+
+#[test]
+fn debugpy_attaches_to_a_program_waiting_on_a_port() {
+    let _serial = common::one_at_a_time();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let run = project(dir.path());
+        let ws = dir.path().join("ws");
+        // Nothing waits on port 1: said, with how to make a program wait.
+        let early = debug(&run, json!({"action": "attach", "port": 1})).await;
+        assert!(
+            early.contains("nothing to attach to at 127.0.0.1:1")
+                && early.contains("--wait-for-client"),
+            "{early}"
+        );
+        let port = common::free_port();
+        let mut waiting = std::process::Command::new(ws.join(".venv/bin/python"))
+            .args([
+                "-m",
+                "debugpy",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+                "--wait-for-client",
+                "app.py",
+            ])
+            .current_dir(&ws)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        common::until_listening(port, Duration::from_secs(30)).await;
+        debug(
+            &run,
+            json!({"action": "breakpoints", "file": "app.py", "lines": [15]}),
+        )
+        .await;
+        let attached = debug(&run, json!({"action": "attach", "port": port})).await;
+        assert!(
+            attached.contains(&format!("attached to port {port} under debugpy")),
+            "{attached}"
+        );
+        assert!(
+            attached.contains("stopped: breakpoint") && attached.contains("app.py:15 main"),
+            "{attached}"
+        );
+        let wrong = debug(&run, json!({"action": "attach", "port": port})).await;
+        assert!(wrong.contains("a debug session already runs"), "{wrong}");
+        // Detaching leaves the program, which someone else started, running on.
+        let gone = debug(&run, json!({"action": "terminate"})).await;
+        assert!(
+            gone.contains("detached: the program attached to was left running"),
+            "{gone}"
+        );
+        assert!(
+            waiting.try_wait().unwrap().is_none(),
+            "the attached program was killed"
+        );
+        let _ = waiting.kill();
+        let _ = waiting.wait();
+        run.shutdown(Duration::from_secs(5)).await;
+    });
 }

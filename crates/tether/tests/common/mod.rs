@@ -48,3 +48,42 @@ pub fn run_with_config(dir: &Path, config: &str) -> Run {
         .build()
         .unwrap()
 }
+
+/// A TCP port free on 127.0.0.1 a moment ago.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Waits until something listens on 127.0.0.1:`port`, read from the kernel's socket table:
+/// a probe connection would be taken for the debugger by a program waiting for one.
+pub async fn until_listening(port: u16, limit: std::time::Duration) {
+    let end = std::time::Instant::now() + limit;
+    loop {
+        let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+        let local = format!(":{port:04X}");
+        let listens = table.lines().skip(1).any(|line| {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            cols.len() > 3 && cols[1].ends_with(&local) && cols[3] == "0A"
+        });
+        if listens {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "nothing listened on {port} within {limit:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Held by tests that start debug adapters or choose ports: an adapter listens on ports of its
+/// own, which could take the one another test chose a moment before.
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
+}
