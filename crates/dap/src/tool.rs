@@ -207,6 +207,9 @@ impl Sessions {
                     )));
                 }
                 let abs = cx.workspace().resolve_read(file)?;
+                if !abs.is_file() {
+                    return Err(not_a_file(cx, file, "a source file's").await);
+                }
                 self.breakpoints
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
@@ -250,7 +253,7 @@ impl Sessions {
                     true => "detached: the program attached to was left running".to_string(),
                     false => format!(
                         "terminated the session on {}; the adapter and the program are gone",
-                        s.program.display()
+                        s.program.strip_prefix(root).unwrap_or(&s.program).display()
                     ),
                 })
             }
@@ -343,6 +346,9 @@ impl Sessions {
         }
         let program = need(&args.program, "program", "launch")?;
         let abs = cx.workspace().resolve_read(program)?;
+        if !abs.is_file() {
+            return Err(not_a_file(cx, program, "the program's").await);
+        }
         let id = match (&args.adapter, crate::catalog::adapter_for(&abs)) {
             (Some(id), _) => id.clone(),
             (None, Some(id)) => id.to_string(),
@@ -553,6 +559,20 @@ async fn stopped_ops(
         }
         _ => Err(ToolError::invalid("not an operation on a running session")),
     }
+}
+
+/// `file` is not a file: said with the workspace files most like it.
+async fn not_a_file(cx: &CallCx, file: &str, whose: &str) -> ToolError {
+    let (ws, wanted) = (cx.workspace().clone(), file.to_string());
+    let near = tokio::task::spawn_blocking(move || {
+        tether_fs::suggest::similar_paths(&ws, &wanted, tether_fs::suggest::Kind::File)
+    })
+    .await
+    .unwrap_or_default();
+    ToolError::invalid(format!(
+        "{file} is not a file of the workspace{}; give {whose} path from the workspace root",
+        tether_fs::suggest::did_you_mean(&near)
+    ))
 }
 
 /// A stale or unknown frame id or reference is refused with what to do instead.

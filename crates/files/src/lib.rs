@@ -8,7 +8,6 @@ mod near;
 mod patch;
 mod read;
 mod resolve;
-mod suggest;
 mod write;
 
 pub use apply_patch::ApplyPatchTool;
@@ -67,7 +66,18 @@ fn read_text(ws: &Workspace, path: &WritePath) -> Result<TextFile, ToolError> {
 /// " (did you mean …?)" naming workspace files like `rel`, or "" when none is close. It walks the
 /// workspace, bounded in entries and time (see `suggest.rs`).
 fn similar_files_hint(ws: &Workspace, rel: &str) -> String {
+    use tether_fs::suggest;
     suggest::did_you_mean(&suggest::similar_paths(ws, rel, suggest::Kind::File))
+}
+
+/// Workspace files like `wanted`, found on a blocking thread: it walks the disk.
+async fn similar_files(ws: &Workspace, wanted: &str) -> Vec<String> {
+    let (ws, wanted) = (ws.clone(), wanted.to_owned());
+    tokio::task::spawn_blocking(move || {
+        tether_fs::suggest::similar_paths(&ws, &wanted, tether_fs::suggest::Kind::File)
+    })
+    .await
+    .unwrap_or_default()
 }
 
 /// Turns CRLF in model-given text into LF, so it matches decoded file text.

@@ -3,7 +3,8 @@ use serde::Deserialize;
 use tether_fs::FsError;
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, counted, cut_line};
 
-use crate::suggest::{did_you_mean, similar_files};
+use crate::similar_files;
+use tether_fs::suggest::did_you_mean;
 
 /// Lines shown when the caller gives no `limit`.
 const DEFAULT_LIMIT: usize = 2000;

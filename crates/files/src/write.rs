@@ -5,7 +5,7 @@ use tether_fs::{Workspace, WritePath};
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, counted};
 
 use crate::lf;
-use crate::suggest::{Kind, did_you_mean, similar_paths};
+use tether_fs::suggest::{Kind, did_you_mean, similar_paths};
 
 /// `write`: replaces or creates a whole file, keeping an existing file's text shape.
 pub struct WriteTool;

@@ -15,6 +15,7 @@ mod ops;
 mod rebase;
 mod rollback;
 mod staged;
+pub mod suggest;
 mod text;
 mod txn;
 

@@ -62,6 +62,19 @@ fn debugpy_runs_a_python_program_to_its_breakpoints_and_out() {
         let dir = tempfile::tempdir().unwrap();
         let run = project(dir.path());
 
+        // A typo in a name is refused with the file meant, not kept as a breakpoint that
+        // never binds.
+        let typo = debug(
+            &run,
+            json!({"action": "breakpoints", "file": "ap.py", "lines": [15]}),
+        )
+        .await;
+        assert!(
+            typo.contains("ap.py is not a file of the workspace (did you mean app.py?)"),
+            "{typo}"
+        );
+        let typo = debug(&run, json!({"action": "launch", "program": "ap.py"})).await;
+        assert!(typo.contains("(did you mean app.py?)"), "{typo}");
         let set = debug(
             &run,
             json!({"action": "breakpoints", "file": "app.py", "lines": [15]}),

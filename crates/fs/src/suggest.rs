@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use tether_fs::Workspace;
+use crate::Workspace;
 
 use similar::TextDiff;
 
@@ -23,14 +23,16 @@ const SHORT_NAME: usize = 5;
 
 /// What kind of entry to suggest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum Kind {
+    /// Regular files.
     File,
+    /// Folders.
     Folder,
 }
 
 /// Up to three workspace paths (relative, `/`-separated) most like `wanted`, best first.
 /// `wanted` is relative to the workspace root; anything else gets no suggestion.
-pub(crate) fn similar_paths(ws: &Workspace, wanted: &str, kind: Kind) -> Vec<String> {
+pub fn similar_paths(ws: &Workspace, wanted: &str, kind: Kind) -> Vec<String> {
     let wanted = wanted.trim_start_matches("./").trim_end_matches('/');
     if wanted.is_empty() || Path::new(wanted).is_absolute() || wanted.starts_with("../") {
         return Vec::new();
@@ -124,20 +126,12 @@ fn file_name(path: &str) -> &str {
 }
 
 /// " (did you mean a, b or c?)" for a message, or "" when there is nothing to suggest.
-pub(crate) fn did_you_mean(suggestions: &[String]) -> String {
+pub fn did_you_mean(suggestions: &[String]) -> String {
     match suggestions {
         [] => String::new(),
         [one] => format!(" (did you mean {one}?)"),
         [init @ .., last] => format!(" (did you mean {} or {last}?)", init.join(", ")),
     }
-}
-
-/// [`similar_paths`] for files, on a blocking thread: it walks the disk.
-pub(crate) async fn similar_files(ws: &Workspace, wanted: &str) -> Vec<String> {
-    let (ws, wanted) = (ws.clone(), wanted.to_owned());
-    tokio::task::spawn_blocking(move || similar_paths(&ws, &wanted, Kind::File))
-        .await
-        .unwrap_or_default()
 }
 
 #[cfg(test)]
