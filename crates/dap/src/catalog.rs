@@ -12,8 +12,6 @@ pub struct AdapterKind {
     pub markers: &'static [&'static str],
     /// Binaries to look for on PATH, in order.
     pub binaries: &'static [&'static str],
-    /// Whether this build can drive it yet.
-    pub built: bool,
 }
 
 /// The catalog.
@@ -22,7 +20,6 @@ pub const ADAPTERS: &[AdapterKind] = &[
         id: "debugpy",
         markers: &["pyproject.toml", "setup.py", "requirements.txt"],
         binaries: &["python3"],
-        built: true,
     },
     AdapterKind {
         id: "lldb",
@@ -34,19 +31,16 @@ pub const ADAPTERS: &[AdapterKind] = &[
             "lldb-dap-18",
             "lldb-vscode-14",
         ],
-        built: true,
     },
     AdapterKind {
         id: "delve",
         markers: &["go.mod"],
         binaries: &["dlv"],
-        built: true,
     },
     AdapterKind {
         id: "dart",
         markers: &["pubspec.yaml"],
         binaries: &["dart"],
-        built: false,
     },
 ];
 
@@ -237,11 +231,6 @@ pub async fn find(
             };
             format!("{id}: no {} from {from}", kind.markers.join(" or "))
         })?;
-    if !kind.built {
-        return Err(format!(
-            "{id}: this build of tether drives debugpy, lldb and delve so far; {id} is not built yet"
-        ));
-    }
     if kind.id != "debugpy" {
         let binary = kind
             .binaries
@@ -258,9 +247,11 @@ pub async fn find(
             _ => Vec::new(),
         };
         let mut argv = vec![binary.display().to_string()];
-        if kind.id == "delve" {
+        match kind.id {
             // delve speaks DAP over TCP only: on a port of its choosing, which it prints.
-            argv.extend(["dap".to_string(), "--listen=127.0.0.1:0".to_string()]);
+            "delve" => argv.extend(["dap".to_string(), "--listen=127.0.0.1:0".to_string()]),
+            "dart" => argv.push("debug_adapter".to_string()),
+            _ => {}
         }
         return Ok(Found {
             id: kind.id.to_string(),
@@ -304,6 +295,11 @@ pub fn launch_args(found: &Found, program: &Path, args: &[String]) -> serde_json
         "delve" => serde_json::json!({
             "request": "launch", "name": "tether", "mode": "debug",
             "program": program.parent().unwrap_or(program), "args": args, "cwd": found.root,
+        }),
+        // `dart debug_adapter` runs the script itself.
+        "dart" => serde_json::json!({
+            "request": "launch", "name": "tether", "program": program, "args": args,
+            "cwd": found.root,
         }),
         _ => serde_json::json!({
             "request": "launch", "name": "tether", "program": program, "args": args,
@@ -397,23 +393,13 @@ pub fn attach_args(found: &Found, port: u16) -> serde_json::Value {
 pub async fn report(workspace: &Path, overrides: &Overrides) -> String {
     let mut out = Vec::new();
     for kind in ADAPTERS {
-        let line = match kind.built {
-            true => match find(kind.id, &workspace.join("."), workspace, overrides).await {
-                Ok(found) => format!(
-                    "{}: ready ({})",
-                    kind.id,
-                    found.interpreter.unwrap_or_else(|| found.argv.join(" "))
-                ),
-                Err(why) => why,
-            },
-            false => {
-                let binary = kind.binaries.iter().find(|b| which::which(b).is_ok());
-                let at = binary.map_or("not on PATH".to_string(), |b| format!("{b} found"));
-                format!(
-                    "{}: not built yet in this version of tether ({at})",
-                    kind.id
-                )
-            }
+        let line = match find(kind.id, &workspace.join("."), workspace, overrides).await {
+            Ok(found) => format!(
+                "{}: ready ({})",
+                kind.id,
+                found.interpreter.unwrap_or_else(|| found.argv.join(" "))
+            ),
+            Err(why) => why,
         };
         out.push(line);
     }

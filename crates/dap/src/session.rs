@@ -463,7 +463,7 @@ fn exception_filters(capabilities: &Value) -> Vec<String> {
     offered
         .iter()
         .filter_map(|f| f["filter"].as_str())
-        .filter(|f| matches!(*f, "uncaught" | "panic"))
+        .filter(|f| matches!(*f, "uncaught" | "panic" | "Unhandled"))
         .map(str::to_string)
         .collect()
 }

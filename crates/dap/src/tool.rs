@@ -123,7 +123,7 @@ impl Tool for DebugTool {
     }
 
     fn description(&self) -> String {
-        "Drive a debugger (Python via debugpy; C, C++ and Rust programs via lldb; Go via delve). Set `breakpoints` (file, lines), then \
+        "Drive a debugger (Python via debugpy; C, C++ and Rust programs via lldb; Go via delve; Dart via dart debug_adapter). Set `breakpoints` (file, lines), then \
          `launch` (program, args): it runs to the first stop and shows the reason, the top \
          frames, the source line and the locals. Then `continue`, `step_over`, `step_in`, \
          `step_out`, `stack`, `scopes` (frame_id), `variables` (reference), `evaluate` \
@@ -355,7 +355,7 @@ impl Sessions {
             (None, None) => {
                 return Err(ToolError::invalid(format!(
                     "cannot tell which adapter debugs {program}: name one with `adapter` \
-                     (debugpy, lldb, delve), or launch the built program itself"
+                     (debugpy, lldb, delve, dart), or launch the built program itself"
                 )));
             }
         };

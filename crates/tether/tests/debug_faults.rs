@@ -93,3 +93,38 @@ async fn an_adapter_that_never_answers_initialize_ends_within_its_deadline() {
     assert_eq!(status, "no debug session runs");
     run.shutdown(Duration::from_secs(2)).await;
 }
+
+/// No Dart SDK can be installed here, so dart is checked as a user without one meets it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dart_without_its_sdk_says_why() {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    assert!(
+        !std::env::split_paths(&path).any(|d| d.join("dart").is_file()),
+        "dart is on PATH: test it like the other adapters"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    common::write(&ws, "pubspec.yaml", "name: hello\n");
+    common::write(&ws, "bin/main.dart", "void main() => print('hi');\n");
+    let run = common::run_with_config(dir.path(), "");
+    let adapters = common::call(&run, "debug", json!({"action": "adapters"}))
+        .await
+        .unwrap();
+    assert!(
+        adapters.contains("dart: a project marker is there, but none of dart is on PATH"),
+        "{adapters}"
+    );
+    let launched = common::call(
+        &run,
+        "debug",
+        json!({"action": "launch", "program": "bin/main.dart"}),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        launched.contains("dart: a project marker is there, but none of dart is on PATH"),
+        "{launched}"
+    );
+    run.shutdown(Duration::from_secs(5)).await;
+}
