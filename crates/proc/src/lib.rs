@@ -8,11 +8,13 @@
 mod child;
 mod frame;
 mod long;
+mod pipes;
 mod rpc;
 mod status;
 
 pub use child::{ProcError, output_with_deadline, run_with_deadline};
 pub use frame::{FrameError, MAX_FRAME, read_frame, write_frame};
 pub use long::{ChildSpec, LongChild};
+pub use pipes::PipeEnd;
 pub use rpc::{BoxFuture, Incoming, Peer, Reply, ResponseError, RpcError};
 pub use status::{children_named, gone_within, is_running};

@@ -31,14 +31,14 @@ pub struct ChildSpec {
 /// A running child with piped stdio, leading its own process group, killed by the kernel when
 /// tether dies (`PR_SET_PDEATHSIG`), and killed with its whole group on drop or shutdown.
 pub struct LongChild {
-    program: String,
-    child: tokio::process::Child,
-    group: GroupGuard,
-    stdin: Option<ChildStdin>,
-    stdout: Option<ChildStdout>,
-    stderr: Arc<Mutex<VecDeque<String>>>,
+    pub(crate) program: String,
+    pub(crate) child: tokio::process::Child,
+    pub(crate) group: GroupGuard,
+    pub(crate) stdin: Option<ChildStdin>,
+    pub(crate) stdout: Option<ChildStdout>,
+    pub(crate) stderr: Arc<Mutex<VecDeque<String>>>,
     /// The task draining stderr; finished once the pipe closed and every line is in.
-    stderr_reader: Option<tokio::task::JoinHandle<()>>,
+    pub(crate) stderr_reader: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl LongChild {

@@ -175,6 +175,7 @@ impl RunBuilder {
             Box::new(tether_structural::Structural::default()),
             Box::new(tether_lsp::Lsp::default()),
             Box::new(tether_dap::Debug::default()),
+            Box::new(tether_kernel::Kernel::default()),
         ];
         capabilities.extend(self.capabilities);
         let mut installed = Vec::new();

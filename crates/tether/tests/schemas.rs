@@ -27,6 +27,7 @@ fn base_args(tool: &str) -> Option<Value> {
         "lsp" => Some(json!({"action": "status", "line": 1})),
         "lsp_rename" => Some(json!({"file": "a.py", "line": 1, "symbol": "x", "new_name": "y"})),
         "debug" => Some(json!({"action": "status"})),
+        "eval" => Some(json!({"code": "1", "description": "a schema check"})),
         _ => None,
     }
 }

@@ -1,0 +1,125 @@
+//! The persistent kernel as a capability: a Python process per run that keeps its state
+//! between `eval` calls, started on first use and ended with the run. Its channel is a pair
+//! of descriptors of its own, so a cell's output never mixes with it.
+
+mod cell;
+mod process;
+mod tool;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use tether_tool::{BoxFuture, Capability, Install};
+
+pub use tool::{EvalArgs, EvalTool, Language};
+
+/// The `[eval]` section of `tether.toml`.
+#[derive(Debug, Clone)]
+pub struct EvalConfig {
+    /// How long a cell may go without output before it is interrupted.
+    pub idle: Duration,
+    /// How long a kernel may take to start.
+    pub start: Duration,
+}
+
+impl Default for EvalConfig {
+    fn default() -> Self {
+        EvalConfig {
+            idle: Duration::from_secs(300),
+            start: Duration::from_secs(30),
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Section {
+    idle_timeout_s: Option<u64>,
+    start_timeout_s: Option<u64>,
+}
+
+impl EvalConfig {
+    /// Reads `[eval]`; a wrong key or value says which and what is allowed.
+    pub fn from_section(section: Option<&toml::Value>) -> Result<Self, String> {
+        let mut config = EvalConfig::default();
+        let Some(section) = section else {
+            return Ok(config);
+        };
+        let s: Section = section
+            .clone()
+            .try_into()
+            .map_err(|e| format!("[eval]: {e}"))?;
+        let secs = |key: &str, v: Option<u64>, default: Duration| match v {
+            None => Ok(default),
+            Some(n) if (1..=86_400).contains(&n) => Ok(Duration::from_secs(n)),
+            Some(n) => Err(format!(
+                "[eval]: `{key} = {n}`: give seconds from 1 to 86400"
+            )),
+        };
+        config.idle = secs("idle_timeout_s", s.idle_timeout_s, config.idle)?;
+        config.start = secs("start_timeout_s", s.start_timeout_s, config.start)?;
+        Ok(config)
+    }
+}
+
+/// The kernel capability.
+#[derive(Default)]
+pub struct Kernel {
+    config: EvalConfig,
+    kernels: Option<Arc<tool::Kernels>>,
+}
+
+impl Capability for Kernel {
+    fn name(&self) -> &'static str {
+        "eval"
+    }
+
+    fn section(&self) -> Option<&'static str> {
+        Some("eval")
+    }
+
+    fn configure(&mut self, section: Option<&toml::Value>) -> Result<bool, String> {
+        self.config = EvalConfig::from_section(section)?;
+        Ok(true)
+    }
+
+    fn install(&mut self, run: &mut Install) {
+        let kernels = Arc::new(tool::Kernels {
+            python: tokio::sync::Mutex::default(),
+            idle: self.config.idle,
+            start: self.config.start,
+            group: std::sync::Mutex::default(),
+        });
+        run.tool(EvalTool {
+            kernels: kernels.clone(),
+        });
+        self.kernels = Some(kernels);
+    }
+
+    fn shutdown(&self, budget: Duration) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let Some(kernels) = &self.kernels else {
+                return;
+            };
+            match tokio::time::timeout(budget, kernels.python.lock()).await {
+                Ok(mut slot) => {
+                    if let Some(kernel) = slot.take() {
+                        kernels.set_group(None);
+                        kernel.stop().await;
+                    }
+                }
+                // A cell still holds the kernel: its whole group is killed from here.
+                Err(_) => {
+                    let group = *kernels.group.lock().unwrap_or_else(|p| p.into_inner());
+                    if let Some(pid) = group {
+                        // SAFETY: signals the group this capability started.
+                        unsafe {
+                            libc::killpg(pid as libc::pid_t, libc::SIGKILL);
+                        }
+                    }
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,340 @@
+//! One kernel process: cells go out on its descriptor 3, its messages come back on 4, and its
+//! own output is read from 1 and 2 directly. A cell's wait is an inactivity budget: output and
+//! bridged calls renew it, and a bridged call in flight suspends it.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tether_proc::{ChildSpec, LongChild, PipeEnd};
+use tokio::io::unix::AsyncFd;
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::unix::pipe;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::cell::{Cell, Stream};
+
+/// How long an interrupted cell has to end before its kernel is killed.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(5);
+
+/// What a cell asks of the run while it runs: a bridged tool call.
+pub type Bridge<'a> =
+    &'a (dyn Fn(String, Value) -> tether_tool::BoxFuture<'a, Result<String, String>> + Sync);
+
+/// Why a cell has no ordinary end.
+pub enum Ended {
+    /// The kernel process is gone; what it printed before is kept.
+    Died { cell: Box<Cell>, why: String },
+    /// The call was cancelled; the cell was interrupted.
+    Cancelled,
+}
+
+/// A running kernel.
+pub struct Kernel {
+    child: LongChild,
+    requests: pipe::Sender,
+    messages: mpsc::UnboundedReceiver<Result<Value, String>>,
+    stdout: AsyncFd<OwnedFd>,
+    stderr: AsyncFd<OwnedFd>,
+    /// The interpreter, as the first result names it.
+    pub interpreter: String,
+    /// What `display` writes to stdout where it is called.
+    mark: Vec<u8>,
+}
+
+/// Makes a descriptor non-blocking, for reads that stop at "nothing more for now".
+fn nonblocking(fd: OwnedFd) -> std::io::Result<AsyncFd<OwnedFd>> {
+    // SAFETY: fcntl on a descriptor owned here.
+    unsafe {
+        let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+        libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+    // SAFETY: the descriptor is owned by the AsyncFd from here on and stays open while it is.
+    unsafe { AsyncFd::register(fd) }.map_err(std::io::Error::from)
+}
+
+/// Reads whatever `fd` holds now, without waiting; false once its writer has closed it.
+fn drain(fd: &AsyncFd<OwnedFd>, into: &mut Vec<u8>) -> bool {
+    let mut buf = [0u8; 16 << 10];
+    loop {
+        // SAFETY: reads into a buffer of the length given.
+        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        match n {
+            0 => return false,
+            n if n > 0 => into.extend_from_slice(&buf[..n as usize]),
+            _ => return true,
+        }
+    }
+}
+
+impl Kernel {
+    /// Starts `argv` (the interpreter and its bootstrap) in `cwd` and waits, at most `limit`,
+    /// for it to say it is ready.
+    pub async fn start(
+        argv: Vec<String>,
+        cwd: &std::path::Path,
+        mut env: Vec<(String, String)>,
+        limit: Duration,
+    ) -> Result<Kernel, String> {
+        let nonce = format!(
+            "{:x}{:x}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        );
+        env.push(("TETHER_KERNEL_MARK".into(), nonce.clone()));
+        let spec = ChildSpec {
+            argv,
+            cwd: Some(cwd.to_path_buf()),
+            env,
+        };
+        let pipes = [
+            PipeEnd::ToChild(3),
+            PipeEnd::FromChild(4),
+            PipeEnd::FromChild(1),
+            PipeEnd::FromChild(2),
+        ];
+        let (child, ends) =
+            LongChild::spawn_with_pipes(&spec, &pipes).map_err(|e| e.to_string())?;
+        let [requests, messages, stdout, stderr]: [OwnedFd; 4] = ends
+            .try_into()
+            .map_err(|_| "the kernel's pipes were not all made".to_string())?;
+        let io = |e: std::io::Error| format!("the kernel's pipes: {e}");
+        let requests = pipe::Sender::from_owned_fd(requests).map_err(io)?;
+        let messages = pipe::Receiver::from_owned_fd(messages).map_err(io)?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(read_messages(messages, tx));
+        let mut kernel = Kernel {
+            child,
+            requests,
+            messages: rx,
+            stdout: nonblocking(stdout).map_err(io)?,
+            stderr: nonblocking(stderr).map_err(io)?,
+            interpreter: String::new(),
+            mark: format!("\0tether-display:{nonce}\0").into_bytes(),
+        };
+        match tokio::time::timeout(limit, kernel.messages.recv()).await {
+            Ok(Some(Ok(ready))) if ready["type"] == "ready" => {
+                kernel.interpreter = format!(
+                    "Python {} ({})",
+                    ready["version"].as_str().unwrap_or("?"),
+                    ready["python"].as_str().unwrap_or("?")
+                );
+                Ok(kernel)
+            }
+            Ok(_) => Err(kernel.failed_start("it exited before it was ready").await),
+            Err(_) => {
+                kernel.child.kill();
+                Err(format!(
+                    "the kernel did not start within {} s",
+                    limit.as_secs()
+                ))
+            }
+        }
+    }
+
+    /// The kernel's process id, which is also its group's.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.pid()
+    }
+
+    /// Whether the process is still there (it may have died between cells).
+    pub fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_status()
+    }
+
+    /// Why the kernel ended: `what`, and its exit status once it has one.
+    pub async fn ended(&mut self, what: &str) -> String {
+        let status = self.child.exited_within(Duration::from_secs(2)).await;
+        let how = status.map_or("it did not exit".to_string(), describe);
+        format!("{what} ({how})")
+    }
+
+    /// Why the kernel ended before it was ready, with the last lines it printed.
+    async fn failed_start(&mut self, what: &str) -> String {
+        let why = self.ended(what).await;
+        let mut said = Vec::new();
+        drain(&self.stdout, &mut said);
+        drain(&self.stderr, &mut said);
+        let text = String::from_utf8_lossy(&said);
+        let lines: Vec<&str> = text.lines().collect();
+        match lines.len() {
+            0 => why,
+            n => format!(
+                "{why}; it printed:\n{}",
+                lines[n.saturating_sub(10)..].join("\n")
+            ),
+        }
+    }
+
+    /// Runs one cell until it ends, its kernel dies, or the call is cancelled; `idle` is the
+    /// inactivity budget, past which the cell is interrupted and its state kept.
+    pub async fn run(
+        &mut self,
+        code: &str,
+        idle: Duration,
+        cancel: &CancellationToken,
+        bridge: Bridge<'_>,
+    ) -> Result<Cell, Ended> {
+        let mut cell = Cell::new(&self.mark);
+        if self
+            .send(json!({"type": "run", "code": code}))
+            .await
+            .is_err()
+        {
+            let why = self.ended("the kernel died before the cell began").await;
+            self.take_output(&mut cell);
+            return Err(Ended::Died {
+                cell: Box::new(cell),
+                why,
+            });
+        }
+        let mut active = Instant::now();
+        // When the cell was interrupted: it then has a grace period to end.
+        let mut interrupted: Option<Instant> = None;
+        let mut cancelled = false;
+        // Whether stdout and stderr may still bring output (the kernel moves its stderr onto
+        // stdout as it starts, which closes the first).
+        let mut open = (true, true);
+        loop {
+            let deadline = match interrupted {
+                Some(at) => at + INTERRUPT_GRACE,
+                None => active + idle,
+            };
+            tokio::select! {
+                message = self.messages.recv() => {
+                    // What was printed before the message was sent is in the pipes now.
+                    self.take_output(&mut cell);
+                    let Some(Ok(message)) = message else {
+                        // Its channel closed (or carried garbage): the kernel is gone.
+                        let why = self.ended("the kernel died during the cell").await;
+                        self.child.kill();
+                        self.take_output(&mut cell);
+                        return Err(Ended::Died { cell: Box::new(cell), why });
+                    };
+                    match message["type"].as_str() {
+                        Some("display") => cell.display(&message),
+                        Some("tool") => {
+                            let name = message["name"].as_str().unwrap_or("").to_string();
+                            let args = message["args"].clone();
+                            let reply = match bridge(name, args).await {
+                                Ok(text) => json!({"type": "tool_result", "ok": true, "text": text}),
+                                Err(text) => json!({"type": "tool_result", "ok": false, "text": text}),
+                            };
+                            active = Instant::now();
+                            if self.send(reply).await.is_err() {
+                                let why = self.ended("the kernel died during a bridged call").await;
+                                self.take_output(&mut cell);
+                                return Err(Ended::Died { cell: Box::new(cell), why });
+                            }
+                        }
+                        Some("done") => {
+                            cell.finish();
+                            if cancelled {
+                                return Err(Ended::Cancelled);
+                            }
+                            cell.error = message["error"].as_str().map(str::to_string);
+                            cell.interrupted_after = interrupted.map(|_| idle);
+                            return Ok(cell);
+                        }
+                        _ => {}
+                    }
+                }
+                ready = self.stdout.readable(), if open.0 => {
+                    if let Ok(mut guard) = ready {
+                        let mut bytes = Vec::new();
+                        open.0 = drain(&self.stdout, &mut bytes);
+                        cell.push(Stream::Stdout, &bytes);
+                        if !bytes.is_empty() { active = Instant::now(); }
+                        guard.clear_ready();
+                    }
+                }
+                ready = self.stderr.readable(), if open.1 => {
+                    if let Ok(mut guard) = ready {
+                        let mut bytes = Vec::new();
+                        open.1 = drain(&self.stderr, &mut bytes);
+                        cell.push(Stream::Stderr, &bytes);
+                        if !bytes.is_empty() { active = Instant::now(); }
+                        guard.clear_ready();
+                    }
+                }
+                () = cancel.cancelled(), if !cancelled => {
+                    cancelled = true;
+                    interrupted.get_or_insert_with(Instant::now);
+                    self.child.signal(libc::SIGINT);
+                }
+                () = tokio::time::sleep_until(deadline.into()) => {
+                    if interrupted.is_some() {
+                        self.child.kill();
+                        let why = self.ended(&format!(
+                            "the kernel did not stop within {} s of an interrupt and was killed",
+                            INTERRUPT_GRACE.as_secs()
+                        )).await;
+                        self.take_output(&mut cell);
+                        return Err(Ended::Died { cell: Box::new(cell), why });
+                    }
+                    interrupted = Some(Instant::now());
+                    self.child.signal(libc::SIGINT);
+                }
+            }
+        }
+    }
+
+    /// Moves what the kernel printed so far into `cell`.
+    fn take_output(&self, cell: &mut Cell) {
+        let mut bytes = Vec::new();
+        drain(&self.stdout, &mut bytes);
+        cell.push(Stream::Stdout, &bytes);
+        bytes.clear();
+        drain(&self.stderr, &mut bytes);
+        cell.push(Stream::Stderr, &bytes);
+    }
+
+    async fn send(&mut self, message: Value) -> std::io::Result<()> {
+        let body = message.to_string();
+        let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+        self.requests.write_all(frame.as_bytes()).await
+    }
+
+    /// Ends the kernel: its requests close (it exits on its own), then its group is killed.
+    pub async fn stop(mut self) {
+        drop(self.requests);
+        if self
+            .child
+            .exited_within(Duration::from_millis(300))
+            .await
+            .is_none()
+        {
+            self.child.shutdown(Duration::from_millis(500)).await;
+        }
+    }
+}
+
+/// Reads the kernel's framed messages until its descriptor 4 closes.
+async fn read_messages(from: pipe::Receiver, to: mpsc::UnboundedSender<Result<Value, String>>) {
+    let mut from = BufReader::new(from);
+    loop {
+        let message = match tether_proc::read_frame(&mut from).await {
+            Ok(body) => serde_json::from_slice(&body).map_err(|e| e.to_string()),
+            Err(e) => {
+                let _ = to.send(Err(e.to_string()));
+                return;
+            }
+        };
+        if to.send(message).is_err() {
+            return;
+        }
+    }
+}
+
+/// An exit status as words: "exit code 1" or "killed by signal 9".
+fn describe(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        _ => "it ended".to_string(),
+    }
+}
