@@ -5,11 +5,15 @@ and 2, which tether reads directly, so nothing a cell prints can reach the chann
 import ast
 import base64
 import builtins
+import io
 import json
 import linecache
 import os
 import platform
+import shlex
+import subprocess
 import sys
+import tokenize
 import traceback
 
 # Errors go where prints go, as on a terminal, so they read in the order they happened.
@@ -62,8 +66,51 @@ def _text_of_html(html):
     return html_module.unescape(text).strip()
 
 
+def _kind(obj, module, name):
+    kind = type(obj)
+    return kind.__name__ == name and kind.__module__.split(".")[0] == module
+
+
+def _cell_text(value, limit=60):
+    text = str(value).replace("|", "\\|").replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _frame_table(frame, edge=10):
+    """A DataFrame as a markdown table of its head and tail, with its shape."""
+    rows, columns = frame.shape
+    shown = list(frame.columns[:20])
+    header = [_cell_text(frame.index.name or "")] + [_cell_text(c) for c in shown]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+
+    def add(part):
+        for index, row in zip(part.index, part[shown].itertuples(index=False)):
+            cells = [_cell_text(index)] + [_cell_text(v) for v in row]
+            lines.append("| " + " | ".join(cells) + " |")
+
+    if rows > 2 * edge:
+        add(frame.head(edge))
+        lines.append("| … |" + " … |" * len(shown))
+        add(frame.tail(edge))
+    else:
+        add(frame)
+    more = f", {columns - len(shown)} columns not shown" if columns > len(shown) else ""
+    lines.append(f"[{rows} rows × {columns} columns{more}]")
+    return "\n".join(lines)
+
+
+def _figure_png(figure):
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", bbox_inches="tight")
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
 def _rich(obj):
     """The form of `obj` a model reads best: a PNG, then markdown, then HTML as text, then repr."""
+    if _kind(obj, "pandas", "DataFrame"):
+        return "text/markdown", _frame_table(obj)
+    if _kind(obj, "matplotlib", "Figure"):
+        return "image/png", _figure_png(obj)
     for method, mime in (
         ("_repr_png_", "image/png"),
         ("_repr_markdown_", "text/markdown"),
@@ -114,14 +161,6 @@ def tool(name, args=None):
     return reply.get("text", "")
 
 
-_namespace = {
-    "__name__": "__main__",
-    "__builtins__": builtins,
-    "display": display,
-    "tool": tool,
-    "ToolError": ToolError,
-}
-_cells = 0
 
 
 def _error_text(error):
@@ -132,19 +171,189 @@ def _error_text(error):
     return "".join(traceback.format_exception(type(error), error, tb))
 
 
+def _open_figures(but=None):
+    """Shows the figures a cell left open, in order, and closes them."""
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is None:
+        return
+    for number in pyplot.get_fignums():
+        figure = pyplot.figure(number)
+        if figure is not but:
+            display(figure)
+    pyplot.close("all")
+
+
+class MagicError(Exception):
+    """A `%` or `!` line tether does not know."""
+
+
+_MAGICS = "%pip, %cd, %timeit, !cmd, x = !cmd, %%bash and %%timeit"
+
+
+def _shell(command, capture=False):
+    """Runs a shell command with the cell's output; with `capture`, returns its lines."""
+    _flush()
+    if capture:
+        done = subprocess.run(command, shell=True, stdout=subprocess.PIPE, text=True)
+        return done.stdout.splitlines()
+    done = subprocess.run(command, shell=True)
+    if done.returncode:
+        print(f"(exit code {done.returncode})")
+    return None
+
+
+def _bash(body):
+    _flush()
+    done = subprocess.run(["bash", "-c", body])
+    if done.returncode:
+        print(f"(exit code {done.returncode})")
+
+
+def _pip(arguments):
+    """pip of this kernel's own interpreter; the packages named are imported afresh after."""
+    import importlib
+    import importlib.metadata
+
+    words = shlex.split(arguments)
+    _flush()
+    done = subprocess.run([sys.executable, "-m", "pip", *words])
+    importlib.invalidate_caches()
+    if done.returncode:
+        print(f"(pip ended with exit code {done.returncode})")
+        return
+    if not words or words[0] != "install":
+        return
+    tops = set()
+    for word in words[1:]:
+        if word.startswith("-") or "/" in word:
+            continue
+        name = word.split("[")[0]
+        for sep in "=<>!~;":
+            name = name.split(sep)[0]
+        try:
+            text = importlib.metadata.distribution(name).read_text("top_level.txt")
+        except Exception:
+            text = None
+        tops.update((text or name.replace("-", "_")).split())
+    loaded = sorted(m for m in sys.modules if m.split(".")[0] in tops)
+    for module in loaded:
+        del sys.modules[module]
+    roots = sorted({m.split(".")[0] for m in loaded})
+    if roots:
+        print(
+            f"already imported before this install: {', '.join(roots)}; the next import "
+            "loads the new version, but objects made before still use the old one: "
+            "`reset` for a clean start"
+        )
+
+
+def _timeit(body, setup="pass"):
+    import timeit
+
+    timer = timeit.Timer(body, setup=setup, globals=_namespace)
+    loops, _ = timer.autorange()
+    best = min(timer.repeat(repeat=3, number=loops)) / loops
+    for unit, scale in (("s", 1), ("ms", 1e3), ("µs", 1e6), ("ns", 1e9)):
+        if best * scale >= 1 or unit == "ns":
+            print(f"{best * scale:.3g} {unit} per loop (best of 3, {loops} loops each)")
+            return
+
+
+def _line_magic(text):
+    """The Python for one `%` line."""
+    name, _, argument = text[1:].partition(" ")
+    argument = argument.strip()
+    if name == "pip":
+        return f"_tether_pip({argument!r})"
+    if name == "cd":
+        return f"_tether_os.chdir(_tether_os.path.expanduser({argument!r} or '~')); print(_tether_os.getcwd())"
+    if name == "timeit":
+        return f"_tether_timeit({argument!r})"
+    raise MagicError(f"unknown magic %{name}: tether knows {_MAGICS}")
+
+
+def _magic_lines(code):
+    """Where the cell's `%` and `!` lines are: line number to (column, capture target)."""
+    found = {}
+    depth = 0
+    start = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if token.type in (tokenize.NEWLINE, tokenize.NL):
+                start = [] if depth == 0 else None
+                continue
+            if token.type in (tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT):
+                continue
+            # Python 3.11 reads the space before a `!` as an error token of its own.
+            if token.type == tokenize.ERRORTOKEN and not token.string.strip():
+                continue
+            if start is not None:
+                start.append(token)
+                first = start[0]
+                if len(start) == 1 and token.string in ("%", "!"):
+                    found[token.start[0]] = (token.start[1], None)
+                elif (
+                    len(start) == 3
+                    and first.type == tokenize.NAME
+                    and start[1].string == "="
+                    and token.string == "!"
+                ):
+                    found[first.start[0]] = (token.start[1], first.string)
+                if len(start) >= 3:
+                    start = None
+            if token.string in "([{" and token.type == tokenize.OP:
+                depth += 1
+            elif token.string in ")]}" and token.type == tokenize.OP:
+                depth = max(0, depth - 1)
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return found
+
+
+def _rewrite(code):
+    """The cell with its IPython idioms as plain Python; strings are left as they are."""
+    lines = code.splitlines(True)
+    head = lines[0].strip() if lines else ""
+    if head.startswith("%%"):
+        name, _, argument = head[2:].partition(" ")
+        body = "".join(lines[1:])
+        if name == "bash":
+            return f"_tether_bash({body!r})\n"
+        if name == "timeit":
+            return f"_tether_timeit({body!r}, {argument.strip() or 'pass'!r})\n"
+        raise MagicError(f"unknown cell magic %%{name}: tether knows {_MAGICS}")
+    for number, (column, target) in _magic_lines(code).items():
+        line = lines[number - 1]
+        indent = line[: len(line) - len(line.lstrip())]
+        text = line[column:].rstrip("\n")
+        if target is not None:
+            new = f"{target} = _tether_shell({text[1:].strip()!r}, capture=True)"
+        elif text.startswith("!"):
+            new = f"_tether_shell({text[1:].strip()!r})"
+        else:
+            new = _line_magic(text)
+        lines[number - 1] = indent + new + "\n"
+    return "".join(lines)
+
+
 def _run(code):
     global _cells
     _cells += 1
     name = f"<cell {_cells}>"
     linecache.cache[name] = (len(code), None, code.splitlines(True), name)
     try:
+        code = _rewrite(code)
+        linecache.cache[name] = (len(code), None, code.splitlines(True), name)
         tree = ast.parse(code, name, "exec")
         last = None
         if tree.body and isinstance(tree.body[-1], ast.Expr):
             last = ast.Expression(tree.body.pop().value)
         exec(compile(tree, name, "exec"), _namespace)
+        value = None
         if last is not None:
             value = eval(compile(last, name, "eval"), _namespace)
+        _open_figures(but=value)
+        if last is not None:
             if value is not None:
                 _namespace["_"] = value
                 _flush()
@@ -153,6 +362,22 @@ def _run(code):
         return None
     except BaseException as error:  # KeyboardInterrupt and SystemExit end the cell, not us
         return _error_text(error)
+
+
+_namespace = {
+    "__name__": "__main__",
+    "__builtins__": builtins,
+    "display": display,
+    "tool": tool,
+    "ToolError": ToolError,
+    "MagicError": MagicError,
+    "_tether_os": os,
+    "_tether_pip": _pip,
+    "_tether_shell": _shell,
+    "_tether_bash": _bash,
+    "_tether_timeit": _timeit,
+}
+_cells = 0
 
 
 def _main():

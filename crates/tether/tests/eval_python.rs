@@ -30,6 +30,11 @@ async fn eval(run: &Run, code: &str) -> String {
 
 /// A run over a project whose `.venv` is the test environment, with a 2 s idle budget.
 fn project(dir: &Path) -> Run {
+    project_idle(dir, 2)
+}
+
+/// The same, with an idle budget of `idle` seconds.
+fn project_idle(dir: &Path, idle: u64) -> Run {
     let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-venv");
     assert!(
         venv.join("bin/python").exists(),
@@ -38,7 +43,7 @@ fn project(dir: &Path) -> Run {
     let ws = dir.join("ws");
     common::write(&ws, "notes.txt", "first line\nsecond line\n");
     std::os::unix::fs::symlink(venv.canonicalize().unwrap(), ws.join(".venv")).unwrap();
-    common::run_with_config(dir, "[eval]\nidle_timeout_s = 2\n")
+    common::run_with_config(dir, &format!("[eval]\nidle_timeout_s = {idle}\n"))
 }
 
 #[test]
@@ -220,6 +225,144 @@ fn a_cell_calls_the_runs_own_tools() {
         assert!(
             nested.contains("ToolError") && nested.contains("a tool cannot call itself"),
             "{nested}"
+        );
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
+#[test]
+fn ipython_idioms_are_rewritten_and_strings_are_left_alone() {
+    let _serial = common::one_at_a_time();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        // %%timeit is silent for a second or more.
+        let run = project_idle(dir.path(), 60);
+        std::fs::create_dir(dir.path().join("ws/sub")).unwrap();
+
+        let shell = eval(&run, "!echo from-a-shell\nlines = !printf 'a\\nb\\n'\nlines").await;
+        assert!(
+            shell.contains("from-a-shell") && shell.ends_with("Out: ['a', 'b']"),
+            "{shell}"
+        );
+        // `%` and `!` inside strings and expressions are Python's, not magics.
+        let strings = eval(
+            &run,
+            "text = '''\n%pip install nothing\n!rm -rf nothing\n'''\nrate = '100%'\n(7\n% 4, text.count('!'), rate)",
+        )
+        .await;
+        assert_eq!(strings, "Out: (3, 1, '100%')", "{strings}");
+        let cd = eval(&run, "%cd sub\nimport os\nos.getcwd()").await;
+        assert!(cd.ends_with("/ws/sub'"), "{cd}");
+        let bash = eval(&run, "%%bash\necho $((20 + 22))").await;
+        assert_eq!(bash, "42", "{bash}");
+        let timed = eval(&run, "%%timeit\nsum(range(100))").await;
+        assert!(timed.contains("per loop (best of 3"), "{timed}");
+        let unknown = eval(&run, "%matplotlib inline").await;
+        assert!(
+            unknown.contains("MagicError: unknown magic %matplotlib: tether knows %pip, %cd"),
+            "{unknown}"
+        );
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
+#[test]
+fn dataframes_are_tables_and_figures_are_pngs() {
+    let _serial = common::one_at_a_time();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let run = project(dir.path());
+        let table = eval(
+            &run,
+            "import pandas as pd\npd.DataFrame({'n': range(30), 'sq': [i * i for i in range(30)]})",
+        )
+        .await;
+        assert!(
+            table.contains("| n | sq |")
+                && table.contains("| 0 | 0 | 0 |")
+                && table.contains("| … |")
+                && table.contains("| 29 | 29 | 841 |")
+                && table.contains("[30 rows × 2 columns]")
+                && !table.contains("| 15 | 15 |"),
+            "{table}"
+        );
+        let out = run
+            .runtime()
+            .call(
+                Surface::Agent,
+                "eval",
+                json!({
+                    "code": "import matplotlib.pyplot as plt\nprint('plotting')\nplt.plot([1, 3, 2])\nplt.title('a line')\nNone",
+                    "description": "draw a line"
+                }),
+                CancellationToken::new(),
+            )
+            .await
+            .unwrap();
+        let pngs: Vec<&Vec<u8>> = out
+            .blocks()
+            .iter()
+            .filter_map(|b| match b {
+                tether::Block::Png(png) => Some(png),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(pngs.len(), 1, "{}", out.to_text());
+        assert!(pngs[0].starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+        // The figure was closed: the next cell shows none.
+        assert_eq!(eval(&run, "1").await, "Out: 1");
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
+#[test]
+fn pip_installs_into_the_kernels_own_environment_and_the_next_import_sees_it() {
+    let _serial = common::one_at_a_time();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        // A venv of its own (pip from Python's bundled wheel, no registry), so the shared
+        // test environment is not changed.
+        let made = std::process::Command::new("python3")
+            .args(["-m", "venv", ".venv"])
+            .current_dir(&ws)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let run = common::run_with_config(dir.path(), "[eval]\nidle_timeout_s = 120\n");
+        let wheel = "import zipfile, os\nos.makedirs('wheels', exist_ok=True)\n\
+            with zipfile.ZipFile('wheels/tinypkg-1.0-py3-none-any.whl', 'w') as z:\n\
+            \x20   z.writestr('tinypkg/__init__.py', 'VALUE = 42\\n')\n\
+            \x20   z.writestr('tinypkg-1.0.dist-info/METADATA', 'Metadata-Version: 2.1\\nName: tinypkg\\nVersion: 1.0\\n')\n\
+            \x20   z.writestr('tinypkg-1.0.dist-info/WHEEL', 'Wheel-Version: 1.0\\nGenerator: test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n')\n\
+            \x20   z.writestr('tinypkg-1.0.dist-info/top_level.txt', 'tinypkg\\n')\n\
+            \x20   z.writestr('tinypkg-1.0.dist-info/RECORD', '')\n";
+        let first = eval(&run, wheel).await;
+        assert!(first.contains("(the project's .venv)"), "{first}");
+        let before = eval(&run, "import tinypkg").await;
+        assert!(before.contains("ModuleNotFoundError"), "{before}");
+        let installed = eval(
+            &run,
+            "%pip install --no-index --find-links wheels tinypkg\nimport tinypkg\ntinypkg.VALUE",
+        )
+        .await;
+        assert!(
+            installed.contains("Successfully installed tinypkg-1.0")
+                && installed.ends_with("Out: 42"),
+            "{installed}"
+        );
+        let again = eval(
+            &run,
+            "%pip install --no-index --find-links wheels --force-reinstall tinypkg",
+        )
+        .await;
+        assert!(
+            again.contains("already imported before this install: tinypkg"),
+            "{again}"
         );
         run.shutdown(Duration::from_secs(5)).await;
     });
