@@ -151,6 +151,25 @@ class ToolError(Exception):
     """A tool called through `tool()` failed; its message is the tool's."""
 
 
+class Image:
+    """An image a tool returned; `display()` shows it."""
+
+    def __init__(self, png):
+        self.png = png
+
+    def _repr_png_(self):
+        return self.png
+
+    def __repr__(self):
+        return f"<image: PNG, {len(self.png)} bytes>"
+
+
+class ToolText(str):
+    """A tool's text; the images it returned, if any, are in `.images`."""
+
+    images = ()
+
+
 def tool(name, args=None):
     """Calls one of the run's own tools, as the model would, and returns its text."""
     _flush()
@@ -158,7 +177,9 @@ def tool(name, args=None):
     reply = _receive()
     if not reply.get("ok"):
         raise ToolError(reply.get("text", "the tool failed"))
-    return reply.get("text", "")
+    text = ToolText(reply.get("text", ""))
+    text.images = [Image(base64.b64decode(png)) for png in reply.get("images", [])]
+    return text
 
 
 
@@ -371,6 +392,7 @@ _namespace = {
     "tool": tool,
     "ToolError": ToolError,
     "MagicError": MagicError,
+    "Image": Image,
     "_tether_os": os,
     "_tether_pip": _pip,
     "_tether_shell": _shell,

@@ -13,14 +13,18 @@ use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use base64::Engine;
+use tether_tool::{Block, ToolOutput};
+
 use crate::cell::{Cell, Stream};
 
 /// How long an interrupted cell has to end before its kernel is killed.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(5);
 
-/// What a cell asks of the run while it runs: a bridged tool call.
+/// What a cell asks of the run while it runs: a bridged tool call, answered with the tool's
+/// text and images, or its error.
 pub type Bridge<'a> =
-    &'a (dyn Fn(String, Value) -> tether_tool::BoxFuture<'a, Result<String, String>> + Sync);
+    &'a (dyn Fn(String, Value) -> tether_tool::BoxFuture<'a, Result<ToolOutput, String>> + Sync);
 
 /// Why a cell has no ordinary end.
 pub enum Ended {
@@ -220,7 +224,7 @@ impl Kernel {
                             let name = message["name"].as_str().unwrap_or("").to_string();
                             let args = message["args"].clone();
                             let reply = match bridge(name, args).await {
-                                Ok(text) => json!({"type": "tool_result", "ok": true, "text": text}),
+                                Ok(out) => answer(&out),
                                 Err(text) => json!({"type": "tool_result", "ok": false, "text": text}),
                             };
                             active = Instant::now();
@@ -310,6 +314,20 @@ impl Kernel {
             self.child.shutdown(Duration::from_millis(500)).await;
         }
     }
+}
+
+/// A bridged call's result for the kernel: its text blocks, and its images apart.
+fn answer(out: &ToolOutput) -> Value {
+    let mut text = Vec::new();
+    let mut images = Vec::new();
+    for block in out.blocks() {
+        match block {
+            Block::Text(t) => text.push(t.as_str()),
+            Block::Png(png) => images.push(base64::engine::general_purpose::STANDARD.encode(png)),
+            _ => {}
+        }
+    }
+    json!({"type": "tool_result", "ok": true, "text": text.join("\n\n"), "images": images})
 }
 
 /// Reads the kernel's framed messages until its descriptor 4 closes.

@@ -162,13 +162,8 @@ impl Tool for EvalTool {
         let Some(kernel) = slot.as_mut() else {
             return Err(ToolError::failed("no kernel"));
         };
-        let bridge = |name: String, args: Value| -> BoxFuture<'_, Result<String, String>> {
-            Box::pin(async move {
-                cx.dispatch(&name, args)
-                    .await
-                    .map(|out| out.to_text())
-                    .map_err(|e| e.to_string())
-            })
+        let bridge = |name: String, args: Value| -> BoxFuture<'_, Result<ToolOutput, String>> {
+            Box::pin(async move { cx.dispatch(&name, args).await.map_err(|e| e.to_string()) })
         };
         let first = (!said.is_empty()).then(|| said.join("\n"));
         match kernel

@@ -214,6 +214,17 @@ fn a_cell_calls_the_runs_own_tools() {
             std::fs::read_to_string(dir.path().join("ws/made.txt")).unwrap(),
             "made in a cell\n"
         );
+        // A write through the bridge gets its report like any other write.
+        let broken = eval(
+            &run,
+            "print(tool('write', {'path': 'bad.py', 'content': 'def f(:\\n    pass\\n'}))",
+        )
+        .await;
+        assert!(
+            broken.contains("syntax check (tree-sitter) after this write")
+                && broken.contains("bad.py: 1 new syntax error"),
+            "{broken}"
+        );
         // A tool's failure raises in the cell with its message; eval cannot call eval.
         let missing = eval(
             &run,
