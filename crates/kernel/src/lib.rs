@@ -14,6 +14,46 @@ use tether_tool::{BoxFuture, Capability, Install};
 
 pub use tool::{EvalArgs, EvalTool, Language};
 
+/// What `doctor` says of the kernel for `root`: the interpreter `eval` would start, its
+/// version, and whether pandas and matplotlib import there.
+pub async fn report(root: &std::path::Path) -> String {
+    let (python, why) = match tool::interpreter(root) {
+        Ok(found) => found,
+        Err(e) => return format!("python (eval): {e}"),
+    };
+    let probe = "import platform, importlib.util as u\n\
+                 found = [m for m in ('pandas', 'matplotlib') if u.find_spec(m)]\n\
+                 print(platform.python_version(), ' '.join(found))";
+    let argv = vec![python.clone(), "-c".into(), probe.into()];
+    match tether_proc::output_with_deadline(&argv, Duration::from_secs(15)).await {
+        Ok(out) if out.status.success() => {
+            let said = String::from_utf8_lossy(&out.stdout);
+            let mut words = said.split_whitespace();
+            let version = words.next().unwrap_or("?");
+            let found: Vec<&str> = words.collect();
+            let missing: Vec<&str> = ["pandas", "matplotlib"]
+                .into_iter()
+                .filter(|m| !found.contains(m))
+                .collect();
+            let extras = match (found.is_empty(), missing.is_empty()) {
+                (_, true) => "pandas and matplotlib import".to_string(),
+                (true, _) => "pandas and matplotlib are not installed there".to_string(),
+                (false, false) => format!(
+                    "{} imports; {} is not installed there",
+                    found.join(", "),
+                    missing.join(", ")
+                ),
+            };
+            format!("python (eval): {python} ({why}), Python {version}; {extras}")
+        }
+        Ok(out) => format!(
+            "python (eval): {python} ({why}) failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ),
+        Err(e) => format!("python (eval): {python} ({why}) did not answer: {e}"),
+    }
+}
+
 /// The `[eval]` section of `tether.toml`.
 #[derive(Debug, Clone)]
 pub struct EvalConfig {

@@ -65,7 +65,7 @@ pub struct EvalTool {
 }
 
 /// The Python a project uses: its `.venv` or `venv`, else `python3` on PATH; and why.
-fn interpreter(root: &Path) -> Result<(String, &'static str), ToolError> {
+pub(crate) fn interpreter(root: &Path) -> Result<(String, &'static str), ToolError> {
     for (venv, why) in [
         (".venv", "the project's .venv"),
         ("venv", "the project's venv"),

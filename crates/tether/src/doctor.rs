@@ -7,7 +7,7 @@ use tether_tool::Surface;
 use crate::{Config, ConfigSource, Run};
 
 /// Interpreters later tools need, with the flag that prints their version.
-const INTERPRETERS: &[(&str, &str)] = &[("python3", "--version"), ("node", "--version")];
+const INTERPRETERS: &[(&str, &str)] = &[("node", "--version")];
 
 /// What a run on this machine would have: config files, trust, guarded settings, tools by
 /// tier, and the interpreters found or missing.
@@ -40,6 +40,7 @@ pub async fn doctor_report(run: &Run, root: &Path) -> String {
         tether_structural::Lang::ids().join(", ")
     );
     let _ = writeln!(out, "\ninterpreters:");
+    let _ = writeln!(out, "  {}", tether_kernel::report(root).await);
     for (name, flag) in INTERPRETERS {
         let _ = writeln!(out, "  {}", probe(name, flag).await);
     }

@@ -324,6 +324,12 @@ fn dataframes_are_tables_and_figures_are_pngs() {
         assert!(pngs[0].starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
         // The figure was closed: the next cell shows none.
         assert_eq!(eval(&run, "1").await, "Out: 1");
+        let doctor = tether::doctor_report(&run, &dir.path().join("ws")).await;
+        assert!(
+            doctor.contains("ws/.venv/bin/python (the project's .venv), Python 3.")
+                && doctor.contains("; pandas and matplotlib import"),
+            "{doctor}"
+        );
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
