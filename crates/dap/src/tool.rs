@@ -301,23 +301,9 @@ impl Sessions {
                 crate::catalog::ATTACH_HOWTO
             ))
         })?;
-        let session = Arc::new(session);
-        let breakpoints = self.pending_breakpoints(conversation);
-        let said = match session.launch("attach", attach, &breakpoints).await {
-            Ok(said) => said,
-            Err(e) => {
-                session.end().await;
-                return Err(ToolError::failed(e));
-            }
-        };
-        self.live
-            .lock()
+        let said = format!("attached to port {port} under {id}");
+        self.begin(conversation, root, session, "attach", attach, said)
             .await
-            .insert(conversation.to_string(), session.clone());
-        let mut out = vec![format!("attached to port {port} under {id}")];
-        out.extend(said.into_iter().map(|s| format!("breakpoints: {s}")));
-        out.push(snapshot(&session, root).await);
-        Ok(out.join("\n"))
     }
 
     /// The breakpoints set for `conversation`, to send at launch or attach.
@@ -368,10 +354,30 @@ impl Sessions {
         let session = Session::start(found, abs.clone(), root.to_path_buf(), self.limits)
             .await
             .map_err(ToolError::failed)?;
+        let said = format!(
+            "launched {program} under {}{}",
+            session.adapter.id,
+            interpreter.map_or(String::new(), |i| format!(" with {i}"))
+        );
+        self.begin(conversation, root, session, "launch", launch, said)
+            .await
+    }
+
+    /// Launches or attaches (`command`) a started session with the breakpoints set so far,
+    /// keeps it for `conversation`, and shows `said`, the breakpoints and the first stop.
+    async fn begin(
+        &self,
+        conversation: &str,
+        root: &std::path::Path,
+        session: Session,
+        command: &str,
+        args: Value,
+        said: String,
+    ) -> Result<String, ToolError> {
         let session = Arc::new(session);
         let breakpoints = self.pending_breakpoints(conversation);
-        let said = match session.launch("launch", launch, &breakpoints).await {
-            Ok(said) => said,
+        let verified = match session.launch(command, args, &breakpoints).await {
+            Ok(verified) => verified,
             Err(e) => {
                 session.end().await;
                 return Err(ToolError::failed(e));
@@ -381,12 +387,8 @@ impl Sessions {
             .lock()
             .await
             .insert(conversation.to_string(), session.clone());
-        let mut out = vec![format!(
-            "launched {program} under {}{}",
-            session.adapter.id,
-            interpreter.map_or(String::new(), |i| format!(" with {i}"))
-        )];
-        out.extend(said.into_iter().map(|s| format!("breakpoints: {s}")));
+        let mut out = vec![said];
+        out.extend(verified.into_iter().map(|s| format!("breakpoints: {s}")));
         out.push(snapshot(&session, root).await);
         Ok(out.join("\n"))
     }

@@ -9,17 +9,12 @@ mod common;
 use std::time::Duration;
 
 use serde_json::json;
-use tether::{Run, Surface};
-use tokio_util::sync::CancellationToken;
+use tether::Run;
 
 const MAIN: &str = "package main\n\nimport \"fmt\"\n\nfunc add(a, b int) int {\n\tsum := a + b\n\treturn sum\n}\n\nfunc main() {\n\tnums := make([]int, 80)\n\tfor i := range nums {\n\t\tnums[i] = i\n\t}\n\tfmt.Println(\"starting\")\n\tr := add(3, 4)\n\tfmt.Println(\"result\", r)\n}\n";
 
 async fn debug(run: &Run, args: serde_json::Value) -> String {
-    run.runtime()
-        .call(Surface::Agent, "debug", args, CancellationToken::new())
-        .await
-        .map(|o| o.to_text())
-        .unwrap_or_else(|e| format!("ERROR {e}"))
+    common::call_text(run, "debug", args).await
 }
 
 #[test]

@@ -87,3 +87,11 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+/// A root call on the agent surface as text, an error as `ERROR <message>`, for asserting on
+/// either.
+pub async fn call_text(run: &Run, tool: &str, args: Value) -> String {
+    call(run, tool, args)
+        .await
+        .unwrap_or_else(|e| format!("ERROR {e}"))
+}
