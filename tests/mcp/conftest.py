@@ -4,6 +4,8 @@ import asyncio
 import contextlib
 import os
 import pathlib
+import signal
+import subprocess
 import tempfile
 
 import pytest
@@ -42,6 +44,15 @@ def calls(workspace, script, surface="agent", timeout=60):
             return out
 
     return asyncio.run(asyncio.wait_for(main(), timeout=timeout))
+
+
+def kill_serve(root):
+    """Kills the `tether serve` of workspace `root` with SIGKILL: no chance to clean up."""
+    serve = subprocess.run(
+        ["pgrep", "-f", f"serve --root {root}"], capture_output=True, text=True
+    ).stdout.split()
+    assert serve, "tether serve not found"
+    os.kill(int(serve[0]), signal.SIGKILL)
 
 
 def text(result):

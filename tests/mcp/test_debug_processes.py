@@ -3,12 +3,10 @@ disconnects, not after tether itself is killed with SIGKILL (real debugpy, throu
 
 import asyncio
 import os
-import pathlib
-import signal
 import subprocess
 import time
 
-from conftest import ROOT, session, text
+from conftest import ROOT, kill_serve, session, text
 
 APP = "def main():\n    x = 1\n    return x\n\n\nmain()\n"
 
@@ -70,11 +68,7 @@ def test_a_sigkill_of_tether_leaves_nothing_behind(workspace):
     async def main():
         async with session(workspace) as s:
             await stopped_session(s)
-            serve = subprocess.run(
-                ["pgrep", "-f", f"serve --root {workspace}"], capture_output=True, text=True
-            ).stdout.split()
-            assert serve, "tether serve not found"
-            os.kill(int(serve[0]), signal.SIGKILL)
+            kill_serve(workspace)
             assert gone_within(workspace, 10), f"left after SIGKILL: {left(workspace)}"
 
     try:

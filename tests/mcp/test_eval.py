@@ -4,11 +4,8 @@ is killed (real python3 from the project's .venv)."""
 
 import asyncio
 import base64
-import os
-import signal
-import subprocess
 
-from conftest import session
+from conftest import kill_serve, session
 from test_debug_processes import gone_within, left, project
 
 PICTURE = """
@@ -52,11 +49,7 @@ def test_a_sigkill_of_tether_takes_the_kernel_with_it(workspace):
         async with session(workspace) as s:
             await s.call_tool("eval", {"code": "x = 1", "description": "start a kernel"})
             assert left(workspace), "the kernel should be running"
-            serve = subprocess.run(
-                ["pgrep", "-f", f"serve --root {workspace}"], capture_output=True, text=True
-            ).stdout.split()
-            assert serve, "tether serve not found"
-            os.kill(int(serve[0]), signal.SIGKILL)
+            kill_serve(workspace)
             assert gone_within(workspace, 10), f"left after SIGKILL: {left(workspace)}"
 
     try:

@@ -111,21 +111,6 @@ fn marker_root(start: &Path, workspace: &Path, markers: &[&str]) -> Option<PathB
     }
 }
 
-/// The Python a project uses: its `.venv` or `venv`, else `python3` on PATH; and why.
-fn interpreter(root: &Path) -> Option<(PathBuf, String)> {
-    for venv in [".venv", "venv"] {
-        let python = root.join(venv).join("bin/python");
-        if python.exists() {
-            return Some((python, format!("the project's {venv}")));
-        }
-    }
-    let found = which::which("python3").ok()?;
-    Some((
-        found,
-        "python3 on PATH (the project has no .venv or venv)".into(),
-    ))
-}
-
 /// An adapter as `[debug.adapters.ID]` gives it: its command, run from the nearest folder
 /// with one of its markers.
 fn configured(
@@ -261,7 +246,7 @@ pub async fn find(
             init_commands,
         });
     }
-    let (python, why) = interpreter(&root).ok_or("debugpy: no python3 on PATH")?;
+    let (python, why) = tether_proc::project_python(&root).ok_or("debugpy: no python3 on PATH")?;
     if !has_debugpy(&python).await {
         return Err(format!(
             "debugpy: {} ({why}) has no debugpy: install it there (`{} -m pip install debugpy`)",

@@ -64,26 +64,14 @@ pub struct EvalTool {
     pub(crate) kernels: std::sync::Arc<Kernels>,
 }
 
-/// The Python a project uses: its `.venv` or `venv`, else `python3` on PATH; and why.
+/// The Python a project uses, as a command, and why it was chosen.
 pub(crate) fn interpreter(root: &Path) -> Result<(String, &'static str), ToolError> {
-    for (venv, why) in [
-        (".venv", "the project's .venv"),
-        ("venv", "the project's venv"),
-    ] {
-        let python = root.join(venv).join("bin/python");
-        if python.exists() {
-            return Ok((python.display().to_string(), why));
-        }
-    }
-    let found = which::which("python3").map_err(|_| {
+    let (python, why) = tether_proc::project_python(root).ok_or_else(|| {
         ToolError::failed(
             "no Python to run: the project has no .venv or venv and python3 is not on PATH",
         )
     })?;
-    Ok((
-        found.display().to_string(),
-        "python3 on PATH; the project has no .venv or venv",
-    ))
+    Ok((python.display().to_string(), why))
 }
 
 impl Tool for EvalTool {

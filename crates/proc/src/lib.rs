@@ -9,6 +9,7 @@ mod child;
 mod frame;
 mod long;
 mod pipes;
+mod python;
 mod rpc;
 mod status;
 
@@ -16,5 +17,6 @@ pub use child::{ProcError, output_with_deadline, run_with_deadline};
 pub use frame::{FrameError, MAX_FRAME, read_frame, write_frame};
 pub use long::{ChildSpec, LongChild};
 pub use pipes::PipeEnd;
+pub use python::project_python;
 pub use rpc::{BoxFuture, Incoming, Peer, Reply, ResponseError, RpcError};
 pub use status::{children_named, gone_within, is_running};
