@@ -20,8 +20,16 @@ import traceback
 os.dup2(1, 2)
 # Written to stdout where `display` is called, so tether places it between the prints.
 _MARK = b"\0tether-display:" + os.environ.pop("TETHER_KERNEL_MARK", "").encode() + b"\0"
-_IN = os.fdopen(3, "rb")
-_OUT = os.fdopen(4, "wb", buffering=0)
+try:
+    _IN = os.fdopen(3, "rb")
+    _OUT = os.fdopen(4, "wb", buffering=0)
+except OSError:
+    print(
+        "tether's kernel needs descriptors 3 and 4 from tether, and they are not open here: "
+        "a sandbox prefix that closes inherited descriptors (docker exec does) cannot run it",
+        file=sys.stderr,
+    )
+    sys.exit(2)
 _MAX_REPR = 20_000
 # This file runs as `python -c`, so its frames are named so.
 _SELF = "<string>"
@@ -403,7 +411,7 @@ _cells = 0
 
 
 def _main():
-    _send({"type": "ready", "python": sys.executable, "version": platform.python_version()})
+    _send({"type": "ready", "interpreter": f"Python {platform.python_version()} ({sys.executable})"})
     while True:
         try:
             message = _receive()

@@ -1,9 +1,10 @@
-//! The persistent kernel as a capability: a Python process per run that keeps its state
-//! between `eval` calls, started on first use and ended with the run. Its channel is a pair
-//! of descriptors of its own, so a cell's output never mixes with it.
+//! The persistent kernel as a capability: a Python and a JavaScript process per run that keep
+//! their state between `eval` calls, started on first use and ended with the run. Their
+//! channel is a pair of descriptors of its own, so a cell's output never mixes with it.
 
 mod cell;
 mod process;
+mod sandbox;
 mod tool;
 
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use tether_tool::{BoxFuture, Capability, Install};
 
+pub use sandbox::Sandbox;
 pub use tool::{EvalArgs, EvalTool, Language};
 
 /// What `doctor` says of the kernel for `root`: the interpreter `eval` would start, its
@@ -61,6 +63,8 @@ pub struct EvalConfig {
     pub idle: Duration,
     /// How long a kernel may take to start.
     pub start: Duration,
+    /// `[eval.sandbox]`: the prefix kernels start under when its probe succeeds.
+    pub sandbox: Option<Sandbox>,
 }
 
 impl Default for EvalConfig {
@@ -68,6 +72,7 @@ impl Default for EvalConfig {
         EvalConfig {
             idle: Duration::from_secs(300),
             start: Duration::from_secs(30),
+            sandbox: None,
         }
     }
 }
@@ -77,6 +82,7 @@ impl Default for EvalConfig {
 struct Section {
     idle_timeout_s: Option<u64>,
     start_timeout_s: Option<u64>,
+    sandbox: Option<Sandbox>,
 }
 
 impl EvalConfig {
@@ -99,6 +105,10 @@ impl EvalConfig {
         };
         config.idle = secs("idle_timeout_s", s.idle_timeout_s, config.idle)?;
         config.start = secs("start_timeout_s", s.start_timeout_s, config.start)?;
+        if let Some(sandbox) = &s.sandbox {
+            sandbox.validate()?;
+        }
+        config.sandbox = s.sandbox;
         Ok(config)
     }
 }
@@ -125,11 +135,18 @@ impl Capability for Kernel {
     }
 
     fn install(&mut self, run: &mut Install) {
+        let held = run.held_back.iter().any(|k| k.starts_with("eval.sandbox"));
         let kernels = Arc::new(tool::Kernels {
-            python: tokio::sync::Mutex::default(),
+            slots: Default::default(),
             idle: self.config.idle,
             start: self.config.start,
-            group: std::sync::Mutex::default(),
+            sandbox: self.config.sandbox.clone(),
+            sandbox_held: held.then(|| {
+                "the workspace's [eval.sandbox] runs a command, so it is held back until the \
+                 workspace is trusted (`tether trust`)"
+                    .to_string()
+            }),
+            groups: std::sync::Mutex::default(),
         });
         run.tool(EvalTool {
             kernels: kernels.clone(),
@@ -142,20 +159,24 @@ impl Capability for Kernel {
             let Some(kernels) = &self.kernels else {
                 return;
             };
-            match tokio::time::timeout(budget, kernels.python.lock()).await {
-                Ok(mut slot) => {
-                    if let Some(kernel) = slot.take() {
-                        kernels.set_group(None);
-                        kernel.stop().await;
+            let deadline = tokio::time::Instant::now() + budget;
+            for language in [Language::Python, Language::Javascript] {
+                let slot = &kernels.slots[language.index()];
+                match tokio::time::timeout_at(deadline, slot.lock()).await {
+                    Ok(mut slot) => {
+                        if let Some(kernel) = slot.take() {
+                            kernels.set_group(language, None);
+                            kernel.stop().await;
+                        }
                     }
-                }
-                // A cell still holds the kernel: its whole group is killed from here.
-                Err(_) => {
-                    let group = *kernels.group.lock().unwrap_or_else(|p| p.into_inner());
-                    if let Some(pid) = group {
-                        // SAFETY: signals the group this capability started.
-                        unsafe {
-                            libc::killpg(pid as libc::pid_t, libc::SIGKILL);
+                    // A cell still holds the kernel: its whole group is killed from here.
+                    Err(_) => {
+                        let groups = kernels.groups.lock().unwrap_or_else(|p| p.into_inner());
+                        if let Some(pid) = groups[language.index()] {
+                            // SAFETY: signals the group this capability started.
+                            unsafe {
+                                libc::killpg(pid as libc::pid_t, libc::SIGKILL);
+                            }
                         }
                     }
                 }

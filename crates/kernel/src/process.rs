@@ -121,11 +121,7 @@ impl Kernel {
         };
         match tokio::time::timeout(limit, kernel.messages.recv()).await {
             Ok(Some(Ok(ready))) if ready["type"] == "ready" => {
-                kernel.interpreter = format!(
-                    "Python {} ({})",
-                    ready["version"].as_str().unwrap_or("?"),
-                    ready["python"].as_str().unwrap_or("?")
-                );
+                kernel.interpreter = ready["interpreter"].as_str().unwrap_or("?").to_string();
                 Ok(kernel)
             }
             Ok(_) => Err(kernel.failed_start("it exited before it was ready").await),

@@ -10,9 +10,12 @@ use serde_json::Value;
 use tether_tool::{BoxFuture, CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
 
 use crate::process::{Ended, Kernel};
+use crate::sandbox::{Placement, Sandbox};
 
 /// The bootstrap every Python kernel runs.
 const PYTHON_KERNEL: &str = include_str!("kernel.py");
+/// The bootstrap every JavaScript kernel runs.
+const JAVASCRIPT_KERNEL: &str = include_str!("kernel.js");
 
 /// A kernel's language.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
@@ -23,6 +26,24 @@ pub enum Language {
     Python,
     /// JavaScript under node.
     Javascript,
+}
+
+impl Language {
+    /// Its place in per-language arrays.
+    pub(crate) fn index(self) -> usize {
+        match self {
+            Language::Python => 0,
+            Language::Javascript => 1,
+        }
+    }
+
+    /// Its name in results.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Language::Python => "Python",
+            Language::Javascript => "JavaScript",
+        }
+    }
 }
 
 /// The `eval` tool's arguments.
@@ -41,21 +62,98 @@ pub struct EvalArgs {
     pub reset: bool,
 }
 
-/// The run's kernels and their budgets.
+/// The run's kernels, one per language, and their budgets.
 pub struct Kernels {
-    pub(crate) python: tokio::sync::Mutex<Option<Kernel>>,
+    /// Indexed by [`Language::index`].
+    pub(crate) slots: [tokio::sync::Mutex<Option<Kernel>>; 2],
     /// A cell's inactivity budget (`[eval] idle_timeout_s`).
     pub(crate) idle: Duration,
     /// How long a kernel may take to start.
     pub(crate) start: Duration,
-    /// The running kernel's process group, to kill at shutdown even while a cell holds it.
-    pub(crate) group: std::sync::Mutex<Option<u32>>,
+    /// `[eval.sandbox]`, when configured and usable.
+    pub(crate) sandbox: Option<Sandbox>,
+    /// Why a configured sandbox is not used (the workspace is not trusted), if so.
+    pub(crate) sandbox_held: Option<String>,
+    /// The running kernels' process groups, to kill at shutdown even while a cell holds one.
+    pub(crate) groups: std::sync::Mutex<[Option<u32>; 2]>,
 }
 
 impl Kernels {
-    /// Records the running kernel's group (or that none runs), for [`crate::Kernel`]'s shutdown.
-    pub(crate) fn set_group(&self, pid: Option<u32>) {
-        *self.group.lock().unwrap_or_else(|p| p.into_inner()) = pid;
+    /// Records a language's running kernel group (or that none runs), for shutdown.
+    pub(crate) fn set_group(&self, language: Language, pid: Option<u32>) {
+        self.groups.lock().unwrap_or_else(|p| p.into_inner())[language.index()] = pid;
+    }
+
+    /// Where the next kernel starts, and the words that say so (empty for the plain host).
+    async fn placement(&self) -> (Vec<String>, String) {
+        if let Some(why) = &self.sandbox_held {
+            return (Vec::new(), format!("on the host: {why}"));
+        }
+        let Some(sandbox) = &self.sandbox else {
+            return (Vec::new(), String::new());
+        };
+        match sandbox.place().await {
+            Placement::Inside(prefix) => {
+                let said = format!("inside the sandbox (`{}`)", prefix.join(" "));
+                (prefix, said)
+            }
+            Placement::Host(why) => (Vec::new(), format!("on the host: {why}")),
+        }
+    }
+
+    /// Starts a kernel for `language` in `root`; the words name the interpreter and why.
+    async fn start_kernel(
+        &self,
+        language: Language,
+        root: &Path,
+    ) -> Result<(Kernel, String), ToolError> {
+        let (mut argv, why, env) = match language {
+            Language::Python => {
+                let (python, why) = interpreter(root)?;
+                let env = vec![
+                    ("PYTHONUNBUFFERED".to_string(), "1".to_string()),
+                    ("PYTHONIOENCODING".to_string(), "utf-8".to_string()),
+                    ("MPLBACKEND".to_string(), "Agg".to_string()),
+                ];
+                (
+                    vec![python, "-u".into(), "-c".into(), PYTHON_KERNEL.into()],
+                    why,
+                    env,
+                )
+            }
+            Language::Javascript => {
+                let node = which::which("node").map_err(|_| {
+                    ToolError::failed(
+                        "no JavaScript to run: `node` is not on PATH; install Node.js 20 or \
+                         newer, or use `language: \"python\"`",
+                    )
+                })?;
+                let argv = vec![
+                    node.display().to_string(),
+                    "--expose-internals".into(),
+                    "-e".into(),
+                    JAVASCRIPT_KERNEL.into(),
+                ];
+                (argv, "node on PATH", Vec::new())
+            }
+        };
+        let (prefix, place) = self.placement().await;
+        if !prefix.is_empty() {
+            argv = prefix.into_iter().chain(argv).collect();
+        }
+        let kernel = Kernel::start(argv, root, env, self.start)
+            .await
+            .map_err(|e| {
+                ToolError::failed(format!(
+                    "the {} kernel could not start: {e}",
+                    language.label()
+                ))
+            })?;
+        let mut said = format!("started {} ({why})", kernel.interpreter);
+        if !place.is_empty() {
+            said.push_str(&format!(", {place}"));
+        }
+        Ok((kernel, said))
     }
 }
 
@@ -82,11 +180,15 @@ impl Tool for EvalTool {
     }
 
     fn description(&self) -> String {
-        "Run Python in a persistent kernel: variables, imports and loaded data stay between \
-         calls, and the last expression is echoed. `display(obj)` shows an object in order with \
-         prints. `tool(name, args)` calls this run's own tools and returns their text (a failure \
-         raises ToolError). `reset: true` starts a clean kernel. A cell silent for longer than \
-         the idle budget is interrupted and the kernel kept."
+        "Run Python (the default) or JavaScript (`language: \"javascript\"`, node) in a \
+         persistent kernel: variables, imports and loaded data stay between calls, and the last \
+         expression is echoed. `display(obj)` shows an object in order with prints; pandas \
+         DataFrames come back as tables and matplotlib figures as images. `tool(name, args)` \
+         (JavaScript: `await tool(name, args)`) calls this run's own tools and returns their \
+         text; a failure raises ToolError. Python takes %pip, %cd, !cmd and %%bash; JavaScript \
+         takes top-level await and `image(pngBytesOrPath)`. `reset: true` starts a clean \
+         kernel. A cell silent for longer than the idle budget is interrupted and the kernel \
+         kept."
             .into()
     }
 
@@ -99,23 +201,18 @@ impl Tool for EvalTool {
     }
 
     async fn call(&self, cx: &CallCx, args: EvalArgs) -> Result<ToolOutput, ToolError> {
-        if args.language == Language::Javascript {
-            return Err(ToolError::invalid(
-                "the JavaScript kernel is not built yet in this version of tether; use \
-                 `language: \"python\"`",
-            ));
-        }
         if args.description.trim().is_empty() {
             return Err(ToolError::invalid(
                 "`description` is empty: say in 5 to 10 words what the cell does",
             ));
         }
-        let mut slot = self.kernels.python.lock().await;
+        let language = args.language;
+        let mut slot = self.kernels.slots[language.index()].lock().await;
         let mut said = Vec::new();
         if args.reset
             && let Some(old) = slot.take()
         {
-            self.kernels.set_group(None);
+            self.kernels.set_group(language, None);
             old.stop().await;
             said.push("reset: the old kernel and its variables are gone".to_string());
         }
@@ -127,24 +224,15 @@ impl Tool for EvalTool {
                 "{why}; its state is gone and this cell runs in a fresh kernel"
             ));
             *slot = None;
-            self.kernels.set_group(None);
+            self.kernels.set_group(language, None);
         }
         if slot.is_none() {
-            let root = cx.workspace().root();
-            let (python, why) = interpreter(root)?;
-            let argv = vec![python, "-u".into(), "-c".into(), PYTHON_KERNEL.into()];
-            let env = vec![
-                ("PYTHONUNBUFFERED".to_string(), "1".to_string()),
-                ("PYTHONIOENCODING".to_string(), "utf-8".to_string()),
-                ("MPLBACKEND".to_string(), "Agg".to_string()),
-            ];
-            let kernel = Kernel::start(argv, root, env, self.kernels.start)
-                .await
-                .map_err(|e| {
-                    ToolError::failed(format!("the Python kernel could not start: {e}"))
-                })?;
-            said.push(format!("started {} ({why})", kernel.interpreter));
-            self.kernels.set_group(kernel.pid());
+            let (kernel, started) = self
+                .kernels
+                .start_kernel(language, cx.workspace().root())
+                .await?;
+            said.push(started);
+            self.kernels.set_group(language, kernel.pid());
             *slot = Some(kernel);
         }
         let Some(kernel) = slot.as_mut() else {
@@ -164,7 +252,7 @@ impl Tool for EvalTool {
             },
             Err(Ended::Died { cell, why }) => {
                 *slot = None;
-                self.kernels.set_group(None);
+                self.kernels.set_group(language, None);
                 let (out, _) = cell.render(first);
                 Err(ToolError::failed(join(
                     &out,

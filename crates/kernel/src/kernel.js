@@ -1,0 +1,291 @@
+// tether's JavaScript kernel. Cells arrive on descriptor 3 and every message goes out on
+// descriptor 4, each a Content-Length frame of JSON; a cell's own output stays on descriptors
+// 1 and 2, which tether reads directly, so nothing a cell prints can reach the channel.
+// Cells run in this process's main context, so their globals, requires and Buffers are the
+// ones a script would see; declarations become `var`s so a cell can be run again.
+'use strict';
+(() => {
+  const fs = require('fs');
+  const net = require('net');
+  const path = require('path');
+  const util = require('util');
+  const vm = require('vm');
+  const { createRequire } = require('module');
+  const { processTopLevelAwait } = require('internal/repl/await');
+  const acorn = require('internal/deps/acorn/acorn/dist/acorn');
+
+  for (const fd of [3, 4]) {
+    try {
+      fs.fstatSync(fd);
+    } catch {
+      process.stderr.write("tether's kernel needs descriptors 3 and 4 from tether, and they are not open here: " +
+        'a sandbox prefix that closes inherited descriptors (docker exec does) cannot run it\n');
+      process.exit(2);
+    }
+  }
+  const MARK = `\0tether-display:${process.env.TETHER_KERNEL_MARK || ''}\0`;
+  delete process.env.TETHER_KERNEL_MARK;
+  const MAX_REPR = 20000;
+  const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+  function send(message) {
+    const body = Buffer.from(JSON.stringify(message));
+    fs.writeSync(4, Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`), body]));
+  }
+
+  // Errors go where prints go, as on a terminal, so they read in the order they happened.
+  process.stderr.write = process.stdout.write.bind(process.stdout);
+  // The loader cells use for `import()` is still called experimental; a cell need not hear it.
+  const emitWarning = process.emitWarning;
+  process.emitWarning = function (warning, ...rest) {
+    if (String(warning && warning.message || warning).includes('USE_MAIN_CONTEXT_DEFAULT_LOADER')) {
+      return;
+    }
+    return emitWarning.call(process, warning, ...rest);
+  };
+
+  class ToolError extends Error {
+    constructor(message) {
+      super(message);
+      this.name = 'ToolError';
+    }
+  }
+
+  /** An image: `display()` and the echo show it as a PNG. */
+  class Image {
+    constructor(png) {
+      this.png = png;
+    }
+    [util.inspect.custom]() {
+      return `<image: PNG, ${this.png.length} bytes>`;
+    }
+  }
+
+  /** A tool's text; the images it returned, if any, are in `.images`. */
+  class ToolText extends String {
+    constructor(text, images) {
+      super(text);
+      this.images = images;
+    }
+    get text() {
+      return this.valueOf();
+    }
+    [util.inspect.custom]() {
+      return util.inspect(this.valueOf());
+    }
+  }
+
+  /** A PNG from bytes, base64 or a file path. */
+  function image(source) {
+    let bytes = source;
+    if (typeof source === 'string') {
+      bytes = source.startsWith(PNG.toString('base64').slice(0, 8))
+        ? Buffer.from(source, 'base64')
+        : fs.readFileSync(path.resolve(source));
+    }
+    if (!(bytes instanceof Uint8Array)) {
+      throw new TypeError('image() takes PNG bytes (a Buffer or Uint8Array), base64 text or a path to a .png file');
+    }
+    bytes = Buffer.from(bytes);
+    if (!bytes.subarray(0, 8).equals(PNG)) {
+      throw new TypeError('image() takes a PNG: these bytes do not start with the PNG signature');
+    }
+    return new Image(bytes);
+  }
+
+  function textOfHtml(html) {
+    return html
+      .replace(/<(script|style)[\s\S]*?<\/\1>/gi, '')
+      .replace(/<br\s*\/?>|<\/(p|div|tr|li|h\d)>/gi, '\n')
+      .replace(/<[^>]+>/g, '')
+      .replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'")
+      .replace(/&amp;/g, '&')
+      .trim();
+  }
+
+  function inspect(value) {
+    const text = util.inspect(value, { depth: 4, maxArrayLength: 100, breakLength: 100 });
+    return text.length > MAX_REPR ? `${text.slice(0, MAX_REPR)}… (${text.length} characters, cut at ${MAX_REPR})` : text;
+  }
+
+  /** The form of `value` a model reads best: a PNG, then markdown, then HTML as text, then inspect. */
+  function rich(value, quoteStrings) {
+    if (value instanceof Image) return ['image/png', value.png.toString('base64')];
+    if (value instanceof Uint8Array && Buffer.from(value.subarray(0, 8)).equals(PNG)) {
+      return ['image/png', Buffer.from(value).toString('base64')];
+    }
+    if (value instanceof ToolText) return ['text/plain', value.valueOf()];
+    if (typeof value === 'string' && !quoteStrings) return ['text/plain', value];
+    if (value !== null && typeof value === 'object') {
+      for (const [method, mime] of [['_repr_png_', 'image/png'], ['_repr_markdown_', 'text/markdown'], ['_repr_html_', 'text/html']]) {
+        if (typeof value[method] !== 'function') continue;
+        let data;
+        try {
+          data = value[method]();
+        } catch {
+          continue;
+        }
+        if (data === null || data === undefined) continue;
+        if (mime === 'image/png') return [mime, typeof data === 'string' ? data : Buffer.from(data).toString('base64')];
+        if (mime === 'text/html') return ['text/plain', textOfHtml(String(data))];
+        return [mime, String(data)];
+      }
+    }
+    return ['text/plain', inspect(value)];
+  }
+
+  /** Shows each value in the cell's result, in order with what the cell printed. */
+  function display(...values) {
+    for (const value of values) {
+      const [mime, data] = rich(value, false);
+      send({ type: 'display', mime, data });
+      process.stdout.write(MARK);
+    }
+  }
+
+  // Bridged calls waiting for their answers, oldest first: tether answers them in order.
+  const waiting = [];
+
+  /** Calls one of the run's own tools, as the model would, and resolves to its text. */
+  function tool(name, args) {
+    send({ type: 'tool', name, args: args || {} });
+    return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+  }
+
+  function answer(reply) {
+    const call = waiting.shift();
+    if (!call) return;
+    if (!reply.ok) {
+      call.reject(new ToolError(reply.text || 'the tool failed'));
+      return;
+    }
+    const images = (reply.images || []).map((png) => new Image(Buffer.from(png, 'base64')));
+    call.resolve(new ToolText(reply.text || '', images));
+  }
+
+  /** The cell with its top-level `let`, `const` and `class` made `var`s, so re-running works. */
+  function declarationsAsVars(code) {
+    let tree;
+    try {
+      tree = acorn.parse(code, { ecmaVersion: 'latest', sourceType: 'script', allowAwaitOutsideFunction: true, allowHashBang: true });
+    } catch {
+      return code; // Compiling it again reports the syntax error with its place.
+    }
+    const edits = [];
+    for (const node of tree.body) {
+      if (node.type === 'VariableDeclaration' && node.kind !== 'var') {
+        edits.push([node.start, node.start + node.kind.length, 'var']);
+      } else if (node.type === 'ClassDeclaration' && node.id) {
+        edits.push([node.start, node.start, `var ${node.id.name} = `]);
+        edits.push([node.end, node.end, ';']);
+      }
+    }
+    for (const [start, end, text] of edits.reverse()) {
+      code = code.slice(0, start) + text + code.slice(end);
+    }
+    return code;
+  }
+
+  function errorText(error) {
+    if (!(error instanceof Error)) return `Uncaught ${inspect(error)}`;
+    const lines = String(error.stack || error).split('\n');
+    const kept = lines.filter((line) => !/^\s+at .*(node:|\[eval\]|kernel\.js)/.test(line));
+    return kept.join('\n');
+  }
+
+  globalThis.display = display;
+  globalThis.tool = tool;
+  globalThis.image = image;
+  globalThis.ToolError = ToolError;
+  globalThis.require = createRequire(path.join(process.cwd(), '[tether cell]'));
+
+  let cells = 0;
+  // How to end the running cell from the outside: an interrupt rejects it.
+  let interruptCell = null;
+
+  process.on('SIGINT', () => {
+    if (interruptCell) interruptCell(new Error('Interrupted: the cell was stopped; the kernel and its variables are kept'));
+  });
+  process.on('uncaughtException', (error) => {
+    process.stdout.write(`uncaught exception outside the cell's own flow: ${errorText(error)}\n`);
+  });
+  process.on('unhandledRejection', (error) => {
+    process.stdout.write(`unhandled promise rejection: ${errorText(error)}\n`);
+  });
+
+  async function run(code) {
+    cells += 1;
+    const filename = `cell ${cells}`;
+    let source = declarationsAsVars(code);
+    let wrapped = null;
+    try {
+      wrapped = processTopLevelAwait(source);
+    } catch {
+      // The cell does not parse. Where `await` is allowed, acorn names the real place (node's
+      // compiler would only say that `await` is not allowed).
+      try {
+        acorn.parse(source, { ecmaVersion: 'latest', allowAwaitOutsideFunction: true, allowHashBang: true });
+      } catch (e) {
+        const line = source.split('\n')[(e.loc && e.loc.line || 1) - 1] || '';
+        const caret = ' '.repeat(e.loc ? e.loc.column : 0) + '^';
+        const error = new SyntaxError(e.message.replace(/ \(\d+:\d+\)$/, ''));
+        error.stack = `${filename}:${e.loc ? e.loc.line : 1}\n${line}\n${caret}\n\nSyntaxError: ${error.message}`;
+        throw error;
+      }
+    }
+    const script = new vm.Script(wrapped || source, {
+      filename,
+      displayErrors: true,
+      importModuleDynamically: vm.constants && vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+    });
+    let value = script.runInThisContext({ breakOnSigint: true, displayErrors: false });
+    if (wrapped) {
+      const interrupted = new Promise((_, reject) => { interruptCell = reject; });
+      const done = await Promise.race([value, interrupted]);
+      value = done ? done.value : undefined;
+    }
+    if (value !== undefined) {
+      const [mime, data] = rich(value, true);
+      send({ type: 'display', mime, data, echo: true });
+    }
+  }
+
+  function reader() {
+    const input = new net.Socket({ fd: 3, readable: true, writable: false });
+    let pending = Buffer.alloc(0);
+    // Runs go one at a time; a bridged answer must reach its cell while that cell runs.
+    let queue = Promise.resolve();
+    input.on('data', (chunk) => {
+      pending = Buffer.concat([pending, chunk]);
+      for (;;) {
+        const head = pending.indexOf('\r\n\r\n');
+        if (head < 0) return;
+        const match = /content-length:\s*(\d+)/i.exec(pending.subarray(0, head).toString());
+        const length = match ? Number(match[1]) : 0;
+        if (pending.length < head + 4 + length) return;
+        const message = JSON.parse(pending.subarray(head + 4, head + 4 + length).toString());
+        pending = pending.subarray(head + 4 + length);
+        if (message.type === 'tool_result') {
+          answer(message);
+        } else if (message.type === 'run') {
+          queue = queue.then(async () => {
+            let error = null;
+            try {
+              await run(message.code || '');
+            } catch (e) {
+              error = errorText(e);
+            } finally {
+              interruptCell = null;
+            }
+            send({ type: 'done', error });
+          });
+        }
+      }
+    });
+    input.on('end', () => process.exit(0));
+    input.on('error', () => process.exit(0));
+  }
+
+  send({ type: 'ready', interpreter: `Node.js ${process.version} (${process.execPath})` });
+  reader();
+})();
