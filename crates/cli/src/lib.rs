@@ -2,6 +2,8 @@
 //! tools, report what this machine offers, and trust a workspace. A library, so a host can ship
 //! the same front ends with capabilities of its own ([`main_with`]).
 
+mod images;
+
 use std::io::BufRead;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -209,7 +211,8 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
                     tether.shutdown(SHUTDOWN_BUDGET).await;
                     match result {
                         Ok(out) => {
-                            say!("{}", out.to_text());
+                            let root = tether.runtime().workspace().root().to_path_buf();
+                            say!("{}", images::text_with_saved_images(&out, &root).0);
                             let pending = tether.runtime().pending_staged();
                             if !pending.is_empty() {
                                 eprintln!(
@@ -395,7 +398,14 @@ async fn call_lines(run: &Run, surface: Surface) -> Result<(), Exit> {
             ),
         };
         let record = match result {
-            Ok(out) => json!({"tool": tool, "ok": true, "text": out.to_text()}),
+            Ok(out) => {
+                let root = run.runtime().workspace().root();
+                let (text, saved) = images::text_with_saved_images(&out, root);
+                match saved.is_empty() {
+                    true => json!({"tool": tool, "ok": true, "text": text}),
+                    false => json!({"tool": tool, "ok": true, "text": text, "images": saved}),
+                }
+            }
             Err(e) => {
                 worst = worst.max(if e.is_usage() { 2 } else { 1 });
                 json!({"tool": tool, "ok": false, "usage_error": e.is_usage(), "text": format!("error: {e}")})
