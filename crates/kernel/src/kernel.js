@@ -165,6 +165,7 @@
 
   /** The cell with its top-level `let`, `const` and `class` made `var`s, so re-running works. */
   function declarationsAsVars(code) {
+    if (!/\b(let|const|class)\b/.test(code)) return code;
     let tree;
     try {
       tree = acorn.parse(code, { ecmaVersion: 'latest', sourceType: 'script', allowAwaitOutsideFunction: true, allowHashBang: true });
@@ -219,7 +220,7 @@
     let source = declarationsAsVars(code);
     let wrapped = null;
     try {
-      wrapped = processTopLevelAwait(source);
+      wrapped = /\bawait\b/.test(source) ? processTopLevelAwait(source) : null;
     } catch {
       // The cell does not parse. Where `await` is allowed, acorn names the real place (node's
       // compiler would only say that `await` is not allowed).
