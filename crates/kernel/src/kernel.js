@@ -187,10 +187,16 @@
     return code;
   }
 
+  // Names a Python cell would use, for a hint when one reaches this kernel by mistake.
+  const PYTHON_NAMES = /^(print|len|def|import|range|True|False|None|self|elif|pd|np|plt) is not defined$/;
+
   function errorText(error) {
     if (!(error instanceof Error)) return `Uncaught ${inspect(error)}`;
     const lines = String(error.stack || error).split('\n');
     const kept = lines.filter((line) => !/^\s+at .*(node:|\[eval\]|kernel\.js)/.test(line));
+    if (error instanceof ReferenceError && PYTHON_NAMES.test(error.message)) {
+      kept.push('this is the JavaScript kernel: for Python, call eval with `language: "python"` (the default)');
+    }
     return kept.join('\n');
   }
 

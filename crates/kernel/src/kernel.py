@@ -192,12 +192,19 @@ def tool(name, args=None):
 
 
 
+# Names a JavaScript cell would use, for a hint when one reaches this kernel by mistake.
+_JAVASCRIPT_NAMES = {"console", "require", "process", "document", "window", "let", "const", "await"}
+
+
 def _error_text(error):
-    """The traceback without this file's own frames."""
+    """The traceback without this file's own frames; a JavaScript cell gets a hint."""
     tb = error.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename == _SELF:
         tb = tb.tb_next
-    return "".join(traceback.format_exception(type(error), error, tb))
+    text = "".join(traceback.format_exception(type(error), error, tb))
+    if isinstance(error, NameError) and getattr(error, "name", None) in _JAVASCRIPT_NAMES:
+        text += 'this is the Python kernel: for JavaScript, call eval with `language: "javascript"`\n'
+    return text
 
 
 def _open_figures(but=None):

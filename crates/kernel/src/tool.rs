@@ -23,8 +23,10 @@ const JAVASCRIPT_KERNEL: &str = include_str!("kernel.js");
 pub enum Language {
     /// Python: the project's `.venv` or `venv`, else `python3`.
     #[default]
+    #[serde(alias = "py", alias = "python3")]
     Python,
     /// JavaScript under node.
+    #[serde(alias = "js", alias = "node")]
     Javascript,
 }
 
@@ -49,10 +51,12 @@ impl Language {
 /// The `eval` tool's arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = description_required)]
 pub struct EvalArgs {
     /// The cell. Its last expression is echoed; variables and imports persist between calls.
     pub code: String,
     /// 5 to 10 words on what the cell does, for the transcript.
+    #[serde(default)]
     pub description: String,
     /// python (the default) or javascript.
     #[serde(default)]
@@ -60,6 +64,14 @@ pub struct EvalArgs {
     /// Throw the kernel away and start a clean one first.
     #[serde(default)]
     pub reset: bool,
+}
+
+/// Marks `description` required in the schema: serde lets it be absent only so that its
+/// absence gets an error saying why it is needed.
+fn description_required(schema: &mut schemars::Schema) {
+    if let Some(serde_json::Value::Array(required)) = schema.get_mut("required") {
+        required.push("description".into());
+    }
 }
 
 /// The run's kernels, one per language, and their budgets.
@@ -203,7 +215,8 @@ impl Tool for EvalTool {
     async fn call(&self, cx: &CallCx, args: EvalArgs) -> Result<ToolOutput, ToolError> {
         if args.description.trim().is_empty() {
             return Err(ToolError::invalid(
-                "`description` is empty: say in 5 to 10 words what the cell does",
+                "`description` is missing or empty: say in 5 to 10 words what the cell does; it \
+                 labels the cell in the transcript the human reads",
             ));
         }
         let language = args.language;

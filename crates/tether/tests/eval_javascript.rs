@@ -118,6 +118,31 @@ fn javascript_cells_keep_their_declarations_and_show_output_in_order() {
         );
         assert!(js(&run, "never").await.contains("never is not defined"));
 
+        // A cell in the other language's words gets a hint naming the right `language`.
+        let python_words = js(&run, "print(len([1, 2]))").await;
+        assert!(
+            python_words.contains("for Python, call eval with `language: \"python\"`"),
+            "{python_words}"
+        );
+        let js_words = common::call_text(
+            &run,
+            "eval",
+            json!({"code": "console.log(1)", "description": "print one in the wrong kernel"}),
+        )
+        .await;
+        assert!(
+            js_words.contains("for JavaScript, call eval with `language: \"javascript\"`"),
+            "{js_words}"
+        );
+        // `js` is taken for `javascript`, as models often write it.
+        let alias = common::call_text(
+            &run,
+            "eval",
+            json!({"code": "typeof never", "description": "the short name", "language": "js"}),
+        )
+        .await;
+        assert_eq!(alias, "Out: 'undefined'");
+
         let reset = run
             .runtime()
             .call(

@@ -138,7 +138,10 @@ fn python_cells_keep_their_state_and_show_output_in_order() {
             .await
             .unwrap_err()
             .to_string();
-        assert!(bad.contains("`description` is empty"), "{bad}");
+        assert!(
+            bad.contains("`description` is missing or empty") && bad.contains("labels the cell"),
+            "{bad}"
+        );
         run.shutdown(Duration::from_secs(5)).await;
     });
     let left = tether_proc::children_named(std::process::id(), "python");
