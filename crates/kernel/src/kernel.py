@@ -198,10 +198,12 @@ _JAVASCRIPT_NAMES = {"console", "require", "process", "document", "window", "let
 
 def _error_text(error):
     """The traceback without this file's own frames; a JavaScript cell gets a hint."""
-    tb = error.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename == _SELF:
-        tb = tb.tb_next
-    text = "".join(traceback.format_exception(type(error), error, tb))
+    report = traceback.TracebackException(type(error), error, error.__traceback__)
+    ours = (_SELF, ast.__file__)
+    report.stack = traceback.StackSummary.from_list(
+        [frame for frame in report.stack if frame.filename not in ours]
+    )
+    text = "".join(report.format())
     if isinstance(error, NameError) and getattr(error, "name", None) in _JAVASCRIPT_NAMES:
         text += 'this is the Python kernel: for JavaScript, call eval with `language: "javascript"`\n'
     return text
@@ -223,7 +225,7 @@ class MagicError(Exception):
     """A `%` or `!` line tether does not know."""
 
 
-_MAGICS = "%pip, %cd, %timeit, !cmd, x = !cmd, %%bash and %%timeit"
+_MAGICS = "%pip, %cd, %pwd, %timeit, !cmd, x = !cmd, %%bash and %%timeit"
 
 
 def _shell(command, capture=False):
@@ -305,6 +307,8 @@ def _line_magic(text):
         return f"_tether_os.chdir(_tether_os.path.expanduser({argument!r} or '~')); print(_tether_os.getcwd())"
     if name == "timeit":
         return f"_tether_timeit({argument!r})"
+    if name == "pwd":
+        return "print(_tether_os.getcwd())"
     raise MagicError(f"unknown magic %{name}: tether knows {_MAGICS}")
 
 

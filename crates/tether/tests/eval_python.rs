@@ -255,6 +255,8 @@ fn ipython_idioms_are_rewritten_and_strings_are_left_alone() {
         assert_eq!(strings, "Out: (3, 1, '100%')", "{strings}");
         let cd = eval(&run, "%cd sub\nimport os\nos.getcwd()").await;
         assert!(cd.ends_with("/ws/sub'"), "{cd}");
+        let pwd = eval(&run, "%pwd").await;
+        assert!(pwd.ends_with("/ws/sub"), "{pwd}");
         let bash = eval(&run, "%%bash\necho $((20 + 22))").await;
         assert_eq!(bash, "42", "{bash}");
         let timed = eval(&run, "%%timeit\nsum(range(100))").await;
