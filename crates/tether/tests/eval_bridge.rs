@@ -1,7 +1,7 @@
 //! The `eval` bridge with a host tool that takes longer than the cell's idle budget and
 //! returns an image: the cell waits without being interrupted and gets the image as an object.
-//! Also: a cancelled cell is interrupted with its kernel kept, and a plan-surface caller cannot
-//! reach the kernel (and so no tool through it).
+//! Also: a cancelled cell is interrupted with its kernel kept, a plan-surface caller cannot
+//! reach the kernel (and so no tool through it), and a bridged write gets pyright's report.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -138,6 +138,56 @@ fn a_bridged_call_longer_than_the_budget_is_waited_for_and_its_image_arrives() {
             "{plan}"
         );
         assert!(!dir.path().join("ws/x.txt").exists());
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
+/// A write a JavaScript cell makes through the bridge is checked by the real pyright like any
+/// other write: the cell reads the new type error in the tool's text.
+#[test]
+fn a_bridged_write_gets_the_language_servers_diagnostics() {
+    let _serial = common::one_at_a_time();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    assert!(
+        std::env::split_paths(&path).any(|d| d.join("pyright-langserver").is_file()),
+        "pyright-langserver is not on PATH: run scripts/test, which installs it"
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        common::write(
+            &ws,
+            "pyproject.toml",
+            "[project]\nname = \"w\"\nversion = \"0.1\"\n",
+        );
+        common::write(&ws, "m.py", "def g() -> int:\n    return 1\n");
+        let config = format!(
+            "{}[lsp.diagnostics]\nwait_ms = 30000\nbaseline_ms = 30000\n",
+            common::LSP_BUDGETS
+        );
+        let run = common::run_with_config(dir.path(), &config);
+        // The server is up before the write, as `tether serve`'s warm-up makes it.
+        common::call_text(
+            &run,
+            "lsp",
+            json!({"action": "diagnostics", "file": "m.py"}),
+        )
+        .await;
+        let cell = "const said = await tool('edit', {path: 'm.py', old_string: 'return 1', \
+                    new_string: 'return \"one\"'});\nconsole.log(String(said))";
+        let out = common::call_text(
+            &run,
+            "eval",
+            json!({"code": cell, "description": "break a return type", "language": "javascript"}),
+        )
+        .await;
+        assert!(
+            out.contains("diagnostics (pyright) after this write:")
+                && out.contains("m.py: 1 new problem")
+                && out.contains("\"int\""),
+            "{out}"
+        );
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
