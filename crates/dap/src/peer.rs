@@ -90,6 +90,9 @@ impl DapPeer {
             json!({"seq": seq, "type": "request", "command": command, "arguments": arguments});
         if let Err(e) = self.write(&message).await {
             lock(&self.shared.pending).remove(&seq);
+            // A write that fails means the adapter is gone, even before its output says so.
+            lock(&self.shared.closed)
+                .get_or_insert_with(|| format!("it stopped reading its input: {e}"));
             return Err(format!("`{command}` not sent: {e}"));
         }
         Ok(Pending {
