@@ -5,6 +5,7 @@
 
 mod approval;
 mod arrival;
+mod ask;
 mod gate;
 mod options;
 mod pipeline;
@@ -14,6 +15,7 @@ mod table;
 mod wrap;
 
 pub use arrival::Arrival;
+pub use ask::{AskArgs, AskUser};
 pub use options::CallOptions;
 pub use resources::RunResources;
 pub use runtime::Runtime;

@@ -36,6 +36,7 @@ pub(crate) struct Pipeline {
     pub(crate) resources: RunResources,
     pub(crate) table: ToolTable,
     pub(crate) gate: Gate,
+    approvals: crate::approval::Approvals,
     next_call: AtomicU64,
 }
 
@@ -45,6 +46,7 @@ impl Pipeline {
             resources,
             table,
             gate: Gate::default(),
+            approvals: Default::default(),
             next_call: AtomicU64::new(1),
         }
     }
@@ -109,9 +111,10 @@ async fn run_call(
         });
     }
     let res = &pipe.resources;
-    let approval = crate::approval::approve(
+    let approval = pipe.approvals.approve(
         res.approval,
-        res.questions.as_deref(),
+        &res.questions,
+        res.ask_timeout,
         name,
         registered.spec.tier,
         &args,

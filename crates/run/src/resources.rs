@@ -1,7 +1,7 @@
 use std::sync::Arc;
 
 use tether_fs::{Journal, StagedStore, Workspace};
-use tether_tool::{ApprovalPolicy, NoticeQueue, QuestionPort, WriteHooks};
+use tether_tool::{ApprovalPolicy, NoticeQueue, Questions, WriteHooks};
 
 /// The resources every run has, whatever tools it registers.
 pub struct RunResources {
@@ -17,8 +17,10 @@ pub struct RunResources {
     pub notices: NoticeQueue,
     /// Whether write and exec calls ask first.
     pub approval: ApprovalPolicy,
-    /// Someone to show cards to, if anyone is connected.
-    pub questions: Option<Arc<dyn QuestionPort>>,
+    /// The run's question port, attached now or by a front end later.
+    pub questions: Arc<Questions>,
+    /// How long a question or approval card waits for the human (`[ask] timeout_s`).
+    pub ask_timeout: std::time::Duration,
     /// The conversation this run serves.
     pub conversation: Option<String>,
 }

@@ -2,7 +2,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tether_fs::Workspace;
-use tether_tool::{ClientFeature, NoticeQueue, Surface, ToolError, ToolOutput, ToolSpec};
+use tether_tool::{
+    ClientFeature, NoticeQueue, QuestionPort, Surface, ToolError, ToolOutput, ToolSpec,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::arrival::Arrival;
@@ -66,6 +68,13 @@ impl Runtime {
     /// end calls this after its handshake, without rebuilding the run.
     pub fn client_has(&self, feature: ClientFeature) {
         self.pipeline.table.client_has(feature);
+    }
+
+    /// Attaches the port question and approval cards go to (a client that can show forms, a
+    /// terminal), which also shows `ask_user`.
+    pub fn attach_question_port(&self, port: Arc<dyn QuestionPort>) {
+        self.pipeline.resources.questions.attach(port);
+        self.pipeline.table.client_has(ClientFeature::Questions);
     }
 
     /// The run's notice queue, for resources that learn of something outside any call.

@@ -102,7 +102,8 @@ fn registry(dir: &std::path::Path) -> Runtime {
         hooks: WriteHooks::new(Vec::new()),
         notices: NoticeQueue::default(),
         approval: ApprovalPolicy::Never,
-        questions: None,
+        questions: Default::default(),
+        ask_timeout: std::time::Duration::from_secs(5),
         conversation: None,
     };
     let mut table = ToolTable::builder();

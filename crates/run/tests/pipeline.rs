@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use tether_fs::{ChangeOp, FileReceipt, WritePath};
 use tether_run::Runtime;
 use tether_tool::{
-    ApprovalPolicy, Baseline, BoxFuture, CallCx, Card, CardAnswer, Concurrency, FileReport,
-    QuestionPort, Surface, Tier, Tool, ToolError, ToolOutput, WriteHook,
+    ApprovalPolicy, Baseline, BoxFuture, CallCx, Concurrency, FileReport, Outcome, QuestionPort,
+    ScriptedPort, Surface, Tier, Tool, ToolError, ToolOutput, WriteHook,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -164,7 +164,9 @@ fn builder(
 ) -> Parts {
     let mut parts = common::parts(dir, vec![Arc::new(hook)]);
     parts.resources.approval = approval;
-    parts.resources.questions = questions;
+    if let Some(port) = questions {
+        parts.resources.questions.attach(port);
+    }
     parts.resources.conversation = Some("c1".into());
     parts
 }
@@ -530,36 +532,68 @@ async fn a_tool_needing_a_client_feature_appears_once_the_front_end_enables_it()
         .unwrap();
 }
 
-struct Answer(CardAnswer, Arc<Mutex<Vec<String>>>);
-impl QuestionPort for Answer {
-    fn ask(&self, card: Card, _t: Duration) -> BoxFuture<'_, Result<CardAnswer, String>> {
-        self.1.lock().unwrap().push(card.question);
-        Box::pin(async move { Ok(self.0.clone()) })
+fn chose(n: usize) -> Outcome {
+    Outcome::Answered {
+        chosen: vec![n],
+        text: None,
     }
 }
 
 #[tokio::test]
 async fn ask_policy_fails_closed_without_a_port_and_asks_with_one() {
+    let put = |f: &Fixture, path: &str| {
+        let args = json!({"path": path, "text": "x"});
+        let f = f.registry.clone();
+        async move {
+            f.call(Surface::Agent, "put", args, CancellationToken::new())
+                .await
+        }
+    };
     let f = fixture(ApprovalPolicy::Ask, None);
-    let err = call(&f, Surface::Agent, "put", json!({"path": "a", "text": ""}))
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("no one is connected"), "{err}");
+    let err = put(&f, "a").await.unwrap_err().to_string();
+    assert!(
+        err.contains("no one is connected") && err.contains("nothing was changed"),
+        "{err}"
+    );
     assert!(!f.dir.path().join("a").exists());
-    let asked = Arc::new(Mutex::new(Vec::new()));
-    let deny = Answer(CardAnswer::Selected(vec![1]), asked.clone());
-    let f = fixture(ApprovalPolicy::Ask, Some(Arc::new(deny)));
-    let err = call(&f, Surface::Agent, "put", json!({"path": "a", "text": ""}))
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("did not approve"), "{err}");
-    assert_eq!(asked.lock().unwrap().len(), 1);
-    let allow = Answer(CardAnswer::Selected(vec![0]), asked.clone());
-    let f = fixture(ApprovalPolicy::Ask, Some(Arc::new(allow)));
-    call(&f, Surface::Agent, "put", json!({"path": "a", "text": ""}))
-        .await
-        .unwrap();
-    assert!(f.dir.path().join("a").exists());
+
+    // Deny, a declined card and a cancelled one are refusals; nothing is written.
+    let skipped = |cancelled| Outcome::Skipped {
+        cancelled,
+        hasty: false,
+    };
+    let port = Arc::new(ScriptedPort::new([chose(2), skipped(false), skipped(true)]));
+    let f = fixture(ApprovalPolicy::Ask, Some(port.clone()));
+    let denied = put(&f, "a").await.unwrap_err().to_string();
+    assert!(denied.contains("the user denied `put`"), "{denied}");
+    let declined = put(&f, "a").await.unwrap_err().to_string();
+    assert!(
+        declined.contains("declined the approval card"),
+        "{declined}"
+    );
+    let cancelled = put(&f, "a").await.unwrap_err().to_string();
+    assert!(
+        cancelled.contains("cancelled the approval card"),
+        "{cancelled}"
+    );
+    assert!(!f.dir.path().join("a").exists());
+    let card = &port.shown()[0];
+    assert_eq!(card.question, "Allow `put`?");
+    assert!(
+        card.context.as_deref().unwrap().contains("files: a"),
+        "{card:?}"
+    );
+    let labels: Vec<&str> = card.options.iter().map(|o| o.label.as_str()).collect();
+    assert_eq!(labels, ["Allow once", "Allow put for this run", "Deny"]);
+
+    // Allow once asks again next time; allow for the run does not.
+    let port = Arc::new(ScriptedPort::new([chose(0), chose(1)]));
+    let f = fixture(ApprovalPolicy::Ask, Some(port.clone()));
+    put(&f, "a").await.unwrap();
+    put(&f, "b").await.unwrap();
+    put(&f, "c").await.unwrap();
+    assert_eq!(port.shown().len(), 2, "the third write asked again");
+    assert!(f.dir.path().join("c").exists());
 }
 
 #[derive(Deserialize, JsonSchema)]

@@ -3,8 +3,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tether_fs::{Journal, RecoveryReport, StagedStore, Workspace};
-use tether_run::{PathsOf, RunResources, Runtime, ToolTable, ToolTableBuilder};
-use tether_tool::{Capability, Install, NoticeQueue, QuestionPort, Tool, WriteHook, WriteHooks};
+use tether_run::{AskUser, PathsOf, RunResources, Runtime, ToolTable, ToolTableBuilder};
+use tether_tool::{
+    Capability, ClientFeature, Install, NoticeQueue, QuestionPort, Questions, Tool, WriteHook,
+    WriteHooks,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, ConfigError};
@@ -146,6 +149,7 @@ impl RunBuilder {
                 "tether's state folder (journals of interrupted writes)",
             );
         let approval = config.approval()?;
+        let ask_timeout = config.ask_timeout()?;
         let (journal, recovered) =
             Journal::open(&workspace, &state_dir).map_err(BuildError::Journal)?;
         let notices = NoticeQueue::default();
@@ -202,6 +206,14 @@ impl RunBuilder {
         for add in self.host_tools {
             add(&mut table);
         }
+        let questions = Arc::new(Questions::default());
+        table.register_needing(
+            Arc::new(AskUser {
+                questions: questions.clone(),
+                timeout: ask_timeout,
+            }),
+            Some(ClientFeature::Questions),
+        );
         let resources = RunResources {
             workspace,
             journal: Arc::new(journal),
@@ -209,11 +221,16 @@ impl RunBuilder {
             hooks: WriteHooks::new(hooks),
             notices,
             approval,
-            questions: self.questions,
+            questions,
+            ask_timeout,
             conversation: self.conversation,
         };
+        let runtime = Runtime::new(resources, table.build());
+        if let Some(port) = self.questions {
+            runtime.attach_question_port(port);
+        }
         Ok(Run {
-            runtime: Runtime::new(resources, table.build()),
+            runtime,
             config,
             recovered,
             capabilities: installed,

@@ -8,7 +8,12 @@ use crate::trust::{TrustState, TrustStore, Untrusted};
 /// Settings an untrusted workspace file may set, because they run nothing and widen nothing.
 /// Every other workspace setting (commands, binaries, probes, templates, read roots, whatever
 /// a later capability adds) is held back until the user trusts this exact file.
-const INERT_KEYS: &[&str] = &["approval", "structural.cache_mb", "structural.syntax_check"];
+const INERT_KEYS: &[&str] = &[
+    "approval",
+    "ask.timeout_s",
+    "structural.cache_mb",
+    "structural.syntax_check",
+];
 
 /// A config file that cannot be used: which file, which key (when one is to blame), and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -192,6 +197,33 @@ impl Config {
         match self.workspace_value(key) {
             Some(_) => self.root.join("tether.toml"),
             None => self.user_dir.join("tether.toml"),
+        }
+    }
+
+    /// How long a question or approval card waits for the human (`[ask] timeout_s`, default
+    /// 1,800 s).
+    pub fn ask_timeout(&self) -> Result<std::time::Duration, ConfigError> {
+        let Some(section) = self.get("ask") else {
+            return Ok(std::time::Duration::from_secs(1800));
+        };
+        let file = self.source_of("ask");
+        let bad = |why: String| ConfigError::new(&file, Some("ask"), why);
+        let Value::Table(table) = section else {
+            return Err(bad("[ask] must be a table".into()));
+        };
+        if let Some(key) = table.keys().find(|k| *k != "timeout_s") {
+            return Err(bad(format!(
+                "unknown key `{key}`; [ask] has only `timeout_s`"
+            )));
+        }
+        match table.get("timeout_s") {
+            None => Ok(std::time::Duration::from_secs(1800)),
+            Some(Value::Integer(n)) if (1..=86_400).contains(n) => {
+                Ok(std::time::Duration::from_secs(*n as u64))
+            }
+            Some(other) => Err(bad(format!(
+                "`timeout_s = {other}`: give seconds from 1 to 86400"
+            ))),
         }
     }
 

@@ -15,6 +15,6 @@ pub use doctor::doctor_report;
 pub use trust::{TrustState, TrustStore, Untrusted};
 
 pub use tether_tool::{
-    ApprovalPolicy, Block, Card, CardAnswer, QuestionPort, Surface, Tier, ToolError, ToolOutput,
-    ToolSpec,
+    ApprovalPolicy, Block, Card, CardOption, Outcome, QuestionPort, ScriptedPort, Surface, Tier,
+    ToolError, ToolOutput, ToolSpec,
 };

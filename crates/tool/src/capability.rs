@@ -45,6 +45,8 @@ pub trait Capability: Send + Sync + 'static {
 pub enum ClientFeature {
     /// The client can put a question to the user (MCP elicitation).
     Elicitation,
+    /// Someone can answer question cards: a client that elicits, a terminal, or a host's port.
+    Questions,
 }
 
 /// What a capability installs into, and the run's handles it may keep.

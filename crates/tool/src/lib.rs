@@ -13,17 +13,21 @@ mod error;
 mod hooks;
 mod notice;
 mod output;
+mod question;
 mod report;
 mod tier;
 mod tool;
 
-pub use approval::{ApprovalPolicy, Card, CardAnswer, CardOption, QuestionPort};
+pub use approval::ApprovalPolicy;
 pub use capability::{Capability, ClientFeature, Install};
 pub use cx::{CallCx, CallCxParts, CallScope, Dispatcher, FsDoor, PermitKey, ProgressPort, Write};
 pub use error::ToolError;
 pub use hooks::{Baseline, Baselines, HookBudgets, WriteHook, WriteHooks};
 pub use notice::{Notice, NoticeQueue};
 pub use output::{Block, ToolOutput, capped_list, counted, cut_line};
+pub use question::{
+    Card, CardOption, MAX_LABEL, MAX_OPTIONS, Outcome, QuestionPort, Questions, ScriptedPort,
+};
 pub use report::{FileReport, FileStatus, Finding, format_reports, format_reports_after};
 pub use tier::{Concurrency, Surface, Tier};
 pub use tool::{DynTool, Prepared, RunCall, Tool, ToolSpec, describe_schema, schema_for};

@@ -27,7 +27,8 @@ pub fn parts(dir: &std::path::Path, hooks: Vec<Arc<dyn WriteHook>>) -> Parts {
         hooks: WriteHooks::new(hooks),
         notices: NoticeQueue::default(),
         approval: ApprovalPolicy::Never,
-        questions: None,
+        questions: Default::default(),
+        ask_timeout: std::time::Duration::from_secs(5),
         conversation: None,
     };
     Parts {
