@@ -17,8 +17,9 @@ TETHER = os.environ.get("TETHER_BIN", str(ROOT / "target" / "debug" / "tether"))
 
 
 @contextlib.asynccontextmanager
-async def session(root, surface="agent"):
-    """An initialized MCP client session over a fresh `tether serve` process."""
+async def session(root, surface="agent", elicitation_callback=None):
+    """An initialized MCP client session over a fresh `tether serve` process; with an
+    elicitation callback, the client declares that it can show forms."""
     cfg = pathlib.Path(root).parent / (pathlib.Path(root).name + "-cfg")
     params = StdioServerParameters(
         command=TETHER,
@@ -26,7 +27,7 @@ async def session(root, surface="agent"):
         env={"TETHER_CONFIG_DIR": str(cfg), "PATH": os.environ.get("PATH", "")},
     )
     async with stdio_client(params) as streams:
-        async with ClientSession(*streams) as s:
+        async with ClientSession(*streams, elicitation_callback=elicitation_callback) as s:
             info = await s.initialize()
             s.server_name = info.server_info.name
             yield s

@@ -3,6 +3,7 @@
 //! protocol errors, so the model reads the message. Between the client and rmcp sits a wire
 //! guard (module `wire`) that answers malformed lines itself and keeps writes in arrival order.
 
+mod elicit;
 mod stdio;
 mod wire;
 
@@ -11,8 +12,8 @@ use std::sync::Arc;
 use base64::Engine as _;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ServerCapabilities, ServerConfig, Tool as McpTool, ToolAnnotations,
+    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool as McpTool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -107,15 +108,25 @@ impl ServerHandler for TetherServer {
             )
     }
 
-    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
-        // Tools that need a client feature appear once the handshake says the client has it.
-        let can_elicit = context
-            .peer
-            .peer_info()
-            .is_some_and(|info| info.capabilities.elicitation.is_some());
-        if can_elicit {
-            self.run.runtime().client_has(ClientFeature::Elicitation);
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        // Known before any call can arrive: a client that can show forms gets ask_user, and
+        // question and approval cards go to its forms.
+        if request.capabilities.elicitation.is_some() {
+            let runtime = self.run.runtime();
+            runtime.client_has(ClientFeature::Elicitation);
+            runtime.attach_question_port(Arc::new(elicit::ElicitPort {
+                peer: context.peer.clone(),
+            }));
         }
+        self.negotiate_initialize(&request)
+    }
+
+    async fn on_initialized(&self, _context: rmcp::service::NotificationContext<RoleServer>) {
         // Servers for the languages present start now, so the first call finds them ready.
         let run = self.run.clone();
         tokio::spawn(async move { run.warm().await });

@@ -1,0 +1,182 @@
+//! The question port of an MCP client that can show forms: a card becomes an
+//! `elicitation/create` request whose schema has an enum for one choice, an array of enums for
+//! several, and a string for a typed answer.
+
+use std::time::Duration;
+
+use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use rmcp::service::ServiceError;
+use rmcp::{Peer, RoleServer};
+use serde_json::{Value, json};
+use tether_tool::{BoxFuture, Card, Outcome, QuestionPort};
+
+/// The form's property names.
+const CHOICE: &str = "choice";
+const ANSWER: &str = "answer";
+
+/// Asks the client behind `peer`.
+pub(crate) struct ElicitPort {
+    pub(crate) peer: Peer<RoleServer>,
+}
+
+/// The form for `card`: its schema as JSON.
+fn form(card: &Card) -> Value {
+    let titled: Vec<Value> = card
+        .options
+        .iter()
+        .map(|o| {
+            let title = match o.description.as_deref().filter(|d| !d.trim().is_empty()) {
+                Some(d) => format!("{}: {}", o.label, d.trim()),
+                None => o.label.clone(),
+            };
+            json!({"const": o.label, "title": title})
+        })
+        .collect();
+    let mut properties = serde_json::Map::new();
+    let mut required = Vec::new();
+    if !card.options.is_empty() {
+        let choice = match card.multi_select {
+            true => json!({"type": "array", "title": "Choose one or more",
+                           "items": {"anyOf": titled}}),
+            false => json!({"type": "string", "title": "Choose one", "oneOf": titled}),
+        };
+        properties.insert(CHOICE.into(), choice);
+        if !card.allow_free_text {
+            required.push(CHOICE);
+        }
+    }
+    if card.allow_free_text {
+        let title = match card.options.is_empty() {
+            true => "Your answer",
+            false => "Or answer in words",
+        };
+        properties.insert(ANSWER.into(), json!({"type": "string", "title": title}));
+        if card.options.is_empty() {
+            required.push(ANSWER);
+        }
+    }
+    json!({"type": "object", "properties": properties, "required": required})
+}
+
+/// The answer in an accepted form's content.
+fn read_answer(card: &Card, content: Option<Value>) -> Outcome {
+    let content = content.unwrap_or(Value::Null);
+    let index = |label: &Value| {
+        let label = label.as_str()?;
+        card.options.iter().position(|o| o.label == label)
+    };
+    let chosen: Vec<usize> = match &content[CHOICE] {
+        Value::Array(labels) => labels.iter().filter_map(index).collect(),
+        label @ Value::String(_) => index(label).into_iter().collect(),
+        _ => Vec::new(),
+    };
+    let text = content[ANSWER]
+        .as_str()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string);
+    if chosen.is_empty() && text.is_none() && !card.multi_select {
+        // An accepted form with nothing in it answers nothing.
+        return Outcome::Skipped {
+            cancelled: false,
+            hasty: false,
+        };
+    }
+    Outcome::Answered { chosen, text }
+}
+
+impl QuestionPort for ElicitPort {
+    fn ask(&self, card: Card, timeout: Duration) -> BoxFuture<'_, Outcome> {
+        Box::pin(async move {
+            let schema: ElicitationSchema = match serde_json::from_value(form(&card)) {
+                Ok(schema) => schema,
+                Err(e) => return Outcome::Unavailable(format!("the card's form is invalid: {e}")),
+            };
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: card.to_text(),
+                requested_schema: schema,
+            };
+            match self
+                .peer
+                .create_elicitation_with_timeout(params, Some(timeout))
+                .await
+            {
+                Ok(result) => match result.action {
+                    ElicitationAction::Accept => read_answer(&card, result.content),
+                    ElicitationAction::Decline => Outcome::Skipped {
+                        cancelled: false,
+                        hasty: false,
+                    },
+                    _ => Outcome::Skipped {
+                        cancelled: true,
+                        hasty: false,
+                    },
+                },
+                Err(ServiceError::Timeout { .. }) => Outcome::TimedOut,
+                Err(e) => Outcome::Unavailable(format!("the client did not take the card: {e}")),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use tether_tool::CardOption;
+
+    fn card(multi: bool, free: bool, described: bool) -> Card {
+        Card {
+            id: "q1".into(),
+            question: "Which?".into(),
+            context: None,
+            options: ["a", "b"]
+                .iter()
+                .map(|l| CardOption {
+                    label: l.to_string(),
+                    description: described.then(|| format!("about {l}")),
+                })
+                .collect(),
+            allow_free_text: free,
+            multi_select: multi,
+        }
+    }
+
+    #[test]
+    fn every_kind_of_card_makes_a_form_rmcp_accepts() {
+        for multi in [false, true] {
+            for free in [false, true] {
+                for described in [false, true] {
+                    let form = form(&card(multi, free, described));
+                    let parsed: Result<ElicitationSchema, _> = serde_json::from_value(form.clone());
+                    assert!(parsed.is_ok(), "{form}: {parsed:?}");
+                }
+            }
+        }
+        let mut text_only = card(false, true, false);
+        text_only.options.clear();
+        assert!(serde_json::from_value::<ElicitationSchema>(form(&text_only)).is_ok());
+    }
+
+    #[test]
+    fn answers_are_read_back_by_label() {
+        let c = card(true, true, false);
+        let got = read_answer(&c, Some(json!({"choice": ["b", "a"], "answer": " more "})));
+        assert_eq!(
+            got,
+            Outcome::Answered {
+                chosen: vec![1, 0],
+                text: Some("more".into())
+            }
+        );
+        let one = read_answer(&card(false, false, false), Some(json!({"choice": "b"})));
+        assert_eq!(
+            one,
+            Outcome::Answered {
+                chosen: vec![1],
+                text: None
+            }
+        );
+    }
+}

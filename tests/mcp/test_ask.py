@@ -1,0 +1,148 @@
+"""ask_user and the approval card through the official MCP Python SDK with an elicitation
+callback standing in for the person: an answer, several choices, typed text, decline, cancel,
+a client that cannot show forms, and approvals (allow once, allow for the run, deny, decline,
+no one to ask) with nothing written when refused."""
+
+import asyncio
+import time
+
+import mcp.types as types
+from conftest import session, text
+
+
+class Person:
+    """Answers each form from a script and keeps what it was shown."""
+
+    def __init__(self, *answers, delay=0.5):
+        self.answers = list(answers)
+        self.shown = []
+        self.delay = delay
+
+    async def __call__(self, context, params):
+        self.shown.append(params)
+        await asyncio.sleep(self.delay)  # a person reads before answering
+        action, content = self.answers.pop(0)
+        return types.ElicitResult(action=action, content=content)
+
+
+def run(main):
+    return asyncio.run(asyncio.wait_for(main(), timeout=120))
+
+
+DB = {
+    "question": "Which database?",
+    "context": "I will assume Postgres if you skip this.",
+    "options": [{"label": "Postgres"}, {"label": "SQLite", "description": "one file, no server"}],
+}
+
+
+def test_answers_choices_text_decline_and_cancel_reach_the_model(workspace):
+    person = Person(
+        ("accept", {"choice": "SQLite"}),
+        ("accept", {"choice": ["lint", "tests"]}),
+        ("accept", {"answer": "the staging bucket"}),
+        ("decline", None),
+        ("cancel", None),
+    )
+
+    async def main():
+        async with session(workspace, elicitation_callback=person) as s:
+            names = [t.name for t in (await s.list_tools()).tools]
+            assert "ask_user" in names, names
+            r = await s.call_tool("ask_user", DB)
+            assert not r.is_error and text(r) == 'the human answered "Which database?":\nchose 2. "SQLite"', text(r)
+            form = person.shown[0]
+            assert "2. SQLite: one file, no server" in form.message, form.message
+            schema = form.requested_schema
+            assert schema["properties"]["choice"]["oneOf"][1] == {"const": "SQLite", "title": "SQLite: one file, no server"}
+            assert schema["required"] == ["choice"], schema
+
+            r = await s.call_tool("ask_user", {"question": "Which checks?", "multi_select": True,
+                                               "options": [{"label": "lint"}, {"label": "types"}, {"label": "tests"}]})
+            assert text(r).endswith('chose [1. "lint", 3. "tests"]'), text(r)
+            assert person.shown[1].requested_schema["properties"]["choice"]["type"] == "array"
+
+            r = await s.call_tool("ask_user", {"question": "Where should uploads go?"})
+            assert text(r).endswith('wrote: "the staging bucket"'), text(r)
+            assert person.shown[2].requested_schema["properties"]["answer"]["type"] == "string"
+
+            r = await s.call_tool("ask_user", DB)
+            assert not r.is_error and text(r).startswith("the human skipped this question: go on with your stated assumption"), text(r)
+            assert "faster than a person reads" not in text(r), text(r)
+            r = await s.call_tool("ask_user", DB)
+            assert "cancelled, not declined" in text(r), text(r)
+
+    run(main)
+
+
+def test_a_client_that_declines_at_once_is_not_taken_for_a_person(workspace):
+    bot = Person(("decline", None), delay=0)
+
+    async def main():
+        async with session(workspace, elicitation_callback=bot) as s:
+            r = await s.call_tool("ask_user", DB)
+            assert "the client rather than a person may have declined it" in text(r), text(r)
+
+    run(main)
+
+
+def test_a_client_without_elicitation_has_no_ask_user(workspace):
+    async def main():
+        async with session(workspace) as s:
+            names = [t.name for t in (await s.list_tools()).tools]
+            assert "ask_user" not in names, names
+            r = await s.call_tool("ask_user", DB)
+            assert r.is_error and "unknown tool `ask_user`" in text(r), text(r)
+
+    run(main)
+
+
+def test_approvals_allow_once_allow_for_the_run_deny_and_decline(workspace):
+    (workspace / "tether.toml").write_text('approval = "ask"\n')
+    person = Person(
+        ("accept", {"choice": "Deny"}),
+        ("decline", None),
+        ("accept", {"choice": "Allow once"}),
+        ("accept", {"choice": "Allow write for this run"}),
+    )
+
+    def write(name):
+        return {"path": name, "content": "x\n"}
+
+    async def main():
+        async with session(workspace, elicitation_callback=person) as s:
+            r = await s.call_tool("write", write("denied.txt"))
+            assert r.is_error and "the user denied `write`" in text(r), text(r)
+            r = await s.call_tool("write", write("declined.txt"))
+            assert r.is_error and "declined the approval card" in text(r), text(r)
+            assert not (workspace / "denied.txt").exists() and not (workspace / "declined.txt").exists()
+            card = person.shown[0]
+            assert card.message.startswith("Allow `write`?") and "files: denied.txt" in card.message, card.message
+            r = await s.call_tool("write", write("once.txt"))
+            assert not r.is_error, text(r)
+            r = await s.call_tool("write", write("run1.txt"))
+            assert not r.is_error, text(r)
+            # Allowed for the run: no card for the next write.
+            shown = len(person.shown)
+            r = await s.call_tool("write", write("run2.txt"))
+            assert not r.is_error and len(person.shown) == shown, text(r)
+            # Reads never ask.
+            r = await s.call_tool("read", {"path": "run2.txt"})
+            assert not r.is_error and len(person.shown) == shown
+
+    run(main)
+    assert (workspace / "run2.txt").read_text() == "x\n"
+
+
+def test_approvals_with_no_one_to_ask_refuse_at_once(workspace):
+    (workspace / "tether.toml").write_text('approval = "ask"\n')
+
+    async def main():
+        async with session(workspace) as s:
+            started = time.monotonic()
+            r = await s.call_tool("write", {"path": "a.txt", "content": "x\n"})
+            assert r.is_error and "no one is connected to approve it" in text(r), text(r)
+            assert time.monotonic() - started < 5
+
+    run(main)
+    assert not (workspace / "a.txt").exists()
