@@ -3,6 +3,7 @@
 //! the same front ends with capabilities of its own ([`main_with`]).
 
 mod images;
+mod terminal;
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -69,6 +70,17 @@ enum Command {
         /// Workspace root (default: the current directory).
         #[arg(long)]
         root: Option<PathBuf>,
+    },
+    /// Put one question card to the person at this terminal and print the answer as JSON:
+    /// {"outcome": "answered", "chosen": [labels], "text": ...}, "skipped" (exit 3) or
+    /// "timed_out" (exit 4). The card is ask_user's arguments, e.g.
+    /// '{"question": "Deploy now?", "options": [{"label": "yes"}, {"label": "no"}]}'.
+    Ask {
+        /// The card as JSON.
+        card: String,
+        /// How long to wait for an answer.
+        #[arg(long, default_value_t = 1800)]
+        timeout_s: u64,
     },
     /// Trust this workspace, so commands its tether.toml defines may run (or, with --revoke,
     /// stop trusting it).
@@ -198,11 +210,12 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
                     "missing TOOL: use `tether call TOOL '{...}'` or `tether call --stdin`",
                 )),
                 (false, Some(tool)) => {
-                    let tether = build(
-                        extend,
-                        RunBuilder::new(root_of(run.root)?).single_call(),
-                        None,
-                    )?;
+                    let mut builder = RunBuilder::new(root_of(run.root)?).single_call();
+                    // On a terminal, a person can answer question and approval cards.
+                    if let Some(port) = terminal::TerminalPort::if_interactive() {
+                        builder = builder.question_port(Arc::new(port));
+                    }
+                    let tether = build(extend, builder, None)?;
                     let args = parse_args(&tether, &tool, args.as_deref().unwrap_or("{}"))?;
                     let result = tether
                         .runtime()
@@ -272,6 +285,7 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
                 }
             }
         }
+        Command::Ask { card, timeout_s } => ask(&card, timeout_s).await,
         Command::Trust { root, revoke } => {
             let store = TrustStore::new(&tether::Config::user_dir());
             if revoke {
@@ -358,6 +372,54 @@ fn parse_args(run: &Run, tool: &str, text: &str) -> Result<Value, Exit> {
             };
             Err(usage(err.to_string()))
         }
+    }
+}
+
+/// `tether ask`: one card on this terminal, its answer as JSON on stdout.
+async fn ask(card: &str, timeout_s: u64) -> Result<(), Exit> {
+    use std::io::IsTerminal;
+    use tether::{Outcome, QuestionPort};
+    if !std::io::stdin().is_terminal() {
+        return Err(usage(
+            "tether ask needs a terminal on stdin, where a person can type the answer",
+        ));
+    }
+    let args: tether::AskArgs = serde_json::from_str(card).map_err(|e| {
+        usage(format!(
+            "the card is not valid: {e}; give JSON like {{\"question\": \"Deploy now?\",              \"options\": [{{\"label\": \"yes\"}}, {{\"label\": \"no\"}}]}}"
+        ))
+    })?;
+    let card = args.into_card("q1".into()).map_err(usage)?;
+    let outcome = terminal::TerminalPort
+        .ask(
+            card.clone(),
+            std::time::Duration::from_secs(timeout_s.max(1)),
+        )
+        .await;
+    let (record, code) = match outcome {
+        Outcome::Answered { chosen, text } => {
+            let labels: Vec<&str> = chosen
+                .iter()
+                .filter_map(|&i| card.options.get(i).map(|o| o.label.as_str()))
+                .collect();
+            (
+                json!({"outcome": "answered", "chosen": labels, "text": text}),
+                0,
+            )
+        }
+        Outcome::Skipped { cancelled, .. } => {
+            (json!({"outcome": "skipped", "cancelled": cancelled}), 3)
+        }
+        Outcome::TimedOut => (json!({"outcome": "timed_out"}), 4),
+        other => (
+            json!({"outcome": "unavailable", "why": format!("{other:?}")}),
+            1,
+        ),
+    };
+    say!("{record}");
+    match code {
+        0 => Ok(()),
+        code => Err(Exit(code, String::new())),
     }
 }
 

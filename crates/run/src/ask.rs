@@ -44,6 +44,30 @@ pub struct AskArgs {
     pub multi_select: bool,
 }
 
+impl AskArgs {
+    /// The card these arguments describe, checked; the error says what to change.
+    pub fn into_card(self, id: String) -> Result<Card, String> {
+        let allow_free_text = self.allow_free_text.unwrap_or(self.options.is_empty());
+        let card = Card {
+            id,
+            question: self.question,
+            context: self.context,
+            options: self
+                .options
+                .into_iter()
+                .map(|o| CardOption {
+                    label: o.label.trim().to_string(),
+                    description: o.description,
+                })
+                .collect(),
+            allow_free_text,
+            multi_select: self.multi_select,
+        };
+        card.validate()?;
+        Ok(card)
+    }
+}
+
 /// The `ask_user` tool.
 pub struct AskUser {
     /// The run's port.
@@ -83,23 +107,9 @@ impl Tool for AskUser {
     }
 
     async fn call(&self, _cx: &CallCx, args: AskArgs) -> Result<ToolOutput, ToolError> {
-        let allow_free_text = args.allow_free_text.unwrap_or(args.options.is_empty());
-        let card = Card {
-            id: self.questions.next_id(),
-            question: args.question,
-            context: args.context,
-            options: args
-                .options
-                .into_iter()
-                .map(|o| CardOption {
-                    label: o.label.trim().to_string(),
-                    description: o.description,
-                })
-                .collect(),
-            allow_free_text,
-            multi_select: args.multi_select,
-        };
-        card.validate().map_err(ToolError::invalid)?;
+        let card = args
+            .into_card(self.questions.next_id())
+            .map_err(ToolError::invalid)?;
         let asked = Instant::now();
         match self.questions.ask(card.clone(), self.timeout).await {
             Outcome::Answered { chosen, text } => {

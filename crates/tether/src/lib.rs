@@ -14,6 +14,8 @@ pub use config::{Config, ConfigError, ConfigSource, Loaded};
 pub use doctor::doctor_report;
 pub use trust::{TrustState, TrustStore, Untrusted};
 
+pub use tether_run::AskArgs;
+
 pub use tether_tool::{
     ApprovalPolicy, Block, Card, CardOption, Outcome, QuestionPort, ScriptedPort, Surface, Tier,
     ToolError, ToolOutput, ToolSpec,
