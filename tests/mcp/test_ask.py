@@ -1,13 +1,19 @@
 """ask_user and the approval card through the official MCP Python SDK with an elicitation
 callback standing in for the person: an answer, several choices, typed text, decline, cancel,
 a client that cannot show forms, and approvals (allow once, allow for the run, deny, decline,
-no one to ask) with nothing written when refused."""
+no one to ask) with nothing written when refused. On MCP 2026-07-28, which has no
+server-to-client requests, the same cards come back as input-required results and the client
+calls again with the answer."""
 
 import asyncio
+import contextlib
+import os
 import time
 
 import mcp.types as types
-from conftest import session, text
+from conftest import TETHER, session, text
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 
 class Person:
@@ -146,3 +152,114 @@ def test_approvals_with_no_one_to_ask_refuse_at_once(workspace):
 
     run(main)
     assert not (workspace / "a.txt").exists()
+
+
+@contextlib.asynccontextmanager
+async def modern_session(root, elicitation_callback):
+    """A session on MCP 2026-07-28 (no handshake: `server/discover`), whose requests say in
+    their metadata that the client can show forms."""
+    cfg = root.parent / (root.name + "-cfg")
+    params = StdioServerParameters(
+        command=TETHER, args=["serve", "--root", str(root)],
+        env={"TETHER_CONFIG_DIR": str(cfg), "PATH": os.environ.get("PATH", "")},
+    )
+    async with stdio_client(params) as streams:
+        async with ClientSession(*streams, elicitation_callback=elicitation_callback) as s:
+            await s.discover()
+            assert s.protocol_version == "2026-07-28", s.protocol_version
+            yield s
+
+
+async def call_with_rounds(s, name, args, answer):
+    """Calls a tool, answering each input-required round with `answer(params)`; returns the
+    final result and the forms shown."""
+    shown, responses, state = [], None, None
+    for _ in range(5):
+        r = await s.call_tool(name, args, input_responses=responses, request_state=state,
+                              allow_input_required=True)
+        if not isinstance(r, types.InputRequiredResult):
+            return r, shown
+        responses = {}
+        for key, request in r.input_requests.items():
+            shown.append(request.params)
+            responses[key] = answer(request.params).model_dump(exclude_none=True)
+        state = r.request_state
+    raise AssertionError("more than 5 rounds")
+
+
+def test_on_2026_07_28_cards_are_input_required_results(workspace):
+    (workspace / "tether.toml").write_text('approval = "ask"\n')
+
+    async def never(context, params):  # 2026-07-28 forbids server-to-client requests
+        raise AssertionError("the server sent a request of its own")
+
+    def accept(content):
+        return lambda params: types.ElicitResult(action="accept", content=content)
+
+    async def main():
+        async with modern_session(workspace, never) as s:
+            names = [t.name for t in (await s.list_tools()).tools]
+            assert "ask_user" in names, names
+            r, shown = await call_with_rounds(s, "ask_user", DB, accept({"choice": "SQLite"}))
+            assert not r.is_error and text(r).endswith('chose 2. "SQLite"'), text(r)
+            assert len(shown) == 1 and "2. SQLite: one file, no server" in shown[0].message
+
+            # A write under approval: one round for the card; denied, nothing is written.
+            write = {"path": "a.txt", "content": "x\n"}
+            r, shown = await call_with_rounds(s, "write", write, accept({"choice": "Deny"}))
+            assert r.is_error and "the user denied `write`" in text(r), text(r)
+            assert shown[0].message.startswith("Allow `write`?") and not (workspace / "a.txt").exists()
+            r, _ = await call_with_rounds(s, "write", write, accept({"choice": "Allow write for this run"}))
+            assert not r.is_error and (workspace / "a.txt").read_text() == "x\n", text(r)
+            r, shown = await call_with_rounds(s, "write", {"path": "b.txt", "content": "y\n"}, accept({}))
+            assert not r.is_error and shown == [], "allowed for the run, yet asked again"
+
+            r, _ = await call_with_rounds(s, "ask_user", DB, lambda p: types.ElicitResult(action="decline"))
+            assert text(r).startswith("the human skipped this question"), text(r)
+
+    run(main)
+
+
+def test_cancelling_the_call_withdraws_the_card(workspace):
+    shown, withdrawn = asyncio.Event(), asyncio.Event()
+
+    async def slow_person(context, params):
+        shown.set()
+        try:
+            await asyncio.sleep(60)
+        except BaseException:
+            withdrawn.set()
+            raise
+        return types.ElicitResult(action="decline")
+
+    async def main():
+        async with session(workspace, elicitation_callback=slow_person) as s:
+            call = asyncio.create_task(s.call_tool("ask_user", DB))
+            await asyncio.wait_for(shown.wait(), 30)
+            call.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await call
+            await asyncio.wait_for(withdrawn.wait(), 10)
+
+    run(main)
+
+
+def test_a_write_from_an_eval_cell_asks_through_the_same_card(workspace):
+    (workspace / "tether.toml").write_text('approval = "ask"\n')
+    person = Person(
+        ("accept", {"choice": "Allow eval for this run"}),
+        ("accept", {"choice": "Deny"}),
+    )
+    cell = (
+        "try:\n    tool('write', {'path': 'cell.txt', 'content': 'x'})\n"
+        "except ToolError as e:\n    print('refused:', e)"
+    )
+
+    async def main():
+        async with session(workspace, elicitation_callback=person) as s:
+            r = await s.call_tool("eval", {"code": cell, "description": "write a file from a cell"})
+            assert not r.is_error and "refused: the user denied `write`" in text(r), text(r)
+            assert [p.message.splitlines()[0] for p in person.shown] == ["Allow `eval`?", "Allow `write`?"]
+
+    run(main)
+    assert not (workspace / "cell.txt").exists()

@@ -4,8 +4,11 @@
 
 use std::time::Duration;
 
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
-use rmcp::service::ServiceError;
+use rmcp::model::{
+    CancelledNotificationParam, ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationSchema, RequestId, ServerRequest,
+};
+use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 use tether_tool::{BoxFuture, Card, Outcome, QuestionPort};
@@ -85,38 +88,98 @@ fn read_answer(card: &Card, content: Option<Value>) -> Outcome {
     Outcome::Answered { chosen, text }
 }
 
+/// Faster than this, a decline cannot have come from a person who read the card.
+const HASTY: Duration = Duration::from_millis(400);
+
+/// The `elicitation/create` parameters that show `card` as a form.
+pub(crate) fn form_params(card: &Card) -> Result<ElicitRequestParams, String> {
+    let schema: ElicitationSchema = serde_json::from_value(form(card))
+        .map_err(|e| format!("the card's form is invalid: {e}"))?;
+    Ok(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: card.to_text(),
+        requested_schema: schema,
+    })
+}
+
+/// What the client's answer to `card`'s form means; `hasty` when it came back too soon for a
+/// person to have read the card.
+pub(crate) fn outcome_of(card: &Card, result: ElicitResult, hasty: bool) -> Outcome {
+    match result.action {
+        ElicitationAction::Accept => read_answer(card, result.content),
+        ElicitationAction::Decline => Outcome::Skipped {
+            cancelled: false,
+            hasty,
+        },
+        _ => Outcome::Skipped {
+            cancelled: true,
+            hasty,
+        },
+    }
+}
+
+/// Withdraws a card still on the client's screen when its call ends first (the call was
+/// cancelled): the client is told its form request is cancelled.
+struct Withdraw {
+    peer: Peer<RoleServer>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Withdraw {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        let notice = CancelledNotificationParam::new(
+            Some(id),
+            Some("the call that asked was cancelled".into()),
+        );
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                let _ = peer.notify_cancelled(notice).await;
+            });
+        }
+    }
+}
+
+impl ElicitPort {
+    async fn elicit(&self, card: &Card, timeout: Duration) -> Outcome {
+        let params = match form_params(card) {
+            Ok(params) => params,
+            Err(why) => return Outcome::Unavailable(why),
+        };
+        let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+        let options = PeerRequestOptions::with_timeout(timeout);
+        let asked = std::time::Instant::now();
+        let handle = match self.peer.send_request_with_option(request, options).await {
+            Ok(handle) => handle,
+            Err(e) => {
+                return Outcome::Unavailable(format!("the client did not take the card: {e}"));
+            }
+        };
+        let mut withdraw = Withdraw {
+            peer: self.peer.clone(),
+            id: Some(handle.id.clone()),
+        };
+        let answer = handle.await_response().await;
+        withdraw.id = None;
+        match answer {
+            Ok(ClientResult::ElicitResult(result)) => {
+                outcome_of(card, result, asked.elapsed() < HASTY)
+            }
+            Ok(_) => {
+                Outcome::Unavailable("the client answered the card with something else".into())
+            }
+            Err(ServiceError::Timeout { .. }) => Outcome::TimedOut,
+            Err(e) => Outcome::Unavailable(format!("the client did not take the card: {e}")),
+        }
+    }
+}
+
 impl QuestionPort for ElicitPort {
     fn ask(&self, card: Card, timeout: Duration) -> BoxFuture<'_, Outcome> {
-        Box::pin(async move {
-            let schema: ElicitationSchema = match serde_json::from_value(form(&card)) {
-                Ok(schema) => schema,
-                Err(e) => return Outcome::Unavailable(format!("the card's form is invalid: {e}")),
-            };
-            let params = ElicitRequestParams::FormElicitationParams {
-                meta: None,
-                message: card.to_text(),
-                requested_schema: schema,
-            };
-            match self
-                .peer
-                .create_elicitation_with_timeout(params, Some(timeout))
-                .await
-            {
-                Ok(result) => match result.action {
-                    ElicitationAction::Accept => read_answer(&card, result.content),
-                    ElicitationAction::Decline => Outcome::Skipped {
-                        cancelled: false,
-                        hasty: false,
-                    },
-                    _ => Outcome::Skipped {
-                        cancelled: true,
-                        hasty: false,
-                    },
-                },
-                Err(ServiceError::Timeout { .. }) => Outcome::TimedOut,
-                Err(e) => Outcome::Unavailable(format!("the client did not take the card: {e}")),
-            }
-        })
+        Box::pin(async move { self.elicit(&card, timeout).await })
     }
 }
 

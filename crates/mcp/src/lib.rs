@@ -3,6 +3,7 @@
 //! protocol errors, so the model reads the message. Between the client and rmcp sits a wire
 //! guard (module `wire`) that answers malformed lines itself and keeps writes in arrival order.
 
+mod defer;
 mod elicit;
 mod stdio;
 mod wire;
@@ -29,6 +30,8 @@ pub struct TetherServer {
     surface: Surface,
     /// Cancelled when the client goes away, so calls still running stop with it.
     shutdown: CancellationToken,
+    /// The question port of a 2026-07-28 client that can show forms, once one has called.
+    deferred: Arc<std::sync::OnceLock<Arc<defer::DeferPort>>>,
 }
 
 impl TetherServer {
@@ -38,7 +41,30 @@ impl TetherServer {
             run,
             surface,
             shutdown: CancellationToken::new(),
+            deferred: Arc::default(),
         }
+    }
+
+    /// For a request on MCP 2026-07-28 or later whose client can show forms (said in each
+    /// request's metadata, there being no handshake), the port that asks between calls.
+    fn deferred_port(&self, context: &RequestContext<RoleServer>) -> Option<Arc<defer::DeferPort>> {
+        let modern = context
+            .protocol_version()
+            .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        let can_elicit = context
+            .client_capabilities()
+            .is_some_and(|c| c.elicitation.is_some());
+        if !(modern && can_elicit) {
+            return None;
+        }
+        let port = self.deferred.get_or_init(|| {
+            let port = Arc::new(defer::DeferPort::default());
+            let runtime = self.run.runtime();
+            runtime.client_has(ClientFeature::Elicitation);
+            runtime.attach_question_port(port.clone());
+            port
+        });
+        Some(port.clone())
     }
 
     /// Serves MCP on stdin/stdout until the client disconnects, then cancels what still runs.
@@ -135,8 +161,9 @@ impl ServerHandler for TetherServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        self.deferred_port(&context);
         let tools = self
             .run
             .runtime()
@@ -152,6 +179,10 @@ impl ServerHandler for TetherServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let deferred = self.deferred_port(&context);
+        if let (Some(port), Some(responses)) = (&deferred, &request.input_responses) {
+            port.receive(responses);
+        }
         let args = request
             .arguments
             .map(serde_json::Value::Object)
@@ -188,10 +219,16 @@ impl ServerHandler for TetherServer {
             let _ = tokio::time::timeout(std::time::Duration::from_secs(2), sent).await;
         }
         Ok(match result {
-            Ok(output) => CallToolResult::success(content(&output)),
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(error_text(&e))]),
-        }
-        .into())
+            Ok(output) => CallToolResult::success(content(&output)).into(),
+            // The human's answer is collected between calls: the client asks and calls again.
+            Err(ToolError::NeedsInput(card)) if deferred.is_some() => {
+                match defer::DeferPort::request(&card) {
+                    Ok(ask) => ask.into(),
+                    Err(why) => CallToolResult::error(vec![ContentBlock::text(why)]).into(),
+                }
+            }
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(error_text(&e))]).into(),
+        })
     }
 }
 

@@ -62,7 +62,7 @@ impl Approvals {
             multi_select: false,
         };
         let refused = |why: String| Err(ToolError::NotApproved(why));
-        match questions.ask(card, timeout).await {
+        match questions.ask(card.clone(), timeout).await {
             Outcome::Answered { chosen, .. } if chosen == [ALLOW_ONCE] => Ok(()),
             Outcome::Answered { chosen, .. } if chosen == [ALLOW_RUN] => {
                 self.lock().insert(tool.to_string());
@@ -82,6 +82,7 @@ impl Approvals {
                  refused; nothing was changed",
                 timeout.as_secs()
             )),
+            Outcome::Deferred => Err(ToolError::NeedsInput(Box::new(card))),
             Outcome::Unavailable(why) => refused(format!(
                 "`{tool}` is a {tier}-tier call and the approval policy is `ask`, but no one is \
                  connected to approve it ({why}), so it was refused; nothing was changed. Set \

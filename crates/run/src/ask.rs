@@ -3,7 +3,7 @@
 //! answer.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -76,9 +76,6 @@ pub struct AskUser {
     pub timeout: Duration,
 }
 
-/// Faster than this, a decline cannot have come from a person who read the card.
-const HASTY: Duration = Duration::from_millis(400);
-
 /// What the model should do when no answer comes.
 const GO_ON: &str = "go on with your stated assumption and do not ask it again";
 
@@ -110,7 +107,6 @@ impl Tool for AskUser {
         let card = args
             .into_card(self.questions.next_id())
             .map_err(ToolError::invalid)?;
-        let asked = Instant::now();
         match self.questions.ask(card.clone(), self.timeout).await {
             Outcome::Answered { chosen, text } => {
                 Ok(ToolOutput::text(answered(&card, &chosen, text)))
@@ -120,13 +116,12 @@ impl Tool for AskUser {
                 if cancelled {
                     said.push_str(" (the card was cancelled, not declined)");
                 }
-                if hasty || asked.elapsed() < HASTY {
-                    said.push_str(&format!(
-                        ". Note: it came back after {} ms, faster than a person reads, so the \
-                         client rather than a person may have declined it without showing it; \
-                         if the answer matters, ask in your own reply",
-                        asked.elapsed().as_millis()
-                    ));
+                if hasty {
+                    said.push_str(
+                        ". Note: it came back faster than a person reads, so the client rather \
+                         than a person may have declined it without showing it; if the answer \
+                         matters, ask in your own reply",
+                    );
                 }
                 Ok(ToolOutput::text(said))
             }
@@ -134,6 +129,7 @@ impl Tool for AskUser {
                 "no answer came within {} s: {GO_ON}",
                 self.timeout.as_secs()
             ))),
+            Outcome::Deferred => Err(ToolError::NeedsInput(Box::new(card))),
             Outcome::Unavailable(why) => Err(ToolError::failed(format!(
                 "no one can be asked here ({why}). Put this question to the user in your own \
                  reply, and do not assume an answer:\n\n{}",

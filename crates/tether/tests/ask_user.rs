@@ -43,7 +43,7 @@ async fn what_the_model_reads_for_each_outcome() {
         answer(&[], Some("use the staging bucket")),
         Outcome::Skipped {
             cancelled: false,
-            hasty: false,
+            hasty: true,
         },
         Outcome::Skipped {
             cancelled: true,
@@ -101,7 +101,7 @@ async fn what_the_model_reads_for_each_outcome() {
         ),
         "{skipped}"
     );
-    // The script answers at once: faster than a person reads, which the text says.
+    // A port that saw the decline come back faster than a person reads says so.
     assert!(
         skipped.contains("the client rather than a person may have declined it"),
         "{skipped}"

@@ -56,6 +56,15 @@ pub enum ToolError {
     /// The client cancelled the call.
     #[error("the call was cancelled")]
     Cancelled,
+    /// The call needs the human's answer to a card, which this client collects only between
+    /// calls (MCP input-required results): the front end asks, and the client calls again.
+    #[error(
+        "this call needs the human's answer to \"{}\" first, and this client collects answers \
+         only between calls; a call made from inside another call (a cell's `tool()`) cannot \
+         wait for one: make it directly, or have the tool allowed for the run first",
+        .0.question
+    )]
+    NeedsInput(Box<crate::Card>),
 }
 
 impl ToolError {

@@ -85,6 +85,26 @@ impl Card {
         Ok(())
     }
 
+    /// A key that is the same for the same card asked again (ids are not), so an answer
+    /// collected between calls finds the card it answers when the call is made again.
+    pub fn key(&self) -> String {
+        // FNV-1a over the card's content, each field ended by a separator.
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut eat = |text: &str| {
+            for byte in text.bytes().chain([0xff]) {
+                hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+            }
+        };
+        eat(&self.question);
+        eat(self.context.as_deref().unwrap_or(""));
+        for option in &self.options {
+            eat(&option.label);
+            eat(option.description.as_deref().unwrap_or(""));
+        }
+        eat(&format!("{}{}", self.allow_free_text, self.multi_select));
+        format!("card-{hash:016x}")
+    }
+
     /// The card as plain numbered text, for a terminal or for a model to ask in its own words.
     pub fn to_text(&self) -> String {
         let mut out = self.question.trim().to_string();
@@ -140,6 +160,9 @@ pub enum Outcome {
     TimedOut,
     /// There is no one to show the card to, and why.
     Unavailable(String),
+    /// The port collects the answer between calls: this call ends asking for it, and the
+    /// client makes it again with the answer (MCP input-required results).
+    Deferred,
 }
 
 /// Someone to show a card to: a terminal, an MCP client's elicitation, a test script.
