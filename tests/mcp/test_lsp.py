@@ -60,3 +60,49 @@ def test_lsp_navigation_mistakes_and_rename_through_mcp(crate):
     assert e2 and "`Sqare` does not occur on line 3" in typo, typo
     assert not e3 and "in 2 files" in renamed, renamed
     assert "Quad" in (crate / "src" / "lib.rs").read_text()
+
+
+def descendants_named(pid, name):
+    """Pids below `pid` whose command name is `name`, from /proc."""
+    kids = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = open(f"/proc/{entry}/stat").read()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        parent = int(stat[stat.rindex(")") + 2:].split()[1])
+        kids.setdefault(parent, []).append((int(entry), comm))
+    found, todo = [], [pid]
+    while todo:
+        for child, comm in kids.get(todo.pop(), []):
+            todo.append(child)
+            if comm == name:
+                found.append(child)
+    return found
+
+
+def test_a_2026_07_28_client_without_a_handshake_still_gets_the_warm_up(crate):
+    """Such a client sends no `initialize`; its first request starts the warm-up instead."""
+    cfg = crate.parent / "cfg"
+    cfg.mkdir(exist_ok=True)
+    params = StdioServerParameters(
+        command=TETHER, args=["serve", "--root", str(crate)],
+        env={"TETHER_CONFIG_DIR": str(cfg), "PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "")},
+    )
+
+    async def main():
+        async with stdio_client(params) as streams:
+            async with ClientSession(*streams) as s:
+                await s.discover()
+                assert s.protocol_version == "2026-07-28"
+                await s.list_tools()
+                serve = [int(p) for p in os.popen(f"pgrep -f 'serve --root {crate}'").read().split()]
+                assert serve, "tether serve not found"
+                for _ in range(300):
+                    if descendants_named(serve[0], "rust-analyzer"):
+                        return
+                    await asyncio.sleep(0.1)
+                raise AssertionError("no rust-analyzer was started after the first request")
+
+    asyncio.run(asyncio.wait_for(main(), timeout=120))

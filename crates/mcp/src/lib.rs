@@ -32,6 +32,8 @@ pub struct TetherServer {
     shutdown: CancellationToken,
     /// The question port of a 2026-07-28 client that can show forms, once one has called.
     deferred: Arc<std::sync::OnceLock<Arc<defer::DeferPort>>>,
+    /// Set once the run's warm-up has started.
+    warmed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl TetherServer {
@@ -42,6 +44,17 @@ impl TetherServer {
             surface,
             shutdown: CancellationToken::new(),
             deferred: Arc::default(),
+            warmed: Arc::default(),
+        }
+    }
+
+    /// Starts the servers for the languages present, once, so the first call finds them
+    /// ready: after the handshake, or at the first request of a client that has none
+    /// (MCP 2026-07-28).
+    fn warm_once(&self) {
+        if !self.warmed.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            let run = self.run.clone();
+            tokio::spawn(async move { run.warm().await });
         }
     }
 
@@ -51,6 +64,9 @@ impl TetherServer {
         let modern = context
             .protocol_version()
             .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        if modern {
+            self.warm_once();
+        }
         let can_elicit = context
             .client_capabilities()
             .is_some_and(|c| c.elicitation.is_some());
@@ -153,9 +169,7 @@ impl ServerHandler for TetherServer {
     }
 
     async fn on_initialized(&self, _context: rmcp::service::NotificationContext<RoleServer>) {
-        // Servers for the languages present start now, so the first call finds them ready.
-        let run = self.run.clone();
-        tokio::spawn(async move { run.warm().await });
+        self.warm_once();
     }
 
     async fn list_tools(

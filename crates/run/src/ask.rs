@@ -11,15 +11,20 @@ use tether_tool::{
     CallCx, Card, CardOption, Concurrency, Outcome, Questions, Tier, Tool, ToolError, ToolOutput,
 };
 
-/// An option the model offers.
+/// An option the model offers: a label alone, or a label with a description.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct OptionArg {
-    /// A short label, at most 60 characters.
-    pub label: String,
-    /// What choosing it means, if the label does not say.
-    #[serde(default)]
-    pub description: Option<String>,
+#[serde(untagged, deny_unknown_fields)]
+pub enum OptionArg {
+    /// Just the label, at most 60 characters.
+    Label(String),
+    /// A label and what choosing it means.
+    Described {
+        /// A short label, at most 60 characters.
+        label: String,
+        /// What choosing it means, if the label does not say.
+        #[serde(default)]
+        description: Option<String>,
+    },
 }
 
 /// `ask_user`'s arguments.
@@ -55,9 +60,15 @@ impl AskArgs {
             options: self
                 .options
                 .into_iter()
-                .map(|o| CardOption {
-                    label: o.label.trim().to_string(),
-                    description: o.description,
+                .map(|o| match o {
+                    OptionArg::Label(label) => CardOption {
+                        label: label.trim().to_string(),
+                        description: None,
+                    },
+                    OptionArg::Described { label, description } => CardOption {
+                        label: label.trim().to_string(),
+                        description,
+                    },
                 })
                 .collect(),
             allow_free_text,
@@ -160,4 +171,25 @@ fn answered(card: &Card, chosen: &[usize], text: Option<String>) -> String {
         out.push_str(&format!("\nwrote: \"{}\"", text.trim()));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn options_may_be_labels_or_objects_but_not_misspelled_objects() {
+        let args: AskArgs = serde_json::from_str(
+            r#"{"question": "Which?", "options": ["a", {"label": "b", "description": "bee"}]}"#,
+        )
+        .unwrap();
+        let card = args.into_card("q1".into()).unwrap();
+        assert_eq!(card.options[0].label, "a");
+        assert_eq!(card.options[1].description.as_deref(), Some("bee"));
+        let typo = serde_json::from_str::<AskArgs>(
+            r#"{"question": "Which?", "options": [{"label": "b", "desc": "bee"}]}"#,
+        );
+        assert!(typo.is_err(), "a misspelled field was dropped silently");
+    }
 }
