@@ -17,13 +17,13 @@ TETHER = os.environ.get("TETHER_BIN", str(ROOT / "target" / "debug" / "tether"))
 
 
 @contextlib.asynccontextmanager
-async def session(root, surface="agent", elicitation_callback=None):
+async def session(root, surface="agent", elicitation_callback=None, extra_args=()):
     """An initialized MCP client session over a fresh `tether serve` process; with an
     elicitation callback, the client declares that it can show forms."""
     cfg = pathlib.Path(root).parent / (pathlib.Path(root).name + "-cfg")
     params = StdioServerParameters(
         command=TETHER,
-        args=["serve", "--root", str(root), "--surface", surface],
+        args=["serve", "--root", str(root), "--surface", surface, *extra_args],
         env={"TETHER_CONFIG_DIR": str(cfg), "PATH": os.environ.get("PATH", "")},
     )
     async with stdio_client(params) as streams:

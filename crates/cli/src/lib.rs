@@ -43,6 +43,10 @@ enum Command {
         /// The conversation this run serves.
         #[arg(long)]
         conversation: Option<String>,
+        /// Vibe mode: register the background-worker tools (vibe_spawn, vibe_wait, vibe_send,
+        /// vibe_kill, vibe_list); `[workers]` in tether.toml names the agent CLIs they run.
+        #[arg(long)]
+        vibe: bool,
     },
     /// Call one tool in a fresh run and print its result; with --stdin, run one JSON call per
     /// line ({"tool": ..., "args": {...}}) in ONE run and print one JSON result per line.
@@ -170,9 +174,14 @@ fn build(
 
 async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
     match command {
-        Command::Serve { run, conversation } => {
+        Command::Serve {
+            run,
+            conversation,
+            vibe,
+        } => {
             let surface = run.surface;
-            let tether = Arc::new(open(extend, run.root, conversation)?);
+            let builder = RunBuilder::new(root_of(run.root)?).vibe(vibe);
+            let tether = Arc::new(build(extend, builder, conversation)?);
             let served = tether_mcp::TetherServer::new(tether.clone(), surface)
                 .serve_stdio()
                 .await;

@@ -39,6 +39,7 @@ pub struct RunBuilder {
     hooks: Vec<Arc<dyn WriteHook>>,
     file_tools: bool,
     single_call: bool,
+    vibe: bool,
     host_tools: Vec<HostTool>,
     capabilities: Vec<Box<dyn Capability>>,
 }
@@ -55,6 +56,7 @@ impl RunBuilder {
             hooks: Vec::new(),
             file_tools: true,
             single_call: false,
+            vibe: false,
             host_tools: Vec::new(),
             capabilities: Vec::new(),
         }
@@ -101,6 +103,13 @@ impl RunBuilder {
     /// later calls: parsed trees are dropped as soon as they are searched.
     pub fn single_call(mut self) -> Self {
         self.single_call = true;
+        self
+    }
+
+    /// Turns vibe mode on: the background-worker tools are registered (`tether serve --vibe`;
+    /// `vibe = true` in tether.toml does the same).
+    pub fn vibe(mut self, on: bool) -> Self {
+        self.vibe = on;
         self
     }
 
@@ -172,6 +181,11 @@ impl RunBuilder {
             .filter(|l| !l.honoured)
             .map(|l| l.key)
             .collect();
+        // A workspace file turns vibe mode on only once trusted, like any setting that runs
+        // something.
+        let vibe_held = install.held_back.iter().any(|k| k == "vibe");
+        install.vibe = self.vibe
+            || (config.get("vibe").and_then(toml::Value::as_bool) == Some(true) && !vibe_held);
         let mut capabilities: Vec<Box<dyn Capability>> = vec![
             Box::new(tether_files::FileTools {
                 harness: self.file_tools,
@@ -180,6 +194,7 @@ impl RunBuilder {
             Box::new(tether_lsp::Lsp::default()),
             Box::new(tether_dap::Debug::default()),
             Box::new(tether_kernel::Kernel::default()),
+            Box::new(tether_workers::Workers::default()),
         ];
         capabilities.extend(self.capabilities);
         let mut installed = Vec::new();

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use tether::{Outcome, RunBuilder, ScriptedPort, Surface};
+use tether::{Outcome, RunBuilder, ScriptedPort};
 
 fn run_with(dir: &std::path::Path, config: &str, port: Option<Arc<ScriptedPort>>) -> tether::Run {
     let cfg = dir.join("cfg");
@@ -52,12 +52,7 @@ async fn what_the_model_reads_for_each_outcome() {
         Outcome::TimedOut,
     ]));
     let run = run_with(dir.path(), "[ask]\ntimeout_s = 60\n", Some(port.clone()));
-    let names: Vec<String> = run
-        .runtime()
-        .tools(Surface::Agent)
-        .into_iter()
-        .map(|s| s.name)
-        .collect();
+    let names = common::agent_tools(&run);
     assert!(names.contains(&"ask_user".to_string()), "{names:?}");
     let ask = |args| common::call_text(&run, "ask_user", args);
     let db = json!({"question": "Which database?", "context": "I will assume Postgres.",
@@ -153,12 +148,7 @@ async fn cards_that_break_the_rules_say_what_to_change_and_ask_nobody() {
     // Without a port the tool is not listed and cannot be called.
     let dir = tempfile::tempdir().unwrap();
     let run = run_with(dir.path(), "", None);
-    let names: Vec<String> = run
-        .runtime()
-        .tools(Surface::Agent)
-        .into_iter()
-        .map(|s| s.name)
-        .collect();
+    let names = common::agent_tools(&run);
     assert!(!names.contains(&"ask_user".to_string()), "{names:?}");
     let absent = common::call_text(&run, "ask_user", json!({"question": "x?"})).await;
     assert!(absent.contains("unknown tool `ask_user`"), "{absent}");

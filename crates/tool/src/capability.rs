@@ -65,6 +65,8 @@ pub struct Install {
     /// Settings the workspace's `tether.toml` gave that are held back until it is trusted
     /// (dotted keys), so a capability can say what it is not using and why.
     pub held_back: Vec<String>,
+    /// True in vibe mode (`tether serve --vibe`, or `vibe = true`): background workers may run.
+    pub vibe: bool,
     tools: Vec<(Arc<dyn DynTool>, Option<ClientFeature>)>,
     hooks: Vec<Arc<dyn WriteHook>>,
 }
@@ -84,6 +86,7 @@ impl Install {
             single_call,
             trusted: false,
             held_back: Vec::new(),
+            vibe: false,
             tools: Vec::new(),
             hooks: Vec::new(),
         }

@@ -88,6 +88,15 @@ pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The names of the tools the agent surface lists now.
+pub fn agent_tools(run: &Run) -> Vec<String> {
+    run.runtime()
+        .tools(Surface::Agent)
+        .into_iter()
+        .map(|s| s.name)
+        .collect()
+}
+
 /// A root call on the agent surface as text, an error as `ERROR <message>`, for asserting on
 /// either.
 pub async fn call_text(run: &Run, tool: &str, args: Value) -> String {

@@ -1,0 +1,263 @@
+//! The vibe tools with a scripted worker command standing in for an agent CLI: spawn, list,
+//! wait before and after the end, a wait that times out, send while running and after the end,
+//! kill (the grandchild goes too), stalled detection, the concurrency cap, the tools' absence
+//! outside vibe mode, and no process left after the run.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::json;
+use tether::{Run, RunBuilder};
+
+/// Reads the brief from stdin and acts on its first word; prints its pid so tests can find it.
+const WORKER: &str = r#"
+brief=$(cat)
+echo "pid $$"
+case "$brief" in
+  succeed*) echo "working on: $brief"; echo "all done";;
+  fail*) echo "trying" ; echo "it broke" >&2; exit 3;;
+  hang*) echo "hanging"; sleep 300;;
+  grandchild*) sh -c "sleep 300; echo TETHER_GRANDCHILD_MARK" & echo "child $!"; sleep 300;;
+  silent*) sleep 3; echo "woke up"; echo "finished quietly";;
+  slow*) sleep 2; echo "slow done";;
+  *) echo "unknown brief: $brief" >&2; exit 2;;
+esac
+"#;
+
+fn run_vibe(dir: &Path, extra: &str, vibe: bool) -> Run {
+    let script = dir.join("worker.sh");
+    std::fs::write(&script, WORKER).unwrap();
+    let cfg = dir.join("cfg");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::create_dir_all(dir.join("ws")).unwrap();
+    let config = format!(
+        "[workers]\nmax_concurrent = 2\n{extra}\n[workers.fast]\ncommand = [\"sh\", \"{}\"]\n",
+        script.display()
+    );
+    std::fs::write(cfg.join("tether.toml"), config).unwrap();
+    RunBuilder::new(dir.join("ws"))
+        .user_config_dir(&cfg)
+        .state_dir(dir.join("state"))
+        .vibe(vibe)
+        .build()
+        .unwrap()
+}
+
+/// The pid a worker printed on a line `PREFIX PID` of its transcript, once it has.
+async fn logged_pid(dir: &Path, id: &str, prefix: &str) -> u32 {
+    let path = dir.join(format!("ws/.tether/workers/{id}.log"));
+    for _ in 0..100 {
+        let log = std::fs::read_to_string(&path).unwrap_or_default();
+        let found = log
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix)?.trim().parse().ok());
+        if let Some(pid) = found {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{id} never printed `{prefix} PID` in {}", path.display());
+}
+
+async fn spawn(run: &Run, brief: &str) -> String {
+    let out = common::call_text(run, "vibe_spawn", json!({"brief": brief, "label": brief})).await;
+    out.split_whitespace().next().unwrap().to_string()
+}
+
+async fn wait(run: &Run, id: &str, secs: u64) -> String {
+    common::call_text(
+        run,
+        "vibe_wait",
+        json!({"worker_id": id, "timeout_seconds": secs}),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn workers_run_end_fail_and_are_listed_with_their_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_vibe(dir.path(), "", true);
+    let ok = spawn(&run, "succeed at the task").await;
+    assert_eq!(ok, "w1");
+    let done = wait(&run, "w1", 30).await;
+    assert!(
+        done.contains("w1 (succeed at the task, fast): completed")
+            && done.contains("working on: succeed at the task\nall done")
+            && done.contains(".tether/workers/w1.log"),
+        "{done}"
+    );
+    // Waiting again after the end answers at once, the result kept.
+    assert_eq!(wait(&run, "w1", 30).await, done);
+    let transcript = std::fs::read_to_string(dir.path().join("ws/.tether/workers/w1.log")).unwrap();
+    assert!(
+        transcript.contains("--- run 1 ---") && transcript.contains("all done"),
+        "{transcript}"
+    );
+
+    spawn(&run, "fail loudly").await;
+    let failed = wait(&run, "w2", 30).await;
+    assert!(
+        failed.contains("failed") && failed.contains("exit code 3") && failed.contains("it broke"),
+        "{failed}"
+    );
+    let list = common::call_text(&run, "vibe_list", json!({})).await;
+    assert!(
+        list.contains("w1  succeed at the task  fast  completed"),
+        "{list}"
+    );
+    assert!(list.contains("w2  fail loudly  fast  failed"), "{list}");
+
+    // A tier with no backend says how to configure one.
+    let good = common::call_text(
+        &run,
+        "vibe_spawn",
+        json!({"brief": "succeed", "label": "x", "tier": "good"}),
+    )
+    .await;
+    assert!(
+        good.contains("no `[workers.good]` backend is configured") && good.contains("command = ["),
+        "{good}"
+    );
+
+    // A wrong id names the ones there are.
+    let wrong = wait(&run, "w9", 1).await;
+    assert!(
+        wrong.contains("no worker `w9`; this run has w1, w2"),
+        "{wrong}"
+    );
+    run.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+async fn waits_time_out_sends_rerun_and_kill_takes_the_grandchild() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_vibe(dir.path(), "", true);
+    let id = spawn(&run, "hang forever").await;
+    let timed_out = wait(&run, &id, 1).await;
+    assert!(
+        timed_out.contains("none ended within 1 s: w1 running"),
+        "{timed_out}"
+    );
+
+    // Sent while running: restarted with the longer brief (which now starts "hang", still).
+    let sent = common::call_text(
+        &run,
+        "vibe_send",
+        json!({"worker_id": "w1", "message": "and more"}),
+    )
+    .await;
+    assert!(
+        sent.contains("was running: stopped and restarted"),
+        "{sent}"
+    );
+    let killed = common::call_text(&run, "vibe_kill", json!({"worker_id": "w1"})).await;
+    assert!(killed.contains("w1 killed"), "{killed}");
+    assert!(wait(&run, "w1", 5).await.contains("killed"));
+
+    // Sent after the end: runs again.
+    let quick = spawn(&run, "succeed once").await;
+    wait(&run, &quick, 30).await;
+    let again = common::call_text(
+        &run,
+        "vibe_send",
+        json!({"worker_id": quick, "message": "then again"}),
+    )
+    .await;
+    assert!(again.contains("had ended: runs again"), "{again}");
+    let second = wait(&run, &quick, 30).await;
+    assert!(
+        second.contains("completed") && second.contains("then again"),
+        "{second}"
+    );
+
+    // Kill takes the whole tree, grandchild included.
+    let parent = spawn(&run, "grandchild please").await;
+    let child = logged_pid(dir.path(), &parent, "child").await;
+
+    assert!(tether_proc::is_running(child));
+    common::call_text(&run, "vibe_kill", json!({"worker_id": parent})).await;
+    assert!(
+        tether_proc::gone_within(child, Duration::from_secs(5)),
+        "the grandchild outlived the kill"
+    );
+    run.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+async fn a_silent_worker_is_stalled_and_the_cap_queues_the_third() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_vibe(dir.path(), "stall_after_s = 1", true);
+    let quiet = spawn(&run, "silent for a while").await;
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    let list = common::call_text(&run, "vibe_list", json!({})).await;
+    assert!(list.contains("stalled"), "{list}");
+    // It speaks again and finishes: completed, and the stall is in its history.
+    let done = wait(&run, &quiet, 30).await;
+    assert!(
+        done.contains("completed") && done.contains("finished quietly"),
+        "{done}"
+    );
+    let history = done.lines().find(|l| l.starts_with("history: ")).unwrap();
+    let states: Vec<&str> = history[9..]
+        .split(", ")
+        .map(|s| s.split(' ').next().unwrap())
+        .collect();
+    assert_eq!(
+        states,
+        ["queued", "running", "stalled", "running", "completed"],
+        "{history}"
+    );
+
+    // A cap of 2: the third waits for a slot, and starts once one frees.
+    spawn(&run, "slow one").await;
+    spawn(&run, "slow two").await;
+    let third = common::call_text(
+        &run,
+        "vibe_spawn",
+        json!({"brief": "slow three", "label": "third"}),
+    )
+    .await;
+    assert!(third.contains("queued: all 2 slots are busy"), "{third}");
+    let done = common::call_text(
+        &run,
+        "vibe_wait",
+        json!({"worker_ids": ["w4"], "timeout_seconds": 30}),
+    )
+    .await;
+    assert!(
+        done.contains("completed") && done.contains("slow done"),
+        "{done}"
+    );
+    run.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+async fn outside_vibe_mode_there_are_no_workers_and_none_outlive_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_vibe(dir.path(), "", false);
+    let names = common::agent_tools(&run);
+    assert!(!names.iter().any(|n| n.starts_with("vibe_")), "{names:?}");
+    run.shutdown(Duration::from_secs(5)).await;
+
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_vibe(dir.path(), "", true);
+    spawn(&run, "grandchild at the end").await;
+    spawn(&run, "hang at the end").await;
+    let pids = [
+        logged_pid(dir.path(), "w1", "pid").await,
+        logged_pid(dir.path(), "w1", "child").await,
+        logged_pid(dir.path(), "w2", "pid").await,
+    ];
+
+    run.shutdown(Duration::from_secs(5)).await;
+    for pid in pids {
+        assert!(
+            tether_proc::gone_within(pid, Duration::from_secs(5)),
+            "process {pid} of a worker outlived the run"
+        );
+    }
+}

@@ -1,0 +1,99 @@
+//! `[workers]`: how many run at once, when a silent one counts as stalled, and each tier's
+//! command with the format of its output.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// How a backend's stdout carries its final message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// Plain text: the whole output is the result.
+    #[default]
+    Text,
+    /// One JSON object per line; the `result` event's `result` is the final message.
+    StreamJson,
+}
+
+/// One tier's backend.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TierConfig {
+    /// The agent CLI and its flags; the brief goes in on stdin.
+    pub command: Vec<String>,
+    /// How its stdout carries the final message.
+    #[serde(default)]
+    pub format: Format,
+}
+
+/// The `[workers]` section.
+#[derive(Debug, Clone)]
+pub struct WorkersConfig {
+    /// Workers running at once; the rest queue.
+    pub max_concurrent: usize,
+    /// Silent this long while running: stalled.
+    pub stall_after: Duration,
+    /// `fast`, `good`, by name.
+    pub tiers: BTreeMap<String, TierConfig>,
+}
+
+impl Default for WorkersConfig {
+    fn default() -> Self {
+        WorkersConfig {
+            max_concurrent: 4,
+            stall_after: Duration::from_secs(300),
+            tiers: BTreeMap::new(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Section {
+    max_concurrent: Option<usize>,
+    stall_after_s: Option<u64>,
+    fast: Option<TierConfig>,
+    good: Option<TierConfig>,
+}
+
+impl WorkersConfig {
+    /// Reads `[workers]`; a wrong key or value says which and what is allowed.
+    pub fn from_section(section: Option<&toml::Value>) -> Result<Self, String> {
+        let mut config = WorkersConfig::default();
+        let Some(section) = section else {
+            return Ok(config);
+        };
+        let s: Section = section
+            .clone()
+            .try_into()
+            .map_err(|e| format!("[workers]: {e}"))?;
+        if let Some(n) = s.max_concurrent {
+            if !(1..=64).contains(&n) {
+                return Err(format!("[workers]: `max_concurrent = {n}`: give 1 to 64"));
+            }
+            config.max_concurrent = n;
+        }
+        if let Some(secs) = s.stall_after_s {
+            if !(1..=86_400).contains(&secs) {
+                return Err(format!(
+                    "[workers]: `stall_after_s = {secs}`: give seconds from 1 to 86400"
+                ));
+            }
+            config.stall_after = Duration::from_secs(secs);
+        }
+        for (name, tier) in [("fast", s.fast), ("good", s.good)] {
+            if let Some(tier) = tier {
+                if tier.command.first().is_none_or(|p| p.trim().is_empty()) {
+                    return Err(format!(
+                        "[workers.{name}]: `command` is empty: give the agent CLI and its flags, \
+                         e.g. command = [\"claude\", \"-p\"]"
+                    ));
+                }
+                config.tiers.insert(name.to_string(), tier);
+            }
+        }
+        Ok(config)
+    }
+}

@@ -1,0 +1,83 @@
+//! Background workers as a capability: coding agents run non-interactively on a brief, in
+//! their own process groups, through the five vibe tools. Registered only in vibe mode, and
+//! every worker's tree is killed when the run ends.
+
+mod config;
+mod pool;
+mod tools;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tether_tool::{BoxFuture, Capability, Install};
+
+pub use config::{Format, TierConfig, WorkersConfig};
+pub use pool::{State, final_message};
+
+/// The workers capability.
+#[derive(Default)]
+pub struct Workers {
+    config: WorkersConfig,
+    pool: Option<Arc<pool::Pool>>,
+}
+
+impl Capability for Workers {
+    fn name(&self) -> &'static str {
+        "workers"
+    }
+
+    fn section(&self) -> Option<&'static str> {
+        Some("workers")
+    }
+
+    fn configure(&mut self, section: Option<&toml::Value>) -> Result<bool, String> {
+        self.config = WorkersConfig::from_section(section)?;
+        Ok(true)
+    }
+
+    fn install(&mut self, run: &mut Install) {
+        if !run.vibe {
+            return;
+        }
+        // A backend command from the workspace's own file waits for `tether trust`.
+        let held: Vec<(String, String)> = ["fast", "good"]
+            .into_iter()
+            .filter(|tier| {
+                let key = format!("workers.{tier}");
+                run.held_back.iter().any(|k| k.starts_with(&key))
+            })
+            .map(|tier| {
+                (
+                    tier.to_string(),
+                    format!(
+                        "the workspace's [workers.{tier}] names a command, so it is held back \
+                         until the workspace is trusted (`tether trust`)"
+                    ),
+                )
+            })
+            .collect();
+        let mut config = self.config.clone();
+        for (tier, _) in &held {
+            config.tiers.remove(tier);
+        }
+        let pool = Arc::new(pool::Pool::new(config, run.workspace.root()));
+        let shared = Arc::new(tools::Shared {
+            pool: pool.clone(),
+            held,
+        });
+        run.tool(tools::Spawn(shared.clone()))
+            .tool(tools::Wait(shared.clone()))
+            .tool(tools::Send(shared.clone()))
+            .tool(tools::Kill(shared.clone()))
+            .tool(tools::List(shared));
+        self.pool = Some(pool);
+    }
+
+    fn shutdown(&self, _budget: Duration) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if let Some(pool) = &self.pool {
+                pool.close();
+            }
+        })
+    }
+}

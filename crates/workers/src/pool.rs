@@ -1,0 +1,516 @@
+//! The run's workers: each a backend process in its own group, fed its brief on stdin, its
+//! stdout kept as the transcript. At most `max_concurrent` run; the rest queue, and a worker
+//! that ends frees its slot at once for the next.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use tether_proc::{ChildSpec, LongChild};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{Format, TierConfig, WorkersConfig};
+
+/// Output kept in memory per run, for the final message; the transcript has it all.
+const KEPT_OUTPUT: usize = 4 << 20;
+
+/// Where a worker is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Waiting for a slot.
+    Queued,
+    /// Its process runs and has spoken within `stall_after_s`.
+    Running,
+    /// Its process runs but has been silent past `stall_after_s`; still killable.
+    Stalled,
+    /// Exited 0.
+    Completed,
+    /// Exited otherwise, or could not start.
+    Failed,
+    /// Killed by `vibe_kill` or at the run's end.
+    Killed,
+}
+
+impl State {
+    /// Its name in results.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Queued => "queued",
+            State::Running => "running",
+            State::Stalled => "stalled",
+            State::Completed => "completed",
+            State::Failed => "failed",
+            State::Killed => "killed",
+        }
+    }
+
+    /// Whether the worker is done (until sent more).
+    pub fn ended(self) -> bool {
+        matches!(self, State::Completed | State::Failed | State::Killed)
+    }
+}
+
+/// One worker and what is known of it.
+#[derive(Debug, Clone)]
+pub struct Worker {
+    /// `w1`, `w2`, …
+    pub id: String,
+    /// The caller's label.
+    pub label: String,
+    /// `fast` or `good`.
+    pub tier: String,
+    /// The brief, with every message sent since appended.
+    pub brief: String,
+    /// Its state now.
+    pub state: State,
+    /// Every change of state, with when it happened.
+    pub changes: Vec<(State, SystemTime)>,
+    /// When its current run began.
+    pub started: Option<Instant>,
+    /// When its last run ended.
+    pub ended: Option<Instant>,
+    /// Its full stdout, every run, under `.tether/workers/`.
+    pub transcript: PathBuf,
+    /// The final message of its last finished run.
+    pub result: Option<String>,
+    /// How its last run ended, in words ("exit code 1"), when it did not succeed.
+    pub exit: Option<String>,
+    /// The last lines of stderr of its last run.
+    pub stderr_tail: Vec<String>,
+    /// How many times it has been started.
+    pub runs: u32,
+    /// Its process group while it runs.
+    group: Option<u32>,
+    /// Ends the current run.
+    stop: Option<CancellationToken>,
+}
+
+impl Worker {
+    fn set(&mut self, state: State) {
+        if self.state != state {
+            self.state = state;
+            self.changes.push((state, SystemTime::now()));
+        }
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    workers: BTreeMap<u32, Worker>,
+    queue: VecDeque<u32>,
+    running: usize,
+    next: u32,
+    closed: bool,
+}
+
+/// The run's workers.
+pub struct Pool {
+    config: WorkersConfig,
+    root: PathBuf,
+    inner: Mutex<Inner>,
+    /// Woken at every change of state.
+    pub changed: Notify,
+}
+
+/// The number in a worker id (`w3` -> 3).
+pub fn number(id: &str) -> Option<u32> {
+    id.trim().strip_prefix('w')?.parse().ok()
+}
+
+impl Pool {
+    /// An empty pool for workers in `root`.
+    pub fn new(config: WorkersConfig, root: &Path) -> Self {
+        Pool {
+            config,
+            root: root.to_path_buf(),
+            inner: Mutex::default(),
+            changed: Notify::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &WorkersConfig {
+        &self.config
+    }
+
+    /// A copy of every worker, oldest first.
+    pub fn all(&self) -> Vec<Worker> {
+        self.lock().workers.values().cloned().collect()
+    }
+
+    /// A copy of one worker.
+    pub fn get(&self, n: u32) -> Option<Worker> {
+        self.lock().workers.get(&n).cloned()
+    }
+
+    /// Adds a worker and starts it, or queues it when every slot is busy; its id.
+    pub fn spawn(self: &Arc<Self>, brief: String, label: String, tier: String) -> String {
+        let n = {
+            let mut inner = self.lock();
+            inner.next += 1;
+            let n = inner.next;
+            let id = format!("w{n}");
+            let transcript = self.root.join(".tether/workers").join(format!("{id}.log"));
+            let worker = Worker {
+                id,
+                label,
+                tier,
+                brief,
+                state: State::Queued,
+                changes: vec![(State::Queued, SystemTime::now())],
+                started: None,
+                ended: None,
+                transcript,
+                result: None,
+                exit: None,
+                stderr_tail: Vec::new(),
+                runs: 0,
+                group: None,
+                stop: None,
+            };
+            inner.workers.insert(n, worker);
+            inner.queue.push_back(n);
+            n
+        };
+        self.fill();
+        format!("w{n}")
+    }
+
+    /// Appends `message` to the brief and runs the worker again: at once if it had ended, by
+    /// restarting it if it ran. Says which happened.
+    pub fn send(self: &Arc<Self>, n: u32, message: &str) -> Result<&'static str, String> {
+        let how = {
+            let mut inner = self.lock();
+            if inner.closed {
+                return Err("the run is ending; no worker starts now".into());
+            }
+            let Some(worker) = inner.workers.get_mut(&n) else {
+                return Err(format!("no worker w{n}"));
+            };
+            worker.brief = format!("{}\n\n{}", worker.brief.trim_end(), message.trim());
+            match worker.state {
+                State::Queued => "queued still; it starts with the longer brief",
+                State::Running | State::Stalled => {
+                    if let Some(stop) = worker.stop.take() {
+                        stop.cancel();
+                    }
+                    worker.group = None;
+                    worker.set(State::Queued);
+                    inner.running -= 1;
+                    inner.queue.push_front(n);
+                    "was running: stopped and restarted with the longer brief"
+                }
+                _ => {
+                    worker.set(State::Queued);
+                    inner.queue.push_back(n);
+                    "had ended: runs again with the longer brief"
+                }
+            }
+        };
+        self.changed.notify_waiters();
+        self.fill();
+        Ok(how)
+    }
+
+    /// Kills the worker's whole process tree; false if it had already ended.
+    pub fn kill(self: &Arc<Self>, n: u32) -> Result<bool, String> {
+        let killed = {
+            let mut inner = self.lock();
+            let Some(worker) = inner.workers.get_mut(&n) else {
+                return Err(format!("no worker w{n}"));
+            };
+            match worker.state {
+                s if s.ended() => false,
+                State::Queued => {
+                    worker.set(State::Killed);
+                    inner.queue.retain(|q| *q != n);
+                    true
+                }
+                _ => {
+                    kill_run(worker);
+                    worker.set(State::Killed);
+                    worker.ended = Some(Instant::now());
+                    inner.running -= 1;
+                    true
+                }
+            }
+        };
+        self.changed.notify_waiters();
+        self.fill();
+        Ok(killed)
+    }
+
+    /// Kills every worker's tree and refuses new ones: the run is ending.
+    pub fn close(&self) {
+        let mut inner = self.lock();
+        inner.closed = true;
+        inner.queue.clear();
+        for worker in inner.workers.values_mut() {
+            match worker.state {
+                State::Running | State::Stalled => {
+                    kill_run(worker);
+                    worker.set(State::Killed);
+                    worker.exit = Some("killed as the run ended".into());
+                }
+                State::Queued => worker.set(State::Killed),
+                _ => {}
+            }
+        }
+        inner.running = 0;
+        drop(inner);
+        self.changed.notify_waiters();
+    }
+
+    /// Starts queued workers while slots are free.
+    fn fill(self: &Arc<Self>) {
+        loop {
+            let (n, worker) = {
+                let mut inner = self.lock();
+                if inner.closed || inner.running >= self.config.max_concurrent {
+                    return;
+                }
+                let Some(n) = inner.queue.pop_front() else {
+                    return;
+                };
+                inner.running += 1;
+                let Some(worker) = inner.workers.get_mut(&n) else {
+                    inner.running -= 1;
+                    continue;
+                };
+                worker.runs += 1;
+                worker.started = Some(Instant::now());
+                worker.ended = None;
+                worker.set(State::Running);
+                (n, worker.clone())
+            };
+            self.changed.notify_waiters();
+            self.start(n, worker);
+        }
+    }
+
+    /// Starts one run of a worker and the task that watches it.
+    fn start(self: &Arc<Self>, n: u32, worker: Worker) {
+        let Some(tier) = self.config.tiers.get(&worker.tier).cloned() else {
+            self.finish(
+                n,
+                None,
+                Err(format!("no `[workers.{}]` is configured", worker.tier)),
+            );
+            return;
+        };
+        let spec = ChildSpec {
+            argv: tier.command.clone(),
+            cwd: Some(self.root.clone()),
+            env: vec![("TETHER_WORKER_ID".into(), worker.id.clone())],
+        };
+        let mut child = match LongChild::spawn(&spec) {
+            Ok(child) => child,
+            Err(e) => {
+                self.finish(n, None, Err(format!("it could not start: {e}")));
+                return;
+            }
+        };
+        let stop = CancellationToken::new();
+        {
+            let mut inner = self.lock();
+            if let Some(w) = inner.workers.get_mut(&n) {
+                w.group = child.pid();
+                w.stop = Some(stop.clone());
+            }
+        }
+        let pool = self.clone();
+        tokio::spawn(async move {
+            let outcome = watch(&pool, n, &worker, &tier, &mut child, &stop).await;
+            // Its last stderr lines are read before they are reported.
+            child.last_words_within(Duration::from_secs(1)).await;
+            if !stop.is_cancelled() {
+                pool.finish(n, Some(child.stderr_tail()), outcome);
+            }
+        });
+    }
+
+    /// Notes output: a stalled worker is running again.
+    fn heard(&self, n: u32) {
+        let mut inner = self.lock();
+        if let Some(w) = inner.workers.get_mut(&n)
+            && w.state == State::Stalled
+        {
+            w.set(State::Running);
+            drop(inner);
+            self.changed.notify_waiters();
+        }
+    }
+
+    fn stalled(&self, n: u32) {
+        let mut inner = self.lock();
+        if let Some(w) = inner.workers.get_mut(&n)
+            && w.state == State::Running
+        {
+            w.set(State::Stalled);
+            drop(inner);
+            self.changed.notify_waiters();
+        }
+    }
+
+    /// Records how a run ended and frees its slot for the next queued worker.
+    fn finish(
+        self: &Arc<Self>,
+        n: u32,
+        stderr: Option<Vec<String>>,
+        outcome: Result<String, String>,
+    ) {
+        {
+            let mut inner = self.lock();
+            let Some(worker) = inner.workers.get_mut(&n) else {
+                return;
+            };
+            if worker.state.ended() || worker.state == State::Queued {
+                return; // Killed, restarted or closed meanwhile: that already said how.
+            }
+            worker.group = None;
+            worker.stop = None;
+            worker.ended = Some(Instant::now());
+            worker.stderr_tail = stderr.unwrap_or_default();
+            match outcome {
+                Ok(result) => {
+                    worker.result = Some(result);
+                    worker.exit = None;
+                    worker.set(State::Completed);
+                }
+                Err(why) => {
+                    worker.exit = Some(why);
+                    worker.set(State::Failed);
+                }
+            }
+            inner.running = inner.running.saturating_sub(1);
+        }
+        self.changed.notify_waiters();
+        self.fill();
+    }
+}
+
+/// Kills a worker's current run: its whole group, at once.
+fn kill_run(worker: &mut Worker) {
+    if let Some(stop) = worker.stop.take() {
+        stop.cancel();
+    }
+    if let Some(pid) = worker.group.take() {
+        // SAFETY: signals the process group this pool started for the worker.
+        unsafe {
+            libc::killpg(pid as libc::pid_t, libc::SIGKILL);
+        }
+    }
+}
+
+/// Feeds the brief, keeps the transcript and watches for silence until the run ends; its
+/// final message, or why it failed.
+async fn watch(
+    pool: &Pool,
+    n: u32,
+    worker: &Worker,
+    tier: &TierConfig,
+    child: &mut LongChild,
+    stop: &CancellationToken,
+) -> Result<String, String> {
+    if let Some(parent) = worker.transcript.parent() {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    let mut transcript = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&worker.transcript)
+        .map_err(|e| {
+            format!(
+                "cannot open its transcript {}: {e}",
+                worker.transcript.display()
+            )
+        })?;
+    let _ = writeln!(transcript, "--- run {} ---", worker.runs);
+    if let Some(mut stdin) = child.take_stdin() {
+        let brief = worker.brief.clone();
+        tokio::spawn(async move {
+            let _ = stdin.write_all(brief.as_bytes()).await;
+            let _ = stdin.shutdown().await;
+        });
+    }
+    let stdout = child
+        .take_stdout()
+        .ok_or_else(|| "its output could not be read".to_string())?;
+    let mut lines = BufReader::new(stdout).lines();
+    let mut kept = String::new();
+    let mut open = true;
+    let mut last = Instant::now();
+    let stall = pool.config.stall_after;
+    let status = loop {
+        tokio::select! {
+            line = lines.next_line(), if open => match line {
+                Ok(Some(line)) => {
+                    let _ = writeln!(transcript, "{line}");
+                    if kept.len() < KEPT_OUTPUT {
+                        kept.push_str(&line);
+                        kept.push('\n');
+                    }
+                    last = Instant::now();
+                    pool.heard(n);
+                }
+                _ => open = false,
+            },
+            status = child.exited_within(Duration::from_secs(3600)), if !open => {
+                if let Some(status) = status {
+                    break status;
+                }
+            }
+            () = tokio::time::sleep_until((last + stall).into()) => {
+                pool.stalled(n);
+                last = Instant::now() + Duration::from_secs(86_400 * 365);
+            }
+            () = stop.cancelled() => {
+                child.kill();
+                return Err("stopped".into());
+            }
+        }
+    };
+    match status.code() {
+        Some(0) => Ok(final_message(tier.format, &kept)),
+        Some(code) => Err(format!("exit code {code}")),
+        None => Err("killed by a signal".into()),
+    }
+}
+
+/// The worker's final message from its output, by its backend's format.
+pub fn final_message(format: Format, output: &str) -> String {
+    match format {
+        Format::Text => output.trim().to_string(),
+        Format::StreamJson => output
+            .lines()
+            .rev()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find(|event| event["type"] == "result")
+            .and_then(|event| event["result"].as_str().map(str::to_string))
+            .unwrap_or_else(|| {
+                "(no `result` event in its stream-json output; see the transcript)".into()
+            }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_final_message_follows_the_format() {
+        assert_eq!(final_message(Format::Text, "\nall done\n"), "all done");
+        let stream = "{\"type\":\"system\"}\n{\"type\":\"assistant\",\"message\":{}}\n\
+                      {\"type\":\"result\",\"subtype\":\"success\",\"result\":\"fixed it\"}\n";
+        assert_eq!(final_message(Format::StreamJson, stream), "fixed it");
+        assert!(final_message(Format::StreamJson, "not json").contains("no `result` event"));
+    }
+}

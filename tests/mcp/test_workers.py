@@ -1,0 +1,41 @@
+"""Vibe mode through a real MCP client: `tether serve --vibe` lists the worker tools and runs a
+scripted worker to its result; without the flag they are absent; no worker outlives the
+client."""
+
+import asyncio
+
+from conftest import session, text
+from test_debug_processes import gone_within, left
+
+WORKER = 'brief=$(cat)\necho "worker in {root}"\necho "did: $brief"\n'
+
+
+def configure(workspace):
+    script = workspace.parent / "worker.sh"
+    script.write_text(WORKER.format(root=workspace) + 'case "$brief" in hang*) sleep 300;; esac\n')
+    cfg = workspace.parent / (workspace.name + "-cfg")
+    cfg.mkdir(exist_ok=True)
+    (cfg / "tether.toml").write_text(f'[workers.fast]\ncommand = ["sh", "{script}", "{workspace}"]\n')
+
+
+def test_serve_vibe_runs_a_worker_to_its_result(workspace):
+    configure(workspace)
+
+    async def main():
+        async with session(workspace) as s:
+            names = [t.name for t in (await s.list_tools()).tools]
+            assert not [n for n in names if n.startswith("vibe_")], names
+        async with session(workspace, extra_args=["--vibe"]) as s:
+            names = [t.name for t in (await s.list_tools()).tools]
+            assert {"vibe_spawn", "vibe_wait", "vibe_send", "vibe_kill", "vibe_list"} <= set(names), names
+            r = await s.call_tool("vibe_spawn", {"brief": "tidy the readme", "label": "readme"})
+            assert not r.is_error and text(r).startswith("w1 spawned (fast)"), text(r)
+            r = await s.call_tool("vibe_wait", {"worker_id": "w1", "timeout_seconds": 30})
+            assert "completed" in text(r) and "did: tidy the readme" in text(r), text(r)
+            # One left running when the client goes away.
+            await s.call_tool("vibe_spawn", {"brief": "hang around", "label": "stays"})
+            await asyncio.sleep(0.5)
+            assert left(workspace), "the hanging worker should be running"
+
+    asyncio.run(asyncio.wait_for(main(), timeout=120))
+    assert gone_within(workspace, 10), f"a worker outlived the client: {left(workspace)}"
