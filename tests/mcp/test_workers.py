@@ -3,8 +3,11 @@ scripted worker to its result; without the flag they are absent; no worker outli
 client."""
 
 import asyncio
+import json
+import os
+import subprocess
 
-from conftest import session, text
+from conftest import TETHER, session, text
 from test_debug_processes import gone_within, left
 
 WORKER = 'brief=$(cat)\necho "worker in {root}"\necho "did: $brief"\n'
@@ -39,3 +42,11 @@ def test_serve_vibe_runs_a_worker_to_its_result(workspace):
 
     asyncio.run(asyncio.wait_for(main(), timeout=120))
     assert gone_within(workspace, 10), f"a worker outlived the client: {left(workspace)}"
+
+
+def test_a_surface_passed_down_in_the_environment_cannot_be_widened(workspace):
+    env = dict(os.environ, TETHER_SURFACE="plan", TETHER_CONFIG_DIR=str(workspace.parent / "cfg"))
+    done = subprocess.run([TETHER, "tools", "--surface", "agent", "--json", "--root", str(workspace)],
+                          capture_output=True, text=True, env=env, timeout=60)
+    names = [t["name"] for t in json.loads(done.stdout)]
+    assert "read" in names and "write" not in names and "eval" not in names, names

@@ -98,6 +98,17 @@ enum Command {
     },
 }
 
+impl RunArgs {
+    /// The surface asked for, narrowed to `TETHER_SURFACE` when that is set: a worker tether
+    /// started passes its surface down this way, and no flag of the worker's can widen it.
+    fn surface(&self) -> Surface {
+        let ceiling = std::env::var("TETHER_SURFACE")
+            .ok()
+            .and_then(|s| s.parse::<Surface>().ok());
+        ceiling.map_or(self.surface, |limit| self.surface.narrower(limit))
+    }
+}
+
 /// Prints a line to stdout; a closed pipe (`tether … | head`) is not an error worth a panic.
 macro_rules! say {
     ($($arg:tt)*) => {{
@@ -179,7 +190,7 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
             conversation,
             vibe,
         } => {
-            let surface = run.surface;
+            let surface = run.surface();
             let builder = RunBuilder::new(root_of(run.root)?).vibe(vibe);
             let tether = Arc::new(build(extend, builder, conversation)?);
             let served = tether_mcp::TetherServer::new(tether.clone(), surface)
@@ -195,7 +206,7 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
             stdin,
             run,
         } => {
-            let surface = run.surface;
+            let surface = run.surface();
             match (stdin, tool) {
                 (true, None) => {
                     let tether = open(extend, run.root, None)?;
@@ -256,8 +267,9 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
             }
         }
         Command::Tools { run, json } => {
+            let surface = run.surface();
             let tether = open(extend, run.root, None)?;
-            let specs = tether.runtime().tools(run.surface);
+            let specs = tether.runtime().tools(surface);
             if json {
                 let list: Vec<Value> = specs
                     .iter()
@@ -268,7 +280,7 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
                     .collect();
                 say!("{}", Value::Array(list));
             } else {
-                say!("{}", surface_header(run.surface));
+                say!("{}", surface_header(surface));
                 for s in specs {
                     let first = s.description.split(". ").next().unwrap_or("");
                     say!("{:<12} {:<5} {first}", s.name, s.tier.as_str());

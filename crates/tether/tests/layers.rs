@@ -14,7 +14,7 @@ fn rank(name: &str) -> Option<u8> {
         "tether-fs" | "tether-proc" | "tether-fake-lsp" => 0,
         "tether-tool" => 1,
         "tether-run" | "tether-files" | "tether-structural" | "tether-lsp" | "tether-dap"
-        | "tether-kernel" => 2,
+        | "tether-kernel" | "tether-workers" => 2,
         "tether" => 3,
         "tether-mcp" => 4,
         "tether-cli" => 5,

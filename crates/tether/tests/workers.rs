@@ -17,6 +17,8 @@ use tether::{Run, RunBuilder};
 const WORKER: &str = r#"
 brief=$(cat)
 echo "pid $$"
+echo "args $*"
+echo "surface $TETHER_SURFACE"
 case "$brief" in
   succeed*) echo "working on: $brief"; echo "all done";;
   fail*) echo "trying" ; echo "it broke" >&2; exit 3;;
@@ -260,4 +262,73 @@ async fn outside_vibe_mode_there_are_no_workers_and_none_outlive_the_run() {
             "process {pid} of a worker outlived the run"
         );
     }
+}
+
+#[tokio::test]
+async fn a_worker_never_gets_a_wider_surface_than_its_caller() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("worker.sh");
+    std::fs::write(&script, WORKER).unwrap();
+    let cfg = dir.path().join("cfg");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::create_dir_all(dir.path().join("ws")).unwrap();
+    let command = format!("command = [\"sh\", \"{}\"]", script.display());
+    let config = format!(
+        "[workers.fast]\n{command}\nread_only_args = [\"--read-only\"]\n\
+         [workers.good]\n{command}\n"
+    );
+    std::fs::write(cfg.join("tether.toml"), config).unwrap();
+    let run = RunBuilder::new(dir.path().join("ws"))
+        .user_config_dir(&cfg)
+        .state_dir(dir.path().join("state"))
+        .vibe(true)
+        .build()
+        .unwrap();
+    let plan = |tool: &'static str, args: serde_json::Value| {
+        let runtime = run.runtime().clone();
+        async move {
+            runtime
+                .call(
+                    tether::Surface::Plan,
+                    tool,
+                    args,
+                    tokio_util::sync::CancellationToken::new(),
+                )
+                .await
+                .map(|o| o.to_text())
+                .unwrap_or_else(|e| format!("ERROR {e}"))
+        }
+    };
+    // From plan mode, a tier that can say "read-only" runs with its read-only flags.
+    let spawned = plan(
+        "vibe_spawn",
+        json!({"brief": "succeed quietly", "label": "planned"}),
+    )
+    .await;
+    assert!(spawned.starts_with("w1 spawned"), "{spawned}");
+    let done = plan("vibe_wait", json!({"worker_id": "w1"})).await;
+    assert!(done.contains("completed"), "{done}");
+    let log = std::fs::read_to_string(dir.path().join("ws/.tether/workers/w1.log")).unwrap();
+    assert!(
+        log.contains("args --read-only") && log.contains("surface plan"),
+        "{log}"
+    );
+    // A tier that cannot is refused, and nothing starts.
+    let refused = plan(
+        "vibe_spawn",
+        json!({"brief": "succeed", "label": "x", "tier": "good"}),
+    )
+    .await;
+    assert!(
+        refused.starts_with("ERROR") && refused.contains("has no `read_only_args`"),
+        "{refused}"
+    );
+    assert!(!dir.path().join("ws/.tether/workers/w2.log").exists());
+    // The agent surface runs with no extra flags.
+    spawn(&run, "succeed openly").await;
+    wait(&run, "w2", 30).await;
+    let log = std::fs::read_to_string(dir.path().join("ws/.tether/workers/w2.log")).unwrap();
+    assert!(log.contains("args \n") || log.contains("args\n"), "{log}");
+    assert!(log.contains("surface agent"), "{log}");
+    run.shutdown(Duration::from_secs(5)).await;
 }

@@ -52,6 +52,21 @@ impl Surface {
         }
     }
 
+    /// The one of the two that may do less (a read-only subagent, then plan, then the agent),
+    /// for a surface handed down to something started on another's behalf.
+    pub fn narrower(self, other: Surface) -> Surface {
+        let rank = |s: Surface| match s {
+            Surface::ReadOnlySubagent => 0,
+            Surface::Plan => 1,
+            Surface::Agent => 2,
+        };
+        if rank(other) < rank(self) {
+            other
+        } else {
+            self
+        }
+    }
+
     /// The id accepted by `--surface`.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -26,6 +26,14 @@ pub struct TierConfig {
     /// How its stdout carries the final message.
     #[serde(default)]
     pub format: Format,
+    /// The widest surface its workers get (`agent`, `plan` or `readonly`); a worker gets the
+    /// narrower of this and its caller's.
+    #[serde(default)]
+    pub surface: Option<String>,
+    /// Flags that make the CLI read-only (a plan permission mode), added when the worker's
+    /// surface is read-only; without them, a read-only caller cannot spawn on this tier.
+    #[serde(default)]
+    pub read_only_args: Vec<String>,
 }
 
 /// The `[workers]` section.
@@ -89,6 +97,14 @@ impl WorkersConfig {
                     return Err(format!(
                         "[workers.{name}]: `command` is empty: give the agent CLI and its flags, \
                          e.g. command = [\"claude\", \"-p\"]"
+                    ));
+                }
+                if let Some(surface) = &tier.surface
+                    && !["agent", "plan", "readonly"].contains(&surface.as_str())
+                {
+                    return Err(format!(
+                        "[workers.{name}]: `surface = \"{surface}\"`: use \"agent\", \"plan\" or \
+                         \"readonly\""
                     ));
                 }
                 config.tiers.insert(name.to_string(), tier);

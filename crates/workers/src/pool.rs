@@ -63,6 +63,10 @@ pub struct Worker {
     pub label: String,
     /// `fast` or `good`.
     pub tier: String,
+    /// The surface it runs with: its caller's, or its tier's if narrower.
+    pub surface: String,
+    /// Flags added to its tier's command (those that make it read-only).
+    pub extra_args: Vec<String>,
     /// The brief, with every message sent since appended.
     pub brief: String,
     /// Its state now.
@@ -152,7 +156,13 @@ impl Pool {
     }
 
     /// Adds a worker and starts it, or queues it when every slot is busy; its id.
-    pub fn spawn(self: &Arc<Self>, brief: String, label: String, tier: String) -> String {
+    pub fn spawn(
+        self: &Arc<Self>,
+        brief: String,
+        label: String,
+        tier: String,
+        (surface, extra_args): (String, Vec<String>),
+    ) -> String {
         let n = {
             let mut inner = self.lock();
             inner.next += 1;
@@ -163,6 +173,8 @@ impl Pool {
                 id,
                 label,
                 tier,
+                surface,
+                extra_args,
                 brief,
                 state: State::Queued,
                 changes: vec![(State::Queued, SystemTime::now())],
@@ -306,10 +318,20 @@ impl Pool {
             );
             return;
         };
+        let argv = tier
+            .command
+            .iter()
+            .chain(&worker.extra_args)
+            .cloned()
+            .collect();
+        // A worker that runs `tether serve` itself inherits its surface.
         let spec = ChildSpec {
-            argv: tier.command.clone(),
+            argv,
             cwd: Some(self.root.clone()),
-            env: vec![("TETHER_WORKER_ID".into(), worker.id.clone())],
+            env: vec![
+                ("TETHER_WORKER_ID".into(), worker.id.clone()),
+                ("TETHER_SURFACE".into(), worker.surface.clone()),
+            ],
         };
         let mut child = match LongChild::spawn(&spec) {
             Ok(child) => child,

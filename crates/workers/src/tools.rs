@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, cut_line};
+use tether_tool::{CallCx, Concurrency, Surface, Tier, Tool, ToolError, ToolOutput, cut_line};
 
+use crate::config::TierConfig;
 use crate::pool::{Pool, State, Worker, number};
 
 /// Characters of a result shown by `vibe_wait`; the transcript has the rest.
@@ -153,7 +154,7 @@ impl Tool for Spawn {
     fn concurrency(&self, _: &SpawnArgs) -> Concurrency {
         Concurrency::Free
     }
-    async fn call(&self, _cx: &CallCx, args: SpawnArgs) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, cx: &CallCx, args: SpawnArgs) -> Result<ToolOutput, ToolError> {
         let tier = args.tier.name();
         if args.brief.trim().is_empty() {
             return Err(ToolError::invalid(
@@ -170,11 +171,15 @@ impl Tool for Spawn {
                  \"stream-json\", \"--verbose\"]\nformat = \"stream-json\""
             )));
         }
+        let launch = surface_for(cx.surface(), tier, &self.0.pool.config().tiers[tier])?;
         let label = match args.label.trim() {
             "" => "unlabelled".to_string(),
             l => cut_line(l, 60),
         };
-        let id = self.0.pool.spawn(args.brief, label, tier.to_string());
+        let id = self
+            .0
+            .pool
+            .spawn(args.brief, label, tier.to_string(), launch);
         let state = number(&id)
             .and_then(|n| self.0.pool.get(n))
             .map_or("queued", |w| w.state.as_str());
@@ -189,6 +194,32 @@ impl Tool for Spawn {
             "{id} spawned ({tier}), {how}. `vibe_wait` with worker_id \"{id}\" for its result."
         )))
     }
+}
+
+/// The worker's surface (the narrower of its caller's and its tier's) and the flags that
+/// make its CLI keep to it; refused when a read-only surface has no such flags.
+fn surface_for(
+    caller: Surface,
+    tier: &str,
+    config: &TierConfig,
+) -> Result<(String, Vec<String>), ToolError> {
+    let own = config
+        .surface
+        .as_deref()
+        .and_then(|s| s.parse::<Surface>().ok());
+    let surface = own.map_or(caller, |own| caller.narrower(own));
+    if surface == Surface::Agent {
+        return Ok((surface.to_string(), Vec::new()));
+    }
+    if config.read_only_args.is_empty() {
+        return Err(ToolError::failed(format!(
+            "this worker would run on the read-only `{surface}` surface, but `[workers.{tier}]` \
+             has no `read_only_args` to keep its CLI from editing, so no worker was started. \
+             Add the CLI's own read-only flags, e.g. read_only_args = [\"--permission-mode\", \
+             \"plan\"] for claude"
+        )));
+    }
+    Ok((surface.to_string(), config.read_only_args.clone()))
 }
 
 /// `vibe_wait`'s arguments.
