@@ -30,16 +30,15 @@ case "$brief" in
 esac
 "#;
 
-fn run_vibe(dir: &Path, extra: &str, vibe: bool) -> Run {
+/// A run over `dir/ws` whose user config is `config` with `SCRIPT` replaced by the path of
+/// a script holding `worker`.
+fn run_with_worker(dir: &Path, worker: &str, config: &str, vibe: bool) -> Run {
     let script = dir.join("worker.sh");
-    std::fs::write(&script, WORKER).unwrap();
+    std::fs::write(&script, worker).unwrap();
     let cfg = dir.join("cfg");
     std::fs::create_dir_all(&cfg).unwrap();
     std::fs::create_dir_all(dir.join("ws")).unwrap();
-    let config = format!(
-        "[workers]\nmax_concurrent = 2\n{extra}\n[workers.fast]\ncommand = [\"sh\", \"{}\"]\n",
-        script.display()
-    );
+    let config = config.replace("SCRIPT", &script.display().to_string());
     std::fs::write(cfg.join("tether.toml"), config).unwrap();
     RunBuilder::new(dir.join("ws"))
         .user_config_dir(&cfg)
@@ -47,6 +46,22 @@ fn run_vibe(dir: &Path, extra: &str, vibe: bool) -> Run {
         .vibe(vibe)
         .build()
         .unwrap()
+}
+
+fn run_vibe(dir: &Path, extra: &str, vibe: bool) -> Run {
+    let config = format!(
+        "[workers]\nmax_concurrent = 2\n{extra}\n[workers.fast]\ncommand = [\"sh\", \"SCRIPT\"]\n"
+    );
+    run_with_worker(dir, WORKER, &config, vibe)
+}
+
+async fn send(run: &Run, id: &str, message: &str) -> String {
+    common::call_text(
+        run,
+        "vibe_send",
+        json!({"worker_id": id, "message": message}),
+    )
+    .await
 }
 
 /// The pid a worker printed on a line `PREFIX PID` of its transcript, once it has.
@@ -146,12 +161,7 @@ async fn waits_time_out_sends_rerun_and_kill_takes_the_grandchild() {
     );
 
     // Sent while running: restarted with the longer brief (which now starts "hang", still).
-    let sent = common::call_text(
-        &run,
-        "vibe_send",
-        json!({"worker_id": "w1", "message": "and more"}),
-    )
-    .await;
+    let sent = send(&run, "w1", "and more").await;
     assert!(
         sent.contains("was running: stopped and restarted"),
         "{sent}"
@@ -163,12 +173,7 @@ async fn waits_time_out_sends_rerun_and_kill_takes_the_grandchild() {
     // Sent after the end: runs again.
     let quick = spawn(&run, "succeed once").await;
     wait(&run, &quick, 30).await;
-    let again = common::call_text(
-        &run,
-        "vibe_send",
-        json!({"worker_id": quick, "message": "then again"}),
-    )
-    .await;
+    let again = send(&run, &quick, "then again").await;
     assert!(again.contains("had ended: runs again"), "{again}");
     let second = wait(&run, &quick, 30).await;
     assert!(
@@ -267,23 +272,11 @@ async fn outside_vibe_mode_there_are_no_workers_and_none_outlive_the_run() {
 #[tokio::test]
 async fn a_worker_never_gets_a_wider_surface_than_its_caller() {
     let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("worker.sh");
-    std::fs::write(&script, WORKER).unwrap();
-    let cfg = dir.path().join("cfg");
-    std::fs::create_dir_all(&cfg).unwrap();
-    std::fs::create_dir_all(dir.path().join("ws")).unwrap();
-    let command = format!("command = [\"sh\", \"{}\"]", script.display());
+    let command = "command = [\"sh\", \"SCRIPT\"]";
     let config = format!(
-        "[workers.fast]\n{command}\nread_only_args = [\"--read-only\"]\n\
-         [workers.good]\n{command}\n"
+        "[workers.fast]\n{command}\nread_only_args = [\"--read-only\"]\n[workers.good]\n{command}\n"
     );
-    std::fs::write(cfg.join("tether.toml"), config).unwrap();
-    let run = RunBuilder::new(dir.path().join("ws"))
-        .user_config_dir(&cfg)
-        .state_dir(dir.path().join("state"))
-        .vibe(true)
-        .build()
-        .unwrap();
+    let run = run_with_worker(dir.path(), WORKER, &config, true);
     let plan = |tool: &'static str, args: serde_json::Value| {
         let runtime = run.runtime().clone();
         async move {
@@ -330,5 +323,55 @@ async fn a_worker_never_gets_a_wider_surface_than_its_caller() {
     let log = std::fs::read_to_string(dir.path().join("ws/.tether/workers/w2.log")).unwrap();
     assert!(log.contains("args \n") || log.contains("args\n"), "{log}");
     assert!(log.contains("surface agent"), "{log}");
+    run.shutdown(Duration::from_secs(5)).await;
+}
+
+/// Prints what Claude Code's `-p --output-format stream-json` prints, in shape: an init event
+/// naming the session, an assistant message, then the result event; resumes with `--resume`.
+const STREAM_JSON_WORKER: &str = r#"
+input=$(cat)
+if [ "$1" = "--resume" ]; then
+  echo "{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"$2\"}"
+  echo "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"resumed $2 with: $input\",\"session_id\":\"$2\"}"
+  exit 0
+fi
+echo '{"type":"system","subtype":"init","session_id":"s-42","tools":["Bash","Edit"],"model":"m"}'
+echo '{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"working"}]},"session_id":"s-42"}'
+case "$input" in
+  fail*) echo '{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":9,"session_id":"s-42"}';;
+  *) echo "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"first: $input\",\"session_id\":\"s-42\"}";;
+esac
+"#;
+
+#[tokio::test]
+async fn stream_json_results_and_a_send_that_continues_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = "[workers.fast]\ncommand = [\"sh\", \"SCRIPT\"]\nformat = \"stream-json\"\n\
+                  resume_args = [\"--resume\", \"{session}\"]\n";
+    let run = run_with_worker(dir.path(), STREAM_JSON_WORKER, config, true);
+    spawn(&run, "tidy up").await;
+    let first = wait(&run, "w1", 30).await;
+    assert!(
+        first.contains("completed") && first.contains("result:\nfirst: tidy up"),
+        "{first}"
+    );
+    let sent = send(&run, "w1", "and the docs").await;
+    assert!(
+        sent.contains("had ended: its session continues with the message"),
+        "{sent}"
+    );
+    let second = wait(&run, "w1", 30).await;
+    assert!(
+        second.contains("result:\nresumed s-42 with: and the docs"),
+        "{second}"
+    );
+
+    spawn(&run, "fail at once").await;
+    let failed = wait(&run, "w2", 30).await;
+    assert!(
+        failed.contains("failed")
+            && failed.contains("the agent reported an error (error_max_turns)"),
+        "{failed}"
+    );
     run.shutdown(Duration::from_secs(5)).await;
 }

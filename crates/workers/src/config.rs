@@ -34,6 +34,10 @@ pub struct TierConfig {
     /// surface is read-only; without them, a read-only caller cannot spawn on this tier.
     #[serde(default)]
     pub read_only_args: Vec<String>,
+    /// Flags that continue the CLI's own session, with `{session}` for its id
+    /// (`["--resume", "{session}"]`): `vibe_send` then sends only the new message.
+    #[serde(default)]
+    pub resume_args: Vec<String>,
 }
 
 /// The `[workers]` section.
@@ -105,6 +109,14 @@ impl WorkersConfig {
                     return Err(format!(
                         "[workers.{name}]: `surface = \"{surface}\"`: use \"agent\", \"plan\" or \
                          \"readonly\""
+                    ));
+                }
+                if !tier.resume_args.is_empty()
+                    && !tier.resume_args.iter().any(|a| a.contains("{session}"))
+                {
+                    return Err(format!(
+                        "[workers.{name}]: `resume_args` must name the session as {{session}}, \
+                         e.g. resume_args = [\"--resume\", \"{{session}}\"]"
                     ));
                 }
                 config.tiers.insert(name.to_string(), tier);

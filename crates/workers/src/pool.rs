@@ -87,6 +87,10 @@ pub struct Worker {
     pub stderr_tail: Vec<String>,
     /// How many times it has been started.
     pub runs: u32,
+    /// The backend's own session id, when its output named one (`session_id`, `thread_id`).
+    pub session: Option<String>,
+    /// A message to continue the session with on the next run, instead of the whole brief.
+    follow_up: Option<String>,
     /// Its process group while it runs.
     group: Option<u32>,
     /// Ends the current run.
@@ -185,6 +189,8 @@ impl Pool {
                 exit: None,
                 stderr_tail: Vec::new(),
                 runs: 0,
+                session: None,
+                follow_up: None,
                 group: None,
                 stop: None,
             };
@@ -208,6 +214,15 @@ impl Pool {
                 return Err(format!("no worker w{n}"));
             };
             worker.brief = format!("{}\n\n{}", worker.brief.trim_end(), message.trim());
+            let resumable = worker.session.is_some()
+                && self
+                    .config
+                    .tiers
+                    .get(&worker.tier)
+                    .is_some_and(|t| !t.resume_args.is_empty());
+            if resumable && worker.state != State::Queued {
+                worker.follow_up = Some(message.trim().to_string());
+            }
             match worker.state {
                 State::Queued => "queued still; it starts with the longer brief",
                 State::Running | State::Stalled => {
@@ -218,12 +233,18 @@ impl Pool {
                     worker.set(State::Queued);
                     inner.running -= 1;
                     inner.queue.push_front(n);
-                    "was running: stopped and restarted with the longer brief"
+                    match resumable {
+                        true => "was running: stopped, and its session continues with the message",
+                        false => "was running: stopped and restarted with the longer brief",
+                    }
                 }
                 _ => {
                     worker.set(State::Queued);
                     inner.queue.push_back(n);
-                    "had ended: runs again with the longer brief"
+                    match resumable {
+                        true => "had ended: its session continues with the message",
+                        false => "had ended: runs again with the longer brief",
+                    }
                 }
             }
         };
@@ -301,15 +322,16 @@ impl Pool {
                 worker.started = Some(Instant::now());
                 worker.ended = None;
                 worker.set(State::Running);
-                (n, worker.clone())
+                let follow_up = worker.follow_up.take();
+                (n, (worker.clone(), follow_up))
             };
             self.changed.notify_waiters();
-            self.start(n, worker);
+            self.start(n, worker.0, worker.1);
         }
     }
 
     /// Starts one run of a worker and the task that watches it.
-    fn start(self: &Arc<Self>, n: u32, worker: Worker) {
+    fn start(self: &Arc<Self>, n: u32, worker: Worker, follow_up: Option<String>) {
         let Some(tier) = self.config.tiers.get(&worker.tier).cloned() else {
             self.finish(
                 n,
@@ -318,12 +340,24 @@ impl Pool {
             );
             return;
         };
-        let argv = tier
+        let mut argv: Vec<String> = tier
             .command
             .iter()
             .chain(&worker.extra_args)
             .cloned()
             .collect();
+        // A follow-up continues the backend's own session; otherwise the whole brief goes in.
+        let input = match (follow_up, &worker.session) {
+            (Some(message), Some(session)) => {
+                argv.extend(
+                    tier.resume_args
+                        .iter()
+                        .map(|a| a.replace("{session}", session)),
+                );
+                message
+            }
+            _ => worker.brief.clone(),
+        };
         // A worker that runs `tether serve` itself inherits its surface.
         let spec = ChildSpec {
             argv,
@@ -350,7 +384,7 @@ impl Pool {
         }
         let pool = self.clone();
         tokio::spawn(async move {
-            let outcome = watch(&pool, n, &worker, &tier, &mut child, &stop).await;
+            let outcome = watch(&pool, n, (&worker, input), &tier, &mut child, &stop).await;
             // Its last stderr lines are read before they are reported.
             child.last_words_within(Duration::from_secs(1)).await;
             if !stop.is_cancelled() {
@@ -359,9 +393,12 @@ impl Pool {
         });
     }
 
-    /// Notes output: a stalled worker is running again.
-    fn heard(&self, n: u32) {
+    /// Notes output (and the session id it named, if any): a stalled worker is running again.
+    fn heard(&self, n: u32, session: Option<String>) {
         let mut inner = self.lock();
+        if let (Some(w), Some(id)) = (inner.workers.get_mut(&n), session) {
+            w.session = Some(id);
+        }
         if let Some(w) = inner.workers.get_mut(&n)
             && w.state == State::Stalled
         {
@@ -437,7 +474,7 @@ fn kill_run(worker: &mut Worker) {
 async fn watch(
     pool: &Pool,
     n: u32,
-    worker: &Worker,
+    (worker, input): (&Worker, String),
     tier: &TierConfig,
     child: &mut LongChild,
     stop: &CancellationToken,
@@ -457,9 +494,8 @@ async fn watch(
         })?;
     let _ = writeln!(transcript, "--- run {} ---", worker.runs);
     if let Some(mut stdin) = child.take_stdin() {
-        let brief = worker.brief.clone();
         tokio::spawn(async move {
-            let _ = stdin.write_all(brief.as_bytes()).await;
+            let _ = stdin.write_all(input.as_bytes()).await;
             let _ = stdin.shutdown().await;
         });
     }
@@ -481,7 +517,7 @@ async fn watch(
                         kept.push('\n');
                     }
                     last = Instant::now();
-                    pool.heard(n);
+                    pool.heard(n, session_of(&line));
                 }
                 _ => open = false,
             },
@@ -501,25 +537,49 @@ async fn watch(
         }
     };
     match status.code() {
-        Some(0) => Ok(final_message(tier.format, &kept)),
+        Some(0) => final_message(tier.format, &kept),
         Some(code) => Err(format!("exit code {code}")),
         None => Err("killed by a signal".into()),
     }
 }
 
-/// The worker's final message from its output, by its backend's format.
-pub fn final_message(format: Format, output: &str) -> String {
+/// The session id a line of JSON output names (`session_id`, as Claude Code's, or `thread_id`,
+/// as Codex's), if any.
+fn session_of(line: &str) -> Option<String> {
+    if !line.contains("session_id") && !line.contains("thread_id") {
+        return None;
+    }
+    let event: serde_json::Value = serde_json::from_str(line).ok()?;
+    ["session_id", "thread_id"]
+        .iter()
+        .find_map(|k| event[k].as_str().map(str::to_string))
+}
+
+/// The worker's final message from its output, by its backend's format; a `result` event
+/// that reports an error is a failure.
+pub fn final_message(format: Format, output: &str) -> Result<String, String> {
     match format {
-        Format::Text => output.trim().to_string(),
-        Format::StreamJson => output
-            .lines()
-            .rev()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .find(|event| event["type"] == "result")
-            .and_then(|event| event["result"].as_str().map(str::to_string))
-            .unwrap_or_else(|| {
-                "(no `result` event in its stream-json output; see the transcript)".into()
-            }),
+        Format::Text => Ok(output.trim().to_string()),
+        Format::StreamJson => {
+            let result = output
+                .lines()
+                .rev()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .find(|event| event["type"] == "result");
+            let Some(result) = result else {
+                return Ok(
+                    "(no `result` event in its stream-json output; see the transcript)".into(),
+                );
+            };
+            if result["is_error"].as_bool() == Some(true) {
+                let kind = result["subtype"].as_str().unwrap_or("error");
+                let said = result["result"].as_str().unwrap_or("");
+                return Err(format!("the agent reported an error ({kind}) {said}")
+                    .trim()
+                    .to_string());
+            }
+            Ok(result["result"].as_str().unwrap_or("").to_string())
+        }
     }
 }
 
@@ -529,10 +589,28 @@ mod tests {
 
     #[test]
     fn the_final_message_follows_the_format() {
-        assert_eq!(final_message(Format::Text, "\nall done\n"), "all done");
+        assert_eq!(
+            final_message(Format::Text, "\nall done\n").unwrap(),
+            "all done"
+        );
         let stream = "{\"type\":\"system\"}\n{\"type\":\"assistant\",\"message\":{}}\n\
                       {\"type\":\"result\",\"subtype\":\"success\",\"result\":\"fixed it\"}\n";
-        assert_eq!(final_message(Format::StreamJson, stream), "fixed it");
-        assert!(final_message(Format::StreamJson, "not json").contains("no `result` event"));
+        assert_eq!(
+            final_message(Format::StreamJson, stream).unwrap(),
+            "fixed it"
+        );
+        let none = final_message(Format::StreamJson, "not json").unwrap();
+        assert!(none.contains("no `result` event"));
+        let failed = "{\"type\":\"result\",\"subtype\":\"error_max_turns\",\"is_error\":true}";
+        let err = final_message(Format::StreamJson, failed).unwrap_err();
+        assert!(err.contains("error_max_turns"), "{err}");
+        assert_eq!(
+            session_of("{\"type\":\"system\",\"session_id\":\"s-1\"}").as_deref(),
+            Some("s-1")
+        );
+        assert_eq!(
+            session_of("{\"type\":\"thread.started\",\"thread_id\":\"t-9\"}").as_deref(),
+            Some("t-9")
+        );
     }
 }
