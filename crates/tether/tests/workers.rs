@@ -375,3 +375,55 @@ async fn stream_json_results_and_a_send_that_continues_the_session() {
     );
     run.shutdown(Duration::from_secs(5)).await;
 }
+
+#[tokio::test]
+async fn under_worktree_isolation_each_worker_works_on_a_branch_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let worker = "brief=$(cat)\necho \"$brief\" > made.txt\necho \"made it in $(pwd)\"\n";
+    let config =
+        "[workers]\nisolation = \"worktree\"\n[workers.fast]\ncommand = [\"sh\", \"SCRIPT\"]\n";
+    // Not a git repository yet: the worker fails and says why.
+    let run = run_with_worker(dir.path(), worker, config, true);
+    spawn(&run, "no repository").await;
+    let failed = wait(&run, "w1", 30).await;
+    assert!(
+        failed.contains("failed") && failed.contains("needs the workspace to be a git repository"),
+        "{failed}"
+    );
+    run.shutdown(Duration::from_secs(5)).await;
+
+    let ws = dir.path().join("ws");
+    let git = |args: &[&str]| {
+        let done = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&ws)
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(done.status.success(), "git {args:?}: {done:?}");
+        String::from_utf8_lossy(&done.stdout).to_string()
+    };
+    git(&["init", "-q"]);
+    std::fs::write(ws.join("README"), "hi\n").unwrap();
+    git(&["add", "README"]);
+    git(&["commit", "-q", "-m", "first"]);
+    let run = run_with_worker(dir.path(), worker, config, true);
+    spawn(&run, "the change").await;
+    let done = wait(&run, "w1", 30).await;
+    assert!(
+        done.contains("completed") && done.contains("its changes are on branch tether/w1"),
+        "{done}"
+    );
+    let tree = ws.join(".tether/worktrees/w1");
+    assert_eq!(
+        std::fs::read_to_string(tree.join("made.txt")).unwrap(),
+        "the change\n"
+    );
+    assert!(
+        !ws.join("made.txt").exists(),
+        "the worker wrote into the workspace itself"
+    );
+    assert!(git(&["branch", "--list", "tether/w1"]).contains("tether/w1"));
+    run.shutdown(Duration::from_secs(5)).await;
+}

@@ -49,6 +49,8 @@ pub struct WorkersConfig {
     pub stall_after: Duration,
     /// `fast`, `good`, by name.
     pub tiers: BTreeMap<String, TierConfig>,
+    /// Each worker in a git worktree of its own, on a branch `tether/wN`.
+    pub worktrees: bool,
 }
 
 impl Default for WorkersConfig {
@@ -57,6 +59,7 @@ impl Default for WorkersConfig {
             max_concurrent: 4,
             stall_after: Duration::from_secs(300),
             tiers: BTreeMap::new(),
+            worktrees: false,
         }
     }
 }
@@ -66,6 +69,7 @@ impl Default for WorkersConfig {
 struct Section {
     max_concurrent: Option<usize>,
     stall_after_s: Option<u64>,
+    isolation: Option<String>,
     fast: Option<TierConfig>,
     good: Option<TierConfig>,
 }
@@ -95,6 +99,15 @@ impl WorkersConfig {
             }
             config.stall_after = Duration::from_secs(secs);
         }
+        config.worktrees = match s.isolation.as_deref() {
+            None | Some("none") => false,
+            Some("worktree") => true,
+            Some(other) => {
+                return Err(format!(
+                    "[workers]: `isolation = \"{other}\"`: use \"worktree\" or \"none\""
+                ));
+            }
+        };
         for (name, tier) in [("fast", s.fast), ("good", s.good)] {
             if let Some(tier) = tier {
                 if tier.command.first().is_none_or(|p| p.trim().is_empty()) {

@@ -87,6 +87,8 @@ pub struct Worker {
     pub stderr_tail: Vec<String>,
     /// How many times it has been started.
     pub runs: u32,
+    /// Its git worktree and branch, under `isolation = "worktree"`, once made.
+    pub worktree: Option<(PathBuf, String)>,
     /// The backend's own session id, when its output named one (`session_id`, `thread_id`).
     pub session: Option<String>,
     /// A message to continue the session with on the next run, instead of the whole brief.
@@ -189,6 +191,7 @@ impl Pool {
                 exit: None,
                 stderr_tail: Vec::new(),
                 runs: 0,
+                worktree: None,
                 session: None,
                 follow_up: None,
                 group: None,
@@ -358,32 +361,35 @@ impl Pool {
             }
             _ => worker.brief.clone(),
         };
-        // A worker that runs `tether serve` itself inherits its surface.
-        let spec = ChildSpec {
-            argv,
-            cwd: Some(self.root.clone()),
-            env: vec![
-                ("TETHER_WORKER_ID".into(), worker.id.clone()),
-                ("TETHER_SURFACE".into(), worker.surface.clone()),
-            ],
-        };
-        let mut child = match LongChild::spawn(&spec) {
-            Ok(child) => child,
-            Err(e) => {
-                self.finish(n, None, Err(format!("it could not start: {e}")));
-                return;
-            }
-        };
+        // Registered before the process exists, so a kill or send meanwhile is not lost.
         let stop = CancellationToken::new();
-        {
-            let mut inner = self.lock();
-            if let Some(w) = inner.workers.get_mut(&n) {
-                w.group = child.pid();
-                w.stop = Some(stop.clone());
-            }
+        if let Some(w) = self.lock().workers.get_mut(&n) {
+            w.stop = Some(stop.clone());
         }
         let pool = self.clone();
         tokio::spawn(async move {
+            let cwd = match pool.worktree_for(n, &worker).await {
+                Ok(cwd) => cwd,
+                Err(why) => return pool.finish(n, None, Err(why)),
+            };
+            // A worker that runs `tether serve` itself inherits its surface.
+            let spec = ChildSpec {
+                argv,
+                cwd: Some(cwd),
+                env: vec![
+                    ("TETHER_WORKER_ID".into(), worker.id.clone()),
+                    ("TETHER_SURFACE".into(), worker.surface.clone()),
+                ],
+            };
+            let mut child = match LongChild::spawn(&spec) {
+                Ok(child) => child,
+                Err(e) => return pool.finish(n, None, Err(format!("it could not start: {e}"))),
+            };
+            if let Some(w) = pool.lock().workers.get_mut(&n)
+                && !stop.is_cancelled()
+            {
+                w.group = child.pid();
+            }
             let outcome = watch(&pool, n, (&worker, input), &tier, &mut child, &stop).await;
             // Its last stderr lines are read before they are reported.
             child.last_words_within(Duration::from_secs(1)).await;
@@ -391,6 +397,44 @@ impl Pool {
                 pool.finish(n, Some(child.stderr_tail()), outcome);
             }
         });
+    }
+
+    /// Where the worker runs: the workspace root, or under `isolation = "worktree"` a git
+    /// worktree of its own on branch `tether/wN`, made on its first run.
+    async fn worktree_for(&self, n: u32, worker: &Worker) -> Result<PathBuf, String> {
+        if !self.config.worktrees {
+            return Ok(self.root.clone());
+        }
+        if let Some((path, _)) = &worker.worktree {
+            return Ok(path.clone());
+        }
+        let branch = format!("tether/{}", worker.id);
+        let path = self.root.join(".tether/worktrees").join(&worker.id);
+        let argv: Vec<String> = vec![
+            "git".into(),
+            "-C".into(),
+            self.root.display().to_string(),
+            "worktree".into(),
+            "add".into(),
+            "-b".into(),
+            branch.clone(),
+            path.display().to_string(),
+            "HEAD".into(),
+        ];
+        let made = tether_proc::output_with_deadline(&argv, Duration::from_secs(60))
+            .await
+            .map_err(|e| format!("git could not make its worktree: {e}"))?;
+        if !made.status.success() {
+            return Err(format!(
+                "its worktree could not be made (`isolation = \"worktree\"` needs the workspace \
+                 to be a git repository with a commit): {}",
+                String::from_utf8_lossy(&made.stderr).trim()
+            ));
+        }
+        if let Some(w) = self.lock().workers.get_mut(&n) {
+            w.worktree = Some((path.clone(), branch));
+        }
+        Ok(path)
     }
 
     /// Notes output (and the session id it named, if any): a stalled worker is running again.

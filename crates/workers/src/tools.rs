@@ -100,6 +100,12 @@ fn report(worker: &Worker, stall: Duration) -> String {
         )),
         _ => {}
     }
+    if let Some((path, branch)) = &worker.worktree {
+        out.push_str(&format!(
+            "\nits changes are on branch {branch}, in the worktree {}",
+            path.display()
+        ));
+    }
     out.push_str(&format!("\nhistory: {}", history(worker)));
     out.push_str(&format!("\ntranscript: {}", worker.transcript.display()));
     out
