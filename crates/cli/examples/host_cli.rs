@@ -164,6 +164,11 @@ impl Tool for Conversation {
 /// Leaves `text` in `$HOST_MARKS/name`, when the test set that folder.
 fn mark(name: &str, text: &str) {
     if let Some(dir) = std::env::var_os("HOST_MARKS") {
-        let _ = std::fs::write(std::path::Path::new(&dir).join(name), text);
+        // Written whole, then renamed into place: a reader never sees it half-written.
+        let dir = std::path::Path::new(&dir);
+        let partial = dir.join(format!(".{name}.partial"));
+        if std::fs::write(&partial, text).is_ok() {
+            let _ = std::fs::rename(&partial, dir.join(name));
+        }
     }
 }
