@@ -173,10 +173,7 @@ impl Capability for Kernel {
                     Err(_) => {
                         let groups = kernels.groups.lock().unwrap_or_else(|p| p.into_inner());
                         if let Some(pid) = groups[language.index()] {
-                            // SAFETY: signals the group this capability started.
-                            unsafe {
-                                libc::killpg(pid as libc::pid_t, libc::SIGKILL);
-                            }
+                            tether_proc::signal_group(pid, libc::SIGKILL);
                         }
                     }
                 }

@@ -93,9 +93,9 @@ pub(crate) fn group_leader(program: &str) -> tokio::process::Command {
     cmd
 }
 
-/// Sends `signal` to the process group led by `pid`.
-pub(crate) fn signal_group(pid: u32, signal: libc::c_int) {
-    // SAFETY: signals a group this crate created; no memory is shared.
+/// Sends `signal` to the process group led by `pid` (a group a [`crate::LongChild`] leads).
+pub fn signal_group(pid: u32, signal: libc::c_int) {
+    // SAFETY: signals a process group; no memory is shared.
     unsafe {
         libc::killpg(pid as libc::pid_t, signal);
     }

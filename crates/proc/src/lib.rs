@@ -13,7 +13,7 @@ mod python;
 mod rpc;
 mod status;
 
-pub use child::{ProcError, output_with_deadline, run_with_deadline};
+pub use child::{ProcError, output_with_deadline, run_with_deadline, signal_group};
 pub use frame::{FrameError, MAX_FRAME, read_frame, write_frame};
 pub use long::{ChildSpec, LongChild};
 pub use pipes::PipeEnd;

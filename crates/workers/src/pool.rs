@@ -506,10 +506,7 @@ fn kill_run(worker: &mut Worker) {
         stop.cancel();
     }
     if let Some(pid) = worker.group.take() {
-        // SAFETY: signals the process group this pool started for the worker.
-        unsafe {
-            libc::killpg(pid as libc::pid_t, libc::SIGKILL);
-        }
+        tether_proc::signal_group(pid, libc::SIGKILL);
     }
 }
 
