@@ -12,7 +12,7 @@ import re
 import subprocess
 
 from conftest import TETHER, kill_serve, session
-from test_debug_processes import gone_within, left, project
+from test_debug_processes import gone_within, killed_while, left, project
 
 PICTURE = """
 import struct, zlib
@@ -48,15 +48,17 @@ def test_a_displayed_image_is_an_image_block_between_the_text(workspace):
     assert gone_within(workspace, 10), f"a kernel was left: {left(workspace)}"
 
 
-def test_a_sigkill_of_tether_takes_the_kernel_with_it(workspace):
+def test_a_sigkill_of_tether_takes_the_kernel_and_its_children(workspace):
     project(workspace)
 
-    async def main():
-        async with session(workspace) as s:
-            await s.call_tool("eval", {"code": "x = 1", "description": "start a kernel"})
-            assert left(workspace), "the kernel should be running"
-            kill_serve(workspace)
-            assert gone_within(workspace, 10), f"left after SIGKILL: {left(workspace)}"
+    async def prepare(s):
+        # A child of the kernel's own: the death signal reaches only the kernel.
+        code = f"import subprocess\nsubprocess.Popen(['sh', '-c', 'sleep 300; true', 'x', {str(workspace)!r}])"
+        r = await s.call_tool("eval", {"code": code, "description": "start a kernel and a child"})
+        assert not r.is_error, r
+        assert len(left(workspace)) >= 2, f"the kernel and its child should run: {left(workspace)}"
+
+    killed_while(workspace, prepare)
 
     try:
         asyncio.run(asyncio.wait_for(main(), timeout=120))

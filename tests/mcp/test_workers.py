@@ -8,14 +8,16 @@ import os
 import subprocess
 
 from conftest import TETHER, session, text
-from test_debug_processes import gone_within, left
+from test_debug_processes import gone_within, killed_while, left
 
 WORKER = 'brief=$(cat)\necho "worker in {root}"\necho "did: $brief"\n'
 
 
 def configure(workspace):
     script = workspace.parent / "worker.sh"
-    script.write_text(WORKER.format(root=workspace) + 'case "$brief" in hang*) sleep 300;; esac\n')
+    script.write_text(WORKER.format(root=workspace) + 'case "$brief" in hang*) sleep 300;; esac\n'
+                      'case "$brief" in spread*) sh -c "sleep 300; true" x "$1" & sh -c "sleep 300; true" y "$1" & '
+                      'wait;; esac\n')
     cfg = workspace.parent / (workspace.name + "-cfg")
     cfg.mkdir(exist_ok=True)
     (cfg / "tether.toml").write_text(f'[workers.fast]\ncommand = ["sh", "{script}", "{workspace}"]\n')
@@ -50,3 +52,18 @@ def test_a_surface_passed_down_in_the_environment_cannot_be_widened(workspace):
                           capture_output=True, text=True, env=env, timeout=60)
     names = [t["name"] for t in json.loads(done.stdout)]
     assert "read" in names and "write" not in names and "eval" not in names, names
+
+
+def test_a_sigkill_of_tether_takes_what_its_workers_started(workspace):
+    configure(workspace)
+
+    async def prepare(s):
+        r = await s.call_tool("vibe_spawn", {"brief": "spread out", "label": "children"})
+        assert not r.is_error, r
+        for _ in range(50):
+            if len(left(workspace)) >= 3:
+                break
+            await asyncio.sleep(0.1)
+        assert len(left(workspace)) >= 3, f"the worker and its children should run: {left(workspace)}"
+
+    killed_while(workspace, prepare, extra_args=["--vibe"])

@@ -61,7 +61,7 @@ pub async fn run_with_deadline(
         source,
     })?;
     // Dropping this future (a cancelled caller) kills the whole group, grandchildren too.
-    let group = GroupGuard(child.id());
+    let group = GroupGuard::new(child.id());
     let result = match tokio::time::timeout(deadline, child.wait_with_output()).await {
         Ok(Ok(out)) => Ok(out),
         Ok(Err(source)) => Err(ProcError::Spawn {
@@ -102,13 +102,24 @@ pub fn signal_group(pid: u32, signal: libc::c_int) {
 }
 
 /// Kills a child's whole process group when dropped (after the leader exited, what is left of
-/// the group still goes).
+/// the group still goes); until then the reaper holds the group too, for a tether that dies.
 pub(crate) struct GroupGuard(pub(crate) Option<u32>);
+
+impl GroupGuard {
+    /// Guards the group led by `pid`, and lists it with the reaper.
+    pub(crate) fn new(pid: Option<u32>) -> GroupGuard {
+        if let Some(pid) = pid {
+            crate::reaper::watch(pid);
+        }
+        GroupGuard(pid)
+    }
+}
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         if let Some(pid) = self.0 {
             signal_group(pid, libc::SIGKILL);
+            crate::reaper::forget(pid);
         }
     }
 }

@@ -1,15 +1,17 @@
 //! Child processes that never outlive the run: each child leads its own process group, dies
 //! with its parent, and is killed (with its group) when its deadline passes or its handle drops.
 //!
-//! `child` holds the Linux-only calls (process groups, `PR_SET_PDEATHSIG`); `long` builds the
-//! run-long child on them. `frame` and `rpc` speak to such a child: `Content-Length` framing,
-//! and a JSON-RPC peer with deadlines, for language servers (and framing for debug adapters).
+//! `child` holds the Linux-only calls (process groups, `PR_SET_PDEATHSIG`), and `reaper` kills
+//! what is left of those groups if tether is killed; `long` builds the run-long child on them.
+//! `frame` and `rpc` speak to such a child: `Content-Length` framing, and a JSON-RPC peer with
+//! deadlines, for language servers (and framing for debug adapters).
 
 mod child;
 mod frame;
 mod long;
 mod pipes;
 mod python;
+mod reaper;
 mod rpc;
 mod status;
 

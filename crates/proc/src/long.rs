@@ -75,7 +75,7 @@ impl LongChild {
         }
         Ok(LongChild {
             program: program.clone(),
-            group: GroupGuard(child.id()),
+            group: GroupGuard::new(child.id()),
             stdin: child.stdin.take(),
             stdout: child.stdout.take(),
             child,

@@ -103,7 +103,7 @@ impl LongChild {
         Ok((
             LongChild {
                 program: program.clone(),
-                group: GroupGuard(child.id()),
+                group: GroupGuard::new(child.id()),
                 stdin: None,
                 stdout: None,
                 child,
