@@ -17,14 +17,15 @@ TETHER = os.environ.get("TETHER_BIN", str(ROOT / "target" / "debug" / "tether"))
 
 
 @contextlib.asynccontextmanager
-async def session(root, surface="agent", elicitation_callback=None, extra_args=()):
+async def session(root, surface="agent", elicitation_callback=None, extra_args=(), env=None):
     """An initialized MCP client session over a fresh `tether serve` process; with an
-    elicitation callback, the client declares that it can show forms."""
+    elicitation callback, the client declares that it can show forms. `env` adds variables
+    (and may set PATH)."""
     cfg = pathlib.Path(root).parent / (pathlib.Path(root).name + "-cfg")
     params = StdioServerParameters(
         command=TETHER,
         args=["serve", "--root", str(root), "--surface", surface, *extra_args],
-        env={"TETHER_CONFIG_DIR": str(cfg), "PATH": os.environ.get("PATH", "")},
+        env={"TETHER_CONFIG_DIR": str(cfg), "PATH": os.environ.get("PATH", ""), **(env or {})},
     )
     async with stdio_client(params) as streams:
         async with ClientSession(*streams, elicitation_callback=elicitation_callback) as s:

@@ -55,6 +55,10 @@ pub async fn doctor_report(run: &Run, root: &Path) -> String {
             let _ = writeln!(out, "  the [lsp] section is refused: {why}");
         }
     }
+    let _ = writeln!(out, "\nworkers (vibe mode):");
+    for line in tether_workers::report(config.get("workers")) {
+        let _ = writeln!(out, "  {line}");
+    }
     let _ = writeln!(out, "\ndebug adapters (for the workspace root):");
     match tether_dap::DebugConfig::from_section(config.get("debug")) {
         Ok(debug) => {

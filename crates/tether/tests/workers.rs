@@ -136,7 +136,8 @@ async fn workers_run_end_fail_and_are_listed_with_their_results() {
     )
     .await;
     assert!(
-        good.contains("no `[workers.good]` backend is configured") && good.contains("command = ["),
+        good.contains("no `[workers.good]` backend is configured; `fast` is: pass tier = \"fast\"")
+            && good.contains("command = ["),
         "{good}"
     );
 

@@ -13,8 +13,24 @@ pub enum Format {
     /// Plain text: the whole output is the result.
     #[default]
     Text,
-    /// One JSON object per line; the `result` event's `result` is the final message.
+    /// Claude Code's `--output-format stream-json`: the `result` event holds the final message.
     StreamJson,
+    /// Codex's `exec --json`: the last `agent_message` item is the final message.
+    CodexJson,
+    /// opencode's `run --format json`: the text of the last step is the final message.
+    OpencodeJson,
+}
+
+impl Format {
+    /// The name `tether.toml` gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::StreamJson => "stream-json",
+            Format::CodexJson => "codex-json",
+            Format::OpencodeJson => "opencode-json",
+        }
+    }
 }
 
 /// One tier's backend.
@@ -137,4 +153,50 @@ impl WorkersConfig {
         }
         Ok(config)
     }
+}
+
+/// Lines for `tether doctor`: each tier's program (found on PATH or not), format, and how it
+/// is kept read-only and resumed.
+pub fn report(section: Option<&toml::Value>) -> Vec<String> {
+    let config = match WorkersConfig::from_section(section) {
+        Ok(config) => config,
+        Err(why) => return vec![format!("the [workers] section is refused: {why}")],
+    };
+    if config.tiers.is_empty() {
+        return vec![
+            "none configured: vibe_spawn needs a [workers.fast] or [workers.good] command \
+             (templates for Claude Code, Codex and opencode: docs/workers)"
+                .into(),
+        ];
+    }
+    let mut lines = vec![format!(
+        "max_concurrent {}, stalled after {} s{}",
+        config.max_concurrent,
+        config.stall_after.as_secs(),
+        if config.worktrees {
+            ", each in a git worktree"
+        } else {
+            ""
+        }
+    )];
+    for (name, tier) in &config.tiers {
+        let program = &tier.command[0];
+        let found = match which::which(program) {
+            Ok(path) => format!("found at {}", path.display()),
+            Err(_) => "NOT on PATH".into(),
+        };
+        let read_only = match tier.read_only_args.is_empty() {
+            true => "read-only callers refused".to_string(),
+            false => format!("read-only with {}", tier.read_only_args.join(" ")),
+        };
+        let resume = match tier.resume_args.is_empty() {
+            true => "vibe_send reruns the whole brief",
+            false => "vibe_send continues its session",
+        };
+        lines.push(format!(
+            "{name}: {program} ({found}), output {}, {read_only}, {resume}",
+            tier.format.name()
+        ));
+    }
+    lines
 }

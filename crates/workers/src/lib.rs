@@ -3,6 +3,7 @@
 //! every worker's tree is killed when the run ends.
 
 mod config;
+mod output;
 mod pool;
 mod tools;
 
@@ -11,8 +12,9 @@ use std::time::Duration;
 
 use tether_tool::{BoxFuture, Capability, Install};
 
-pub use config::{Format, TierConfig, WorkersConfig};
-pub use pool::{State, final_message};
+pub use config::{Format, TierConfig, WorkersConfig, report};
+pub use output::{OutputReader, final_message};
+pub use pool::State;
 
 /// The workers capability.
 #[derive(Default)]

@@ -13,10 +13,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Format, TierConfig, WorkersConfig};
-
-/// Output kept in memory per run, for the final message; the transcript has it all.
-const KEPT_OUTPUT: usize = 4 << 20;
+use crate::config::{TierConfig, WorkersConfig};
+use crate::output::OutputReader;
 
 /// Where a worker is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -544,7 +542,7 @@ async fn watch(
         .take_stdout()
         .ok_or_else(|| "its output could not be read".to_string())?;
     let mut lines = BufReader::new(stdout).lines();
-    let mut kept = String::new();
+    let mut output = OutputReader::new(tier.format);
     let mut open = true;
     let mut last = Instant::now();
     let stall = pool.config.stall_after;
@@ -553,12 +551,8 @@ async fn watch(
             line = lines.next_line(), if open => match line {
                 Ok(Some(line)) => {
                     let _ = writeln!(transcript, "{line}");
-                    if kept.len() < KEPT_OUTPUT {
-                        kept.push_str(&line);
-                        kept.push('\n');
-                    }
                     last = Instant::now();
-                    pool.heard(n, session_of(&line));
+                    pool.heard(n, output.line(&line));
                 }
                 _ => open = false,
             },
@@ -577,81 +571,5 @@ async fn watch(
             }
         }
     };
-    match status.code() {
-        Some(0) => final_message(tier.format, &kept),
-        Some(code) => Err(format!("exit code {code}")),
-        None => Err("killed by a signal".into()),
-    }
-}
-
-/// The session id a line of JSON output names (`session_id`, as Claude Code's, or `thread_id`,
-/// as Codex's), if any.
-fn session_of(line: &str) -> Option<String> {
-    if !line.contains("session_id") && !line.contains("thread_id") {
-        return None;
-    }
-    let event: serde_json::Value = serde_json::from_str(line).ok()?;
-    ["session_id", "thread_id"]
-        .iter()
-        .find_map(|k| event[k].as_str().map(str::to_string))
-}
-
-/// The worker's final message from its output, by its backend's format; a `result` event
-/// that reports an error is a failure.
-pub fn final_message(format: Format, output: &str) -> Result<String, String> {
-    match format {
-        Format::Text => Ok(output.trim().to_string()),
-        Format::StreamJson => {
-            let result = output
-                .lines()
-                .rev()
-                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-                .find(|event| event["type"] == "result");
-            let Some(result) = result else {
-                return Ok(
-                    "(no `result` event in its stream-json output; see the transcript)".into(),
-                );
-            };
-            if result["is_error"].as_bool() == Some(true) {
-                let kind = result["subtype"].as_str().unwrap_or("error");
-                let said = result["result"].as_str().unwrap_or("");
-                return Err(format!("the agent reported an error ({kind}) {said}")
-                    .trim()
-                    .to_string());
-            }
-            Ok(result["result"].as_str().unwrap_or("").to_string())
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_final_message_follows_the_format() {
-        assert_eq!(
-            final_message(Format::Text, "\nall done\n").unwrap(),
-            "all done"
-        );
-        let stream = "{\"type\":\"system\"}\n{\"type\":\"assistant\",\"message\":{}}\n\
-                      {\"type\":\"result\",\"subtype\":\"success\",\"result\":\"fixed it\"}\n";
-        assert_eq!(
-            final_message(Format::StreamJson, stream).unwrap(),
-            "fixed it"
-        );
-        let none = final_message(Format::StreamJson, "not json").unwrap();
-        assert!(none.contains("no `result` event"));
-        let failed = "{\"type\":\"result\",\"subtype\":\"error_max_turns\",\"is_error\":true}";
-        let err = final_message(Format::StreamJson, failed).unwrap_err();
-        assert!(err.contains("error_max_turns"), "{err}");
-        assert_eq!(
-            session_of("{\"type\":\"system\",\"session_id\":\"s-1\"}").as_deref(),
-            Some("s-1")
-        );
-        assert_eq!(
-            session_of("{\"type\":\"thread.started\",\"thread_id\":\"t-9\"}").as_deref(),
-            Some("t-9")
-        );
-    }
+    output.finish(status.code())
 }

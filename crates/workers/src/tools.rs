@@ -170,11 +170,19 @@ impl Tool for Spawn {
         if let Some((_, why)) = self.0.held.iter().find(|(t, _)| t == tier) {
             return Err(ToolError::failed(why.clone()));
         }
-        if !self.0.pool.config().tiers.contains_key(tier) {
+        let tiers = &self.0.pool.config().tiers;
+        if !tiers.contains_key(tier) {
+            let other = match tiers.keys().next() {
+                Some(other) => format!("; `{other}` is: pass tier = \"{other}\", or add one"),
+                None => String::new(),
+            };
             return Err(ToolError::failed(format!(
-                "no `[workers.{tier}]` backend is configured. Add one to tether.toml, e.g.\n\
+                "no `[workers.{tier}]` backend is configured{other}. In tether.toml, e.g.\n\
                  [workers.{tier}]\ncommand = [\"claude\", \"-p\", \"--output-format\", \
-                 \"stream-json\", \"--verbose\"]\nformat = \"stream-json\""
+                 \"stream-json\", \"--verbose\", \"--permission-mode\", \"acceptEdits\"]\n\
+                 format = \"stream-json\"\nread_only_args = [\"--permission-mode\", \"plan\"]\n\
+                 resume_args = [\"--resume\", \"{{session}}\"]\n\
+                 Tested templates for Claude Code, Codex and opencode are in tether's docs/workers."
             )));
         }
         let launch = surface_for(cx.surface(), tier, &self.0.pool.config().tiers[tier])?;

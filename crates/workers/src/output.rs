@@ -1,0 +1,272 @@
+//! Reading a backend's stdout as it arrives: the session id it names, and the final message its
+//! format puts last, kept however long the transcript grows.
+
+use serde_json::Value;
+
+use crate::config::Format;
+
+/// Bytes of plain-text output kept (its end); the transcript has all of it.
+const TEXT_TAIL: usize = 1 << 20;
+
+/// Follows one run's output line by line.
+pub struct OutputReader {
+    format: Format,
+    /// Plain text: the last [`TEXT_TAIL`] bytes.
+    tail: String,
+    /// The final message so far: the `result` event's, Codex's last agent message, or the text
+    /// of opencode's last step that had any.
+    message: Option<String>,
+    /// opencode: the text of the step under way.
+    step: String,
+    /// What the agent said went wrong, if it did.
+    error: Option<String>,
+}
+
+impl OutputReader {
+    /// A reader for output in `format`.
+    pub fn new(format: Format) -> Self {
+        OutputReader {
+            format,
+            tail: String::new(),
+            message: None,
+            step: String::new(),
+            error: None,
+        }
+    }
+
+    /// Takes one line of output; returns the session id it names, if any.
+    pub fn line(&mut self, line: &str) -> Option<String> {
+        if self.format == Format::Text {
+            self.tail.push_str(line);
+            self.tail.push('\n');
+            if self.tail.len() > 2 * TEXT_TAIL {
+                let mut cut = self.tail.len() - TEXT_TAIL;
+                while !self.tail.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                self.tail.drain(..cut);
+            }
+            return None;
+        }
+        let event: Value = serde_json::from_str(line).ok()?;
+        match self.format {
+            Format::Text => {}
+            Format::StreamJson => self.claude(&event),
+            Format::CodexJson => self.codex(&event),
+            Format::OpencodeJson => self.opencode(&event),
+        }
+        ["session_id", "thread_id", "sessionID"]
+            .iter()
+            .find_map(|k| event[k].as_str().map(str::to_string))
+    }
+
+    /// Claude Code: the `result` event carries the final message, or `is_error` and why.
+    fn claude(&mut self, event: &Value) {
+        if event["type"] != "result" {
+            return;
+        }
+        if event["is_error"].as_bool() == Some(true) {
+            let kind = event["subtype"].as_str().unwrap_or("error");
+            let mut said: Vec<&str> = event["result"].as_str().into_iter().collect();
+            if let Some(errors) = event["errors"].as_array() {
+                said.extend(errors.iter().filter_map(Value::as_str));
+            }
+            self.error = Some(format!(
+                "the agent reported an error ({kind}): {}",
+                said.join("; ")
+            ));
+        } else {
+            self.message = Some(event["result"].as_str().unwrap_or("").to_string());
+        }
+    }
+
+    /// Codex: each `item.completed` agent message replaces the last; `turn.failed` (or an
+    /// `error` event) says why a turn failed.
+    fn codex(&mut self, event: &Value) {
+        match event["type"].as_str() {
+            Some("item.completed") if event["item"]["type"] == "agent_message" => {
+                self.message = event["item"]["text"].as_str().map(str::to_string);
+            }
+            Some("turn.failed") => {
+                let why = event["error"]["message"]
+                    .as_str()
+                    .unwrap_or("no reason given");
+                self.error = Some(format!("the agent's turn failed: {why}"));
+            }
+            Some("error") if self.error.is_none() => {
+                let why = event["message"].as_str().unwrap_or("no reason given");
+                self.error = Some(format!("the agent reported an error: {why}"));
+            }
+            _ => {}
+        }
+    }
+
+    /// opencode: `text` parts make up a step; the last step with text is the final message.
+    fn opencode(&mut self, event: &Value) {
+        match event["type"].as_str() {
+            Some("step_start") => self.step.clear(),
+            Some("text") => {
+                self.step
+                    .push_str(event["part"]["text"].as_str().unwrap_or(""));
+                self.message = Some(self.step.clone());
+            }
+            Some("error") => {
+                let error = &event["error"];
+                let why = error["data"]["message"]
+                    .as_str()
+                    .or(error["name"].as_str())
+                    .unwrap_or("no reason given");
+                self.error = Some(format!("the agent reported an error: {why}"));
+            }
+            _ => {}
+        }
+    }
+
+    /// The run's outcome once the process exited with `code` (`None`: a signal ended it).
+    pub fn finish(self, code: Option<i32>) -> Result<String, String> {
+        match (code, self.error) {
+            (Some(0), None) => Ok(match self.format {
+                Format::Text => self.tail.trim().to_string(),
+                _ => self.message.unwrap_or_else(|| {
+                    format!(
+                        "(it exited 0, but its {} output had no final message; see the \
+                         transcript)",
+                        self.format.name()
+                    )
+                }),
+            }),
+            (Some(0), Some(error)) => Err(error),
+            (Some(code), None) => Err(format!("exit code {code}")),
+            (Some(code), Some(error)) => Err(format!("exit code {code}: {error}")),
+            (None, _) => Err("killed by a signal".into()),
+        }
+    }
+}
+
+/// The final message of a whole output that exited 0, by format (for tests and tools that hold
+/// a finished transcript).
+pub fn final_message(format: Format, output: &str) -> Result<String, String> {
+    let mut reader = OutputReader::new(format);
+    for line in output.lines() {
+        reader.line(line);
+    }
+    reader.finish(Some(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_final_message_follows_the_format() {
+        assert_eq!(
+            final_message(Format::Text, "\nall done\n").unwrap(),
+            "all done"
+        );
+        let stream = "{\"type\":\"system\"}\n{\"type\":\"assistant\",\"message\":{}}\n\
+                      {\"type\":\"result\",\"subtype\":\"success\",\"result\":\"fixed it\"}\n";
+        assert_eq!(
+            final_message(Format::StreamJson, stream).unwrap(),
+            "fixed it"
+        );
+        let none = final_message(Format::StreamJson, "not json").unwrap();
+        assert!(none.contains("had no final message"), "{none}");
+        let failed = "{\"type\":\"result\",\"subtype\":\"error_max_turns\",\"is_error\":true}";
+        let err = final_message(Format::StreamJson, failed).unwrap_err();
+        assert!(err.contains("error_max_turns"), "{err}");
+    }
+
+    #[test]
+    fn each_format_names_its_session() {
+        let mut reader = OutputReader::new(Format::StreamJson);
+        assert_eq!(
+            reader.line("{\"type\":\"system\",\"session_id\":\"s-1\"}"),
+            Some("s-1".into())
+        );
+        let mut reader = OutputReader::new(Format::CodexJson);
+        assert_eq!(
+            reader.line("{\"type\":\"thread.started\",\"thread_id\":\"t-9\"}"),
+            Some("t-9".into())
+        );
+        let mut reader = OutputReader::new(Format::OpencodeJson);
+        assert_eq!(
+            reader.line("{\"type\":\"step_start\",\"sessionID\":\"ses_1\"}"),
+            Some("ses_1".into())
+        );
+        assert_eq!(
+            OutputReader::new(Format::Text).line("{\"session_id\":\"x\"}"),
+            None
+        );
+    }
+
+    #[test]
+    fn plain_text_keeps_its_end() {
+        let mut reader = OutputReader::new(Format::Text);
+        let line = "x".repeat(1000);
+        for _ in 0..3000 {
+            reader.line(&line);
+        }
+        reader.line("the end");
+        let result = reader.finish(Some(0)).unwrap();
+        assert!(result.ends_with("the end"));
+        assert!(result.len() <= 2 * TEXT_TAIL, "{}", result.len());
+    }
+
+    /// Replays the output each real CLI wrote (see `fixtures/README.md`) with its exit code.
+    fn replay(format: Format, fixture: &str, code: i32) -> Result<String, String> {
+        let mut reader = OutputReader::new(format);
+        let mut sessions = Vec::new();
+        for line in fixture.lines() {
+            sessions.extend(reader.line(line));
+        }
+        assert!(!sessions.is_empty(), "no session id found");
+        reader.finish(Some(code))
+    }
+
+    #[test]
+    fn the_real_clis_output_is_read() {
+        let done = Ok("DONE: the brief was read".to_string());
+        let claude = include_str!("../fixtures/claude-basic.jsonl");
+        assert_eq!(replay(Format::StreamJson, claude, 0), done);
+        let codex = include_str!("../fixtures/codex-basic.jsonl");
+        assert_eq!(replay(Format::CodexJson, codex, 0), done);
+        let opencode = include_str!("../fixtures/opencode-basic.jsonl");
+        assert_eq!(replay(Format::OpencodeJson, opencode, 0), done);
+
+        let claude = include_str!("../fixtures/claude-error400.jsonl");
+        let err = replay(Format::StreamJson, claude, 1).unwrap_err();
+        assert!(
+            err.starts_with("exit code 1: the agent reported an error"),
+            "{err}"
+        );
+        assert!(err.contains("API Error: 400 stub: forced error"), "{err}");
+        let claude = include_str!("../fixtures/claude-resume-bad.jsonl");
+        let err = replay(Format::StreamJson, claude, 1).unwrap_err();
+        assert!(
+            err.contains("No conversation found with session ID"),
+            "{err}"
+        );
+        let codex = include_str!("../fixtures/codex-error400.jsonl");
+        let err = replay(Format::CodexJson, codex, 1).unwrap_err();
+        assert!(
+            err.starts_with("exit code 1: the agent's turn failed"),
+            "{err}"
+        );
+        assert!(err.contains("stub: forced error"), "{err}");
+        let opencode = include_str!("../fixtures/opencode-error400.jsonl");
+        assert_eq!(
+            replay(Format::OpencodeJson, opencode, 1).unwrap_err(),
+            "exit code 1: the agent reported an error: stub: forced error"
+        );
+    }
+
+    #[test]
+    fn a_failed_exit_carries_what_the_agent_said() {
+        let mut reader = OutputReader::new(Format::CodexJson);
+        reader.line("{\"type\":\"turn.failed\",\"error\":{\"message\":\"quota\"}}");
+        assert_eq!(
+            reader.finish(Some(1)).unwrap_err(),
+            "exit code 1: the agent's turn failed: quota"
+        );
+    }
+}
