@@ -380,7 +380,9 @@ async fn stream_json_results_and_a_send_that_continues_the_session() {
 #[tokio::test]
 async fn under_worktree_isolation_each_worker_works_on_a_branch_of_its_own() {
     let dir = tempfile::tempdir().unwrap();
-    let worker = "brief=$(cat)\necho \"$brief\" > made.txt\necho \"made it in $(pwd)\"\n";
+    let worker = "brief=$(cat)\necho \"$brief\" > made.txt\necho \"made it in $(pwd)\"\n\
+                  case \"$brief\" in commit*) git add made.txt && \
+                  git -c user.name=w -c user.email=w@w commit -qm w;; esac\n";
     let config =
         "[workers]\nisolation = \"worktree\"\n[workers.fast]\ncommand = [\"sh\", \"SCRIPT\"]\n";
     // Not a git repository yet: the worker fails and says why.
@@ -412,11 +414,21 @@ async fn under_worktree_isolation_each_worker_works_on_a_branch_of_its_own() {
     let run = run_with_worker(dir.path(), worker, config, true);
     spawn(&run, "the change").await;
     let done = wait(&run, "w1", 30).await;
+    let tree = ws.join(".tether/worktrees/w1");
+    let expected = format!(
+        "its worktree: {} on branch tether/w1 (not committed: ?? made.txt)",
+        tree.display()
+    );
     assert!(
-        done.contains("completed") && done.contains("its changes are on branch tether/w1"),
+        done.contains("completed") && done.contains(&expected),
         "{done}"
     );
-    let tree = ws.join(".tether/worktrees/w1");
+    spawn(&run, "commit this").await;
+    let done = wait(&run, "W2", 30).await;
+    assert!(
+        done.contains("on branch tether/w2 (1 commit on the branch)"),
+        "{done}"
+    );
     assert_eq!(
         std::fs::read_to_string(tree.join("made.txt")).unwrap(),
         "the change\n"

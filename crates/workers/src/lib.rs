@@ -6,6 +6,7 @@ mod config;
 mod output;
 mod pool;
 mod tools;
+mod worktree;
 
 use std::sync::Arc;
 use std::time::Duration;

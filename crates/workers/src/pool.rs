@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{TierConfig, WorkersConfig};
 use crate::output::OutputReader;
+use crate::worktree::{self, Worktree};
 
 /// Where a worker is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,8 +86,8 @@ pub struct Worker {
     pub stderr_tail: Vec<String>,
     /// How many times it has been started.
     pub runs: u32,
-    /// Its git worktree and branch, under `isolation = "worktree"`, once made.
-    pub worktree: Option<(PathBuf, String)>,
+    /// Its git worktree, under `isolation = "worktree"`, once made.
+    pub worktree: Option<Worktree>,
     /// The backend's own session id, when its output named one (`session_id`, `thread_id`).
     pub session: Option<String>,
     /// A message to continue the session with on the next run, instead of the whole brief.
@@ -126,7 +127,9 @@ pub struct Pool {
 
 /// The number in a worker id (`w3` -> 3).
 pub fn number(id: &str) -> Option<u32> {
-    id.trim().strip_prefix('w')?.parse().ok()
+    let id = id.trim();
+    // `W3` and a bare `3` can only mean `w3`.
+    id.strip_prefix(['w', 'W']).unwrap_or(id).parse().ok()
 }
 
 impl Pool {
@@ -391,6 +394,7 @@ impl Pool {
             let outcome = watch(&pool, n, (&worker, input), &tier, &mut child, &stop).await;
             // Its last stderr lines are read before they are reported.
             child.last_words_within(Duration::from_secs(1)).await;
+            pool.note_what_was_left(n).await;
             if !stop.is_cancelled() {
                 pool.finish(n, Some(child.stderr_tail()), outcome);
             }
@@ -403,36 +407,26 @@ impl Pool {
         if !self.config.worktrees {
             return Ok(self.root.clone());
         }
-        if let Some((path, _)) = &worker.worktree {
-            return Ok(path.clone());
+        if let Some(tree) = &worker.worktree {
+            return Ok(tree.path.clone());
         }
-        let branch = format!("tether/{}", worker.id);
-        let path = self.root.join(".tether/worktrees").join(&worker.id);
-        let argv: Vec<String> = vec![
-            "git".into(),
-            "-C".into(),
-            self.root.display().to_string(),
-            "worktree".into(),
-            "add".into(),
-            "-b".into(),
-            branch.clone(),
-            path.display().to_string(),
-            "HEAD".into(),
-        ];
-        let made = tether_proc::output_with_deadline(&argv, Duration::from_secs(60))
-            .await
-            .map_err(|e| format!("git could not make its worktree: {e}"))?;
-        if !made.status.success() {
-            return Err(format!(
-                "its worktree could not be made (`isolation = \"worktree\"` needs the workspace \
-                 to be a git repository with a commit): {}",
-                String::from_utf8_lossy(&made.stderr).trim()
-            ));
-        }
+        let tree = worktree::make(&self.root, &worker.id).await?;
+        let path = tree.path.clone();
         if let Some(w) = self.lock().workers.get_mut(&n) {
-            w.worktree = Some((path.clone(), branch));
+            w.worktree = Some(tree);
         }
         Ok(path)
+    }
+
+    /// Records what a run left in its worktree, if it has one.
+    async fn note_what_was_left(&self, n: u32) {
+        let tree = self.get(n).and_then(|w| w.worktree);
+        if let Some(tree) = tree {
+            let left = worktree::left_behind(&tree).await;
+            if let Some(Some(tree)) = self.lock().workers.get_mut(&n).map(|w| w.worktree.as_mut()) {
+                tree.left = Some(left);
+            }
+        }
     }
 
     /// Notes output (and the session id it named, if any): a stalled worker is running again.

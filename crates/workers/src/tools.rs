@@ -100,11 +100,15 @@ fn report(worker: &Worker, stall: Duration) -> String {
         )),
         _ => {}
     }
-    if let Some((path, branch)) = &worker.worktree {
+    if let Some(tree) = &worker.worktree {
         out.push_str(&format!(
-            "\nits changes are on branch {branch}, in the worktree {}",
-            path.display()
+            "\nits worktree: {} on branch {}",
+            tree.path.display(),
+            tree.branch
         ));
+        if let Some(left) = &tree.left {
+            out.push_str(&format!(" ({left})"));
+        }
     }
     out.push_str(&format!("\nhistory: {}", history(worker)));
     out.push_str(&format!("\ntranscript: {}", worker.transcript.display()));
