@@ -111,7 +111,9 @@ async fn workers_run_end_fail_and_are_listed_with_their_results() {
     assert_eq!(wait(&run, "w1", 30).await, done);
     let transcript = std::fs::read_to_string(dir.path().join("ws/.tether/workers/w1.log")).unwrap();
     assert!(
-        transcript.contains("--- run 1 ---") && transcript.contains("all done"),
+        transcript.contains("--- run 1 ---")
+            && transcript.contains("all done")
+            && transcript.contains("--- run 1 completed after"),
         "{transcript}"
     );
 
@@ -170,6 +172,12 @@ async fn waits_time_out_sends_rerun_and_kill_takes_the_grandchild() {
     let killed = common::call_text(&run, "vibe_kill", json!({"worker_id": "w1"})).await;
     assert!(killed.contains("w1 killed"), "{killed}");
     assert!(wait(&run, "w1", 5).await.contains("killed"));
+    let transcript = std::fs::read_to_string(dir.path().join("ws/.tether/workers/w1.log")).unwrap();
+    assert!(
+        transcript.contains("--- run 1 stopped by vibe_send, to run again after")
+            && transcript.contains("--- run 2 killed by vibe_kill after"),
+        "{transcript}"
+    );
 
     // Sent after the end: runs again.
     let quick = spawn(&run, "succeed once").await;
@@ -262,6 +270,11 @@ async fn outside_vibe_mode_there_are_no_workers_and_none_outlive_the_run() {
     ];
 
     run.shutdown(Duration::from_secs(5)).await;
+    let transcript = std::fs::read_to_string(dir.path().join("ws/.tether/workers/w2.log")).unwrap();
+    assert!(
+        transcript.contains("--- run 1 killed as the run ended after"),
+        "{transcript}"
+    );
     for pid in pids {
         assert!(
             tether_proc::gone_within(pid, Duration::from_secs(5)),

@@ -99,6 +99,28 @@ pub struct Worker {
 }
 
 impl Worker {
+    /// Appends how its run ended to the transcript, so that the file alone tells the story.
+    fn record_end(&self, how: &str) {
+        let after = self
+            .started
+            .map(|s| format!(" after {:.1} s", s.elapsed().as_secs_f64()))
+            .unwrap_or_default();
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&self.transcript);
+        if let Ok(mut file) = file {
+            let _ = writeln!(file, "--- run {} {how}{after} ---", self.runs);
+        }
+    }
+
+    /// Its state, and why when it did not succeed.
+    fn outcome(&self) -> String {
+        match &self.exit {
+            Some(why) => format!("{}: {why}", self.state.as_str()),
+            None => self.state.as_str().to_string(),
+        }
+    }
+
     fn set(&mut self, state: State) {
         if self.state != state {
             self.state = state;
@@ -233,6 +255,7 @@ impl Pool {
                     if let Some(stop) = worker.stop.take() {
                         stop.cancel();
                     }
+                    worker.record_end("stopped by vibe_send, to run again");
                     worker.group = None;
                     worker.set(State::Queued);
                     inner.running -= 1;
@@ -275,6 +298,7 @@ impl Pool {
                     kill_run(worker);
                     worker.set(State::Killed);
                     worker.ended = Some(Instant::now());
+                    worker.record_end("killed by vibe_kill");
                     inner.running -= 1;
                     true
                 }
@@ -296,6 +320,7 @@ impl Pool {
                     kill_run(worker);
                     worker.set(State::Killed);
                     worker.exit = Some("killed as the run ended".into());
+                    worker.record_end("killed as the run ended");
                 }
                 State::Queued => worker.set(State::Killed),
                 _ => {}
@@ -485,6 +510,7 @@ impl Pool {
                     worker.set(State::Failed);
                 }
             }
+            worker.record_end(&worker.outcome());
             inner.running = inner.running.saturating_sub(1);
         }
         self.changed.notify_waiters();
