@@ -345,6 +345,10 @@ async fn a_worker_never_gets_a_wider_surface_than_its_caller() {
 const STREAM_JSON_WORKER: &str = r#"
 input=$(cat)
 if [ "$1" = "--resume" ]; then
+  case "$input" in lose*)
+    echo '{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":0,"session_id":"00000000-0000-0000-0000-000000000000","errors":["No conversation found with session ID: s-42"]}'
+    exit 1;;
+  esac
   echo "{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"$2\"}"
   echo "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"resumed $2 with: $input\",\"session_id\":\"$2\"}"
   exit 0
@@ -353,7 +357,8 @@ echo '{"type":"system","subtype":"init","session_id":"s-42","tools":["Bash","Edi
 echo '{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"working"}]},"session_id":"s-42"}'
 case "$input" in
   fail*) echo '{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":9,"session_id":"s-42"}';;
-  *) echo "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"first: $input\",\"session_id\":\"s-42\"}";;
+  *) first=$(printf '%s\n' "$input" | head -n 1); last=$(printf '%s\n' "$input" | tail -n 1)
+     echo "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"first: $first, last: $last\",\"session_id\":\"s-42\"}";;
 esac
 "#;
 
@@ -366,7 +371,7 @@ async fn stream_json_results_and_a_send_that_continues_the_session() {
     spawn(&run, "tidy up").await;
     let first = wait(&run, "w1", 30).await;
     assert!(
-        first.contains("completed") && first.contains("result:\nfirst: tidy up"),
+        first.contains("completed") && first.contains("result:\nfirst: tidy up, last: tidy up"),
         "{first}"
     );
     let sent = send(&run, "w1", "and the docs").await;
@@ -378,6 +383,25 @@ async fn stream_json_results_and_a_send_that_continues_the_session() {
     assert!(
         second.contains("result:\nresumed s-42 with: and the docs"),
         "{second}"
+    );
+    // The agent lost its session: said, and the next send runs the whole brief.
+    send(&run, "w1", "lose the session").await;
+    let lost = wait(&run, "w1", 30).await;
+    assert!(
+        lost.contains("failed")
+            && lost.contains("No conversation found with session ID: s-42")
+            && lost.contains("the next vibe_send runs the whole brief instead"),
+        "{lost}"
+    );
+    let again = send(&run, "w1", "start over").await;
+    assert!(
+        again.contains("had ended: runs again with the longer brief"),
+        "{again}"
+    );
+    let whole = wait(&run, "w1", 30).await;
+    assert!(
+        whole.contains("result:\nfirst: tidy up, last: start over"),
+        "{whole}"
     );
 
     spawn(&run, "fail at once").await;

@@ -92,6 +92,8 @@ pub struct Worker {
     pub session: Option<String>,
     /// A message to continue the session with on the next run, instead of the whole brief.
     follow_up: Option<String>,
+    /// The session the current run continues, if it does.
+    resumed: Option<String>,
     /// Its process group while it runs.
     group: Option<u32>,
     /// Ends the current run.
@@ -217,6 +219,7 @@ impl Pool {
                 worktree: None,
                 session: None,
                 follow_up: None,
+                resumed: None,
                 group: None,
                 stop: None,
             };
@@ -352,6 +355,7 @@ impl Pool {
                 worker.ended = None;
                 worker.set(State::Running);
                 let follow_up = worker.follow_up.take();
+                worker.resumed = follow_up.as_ref().and(worker.session.clone());
                 (n, (worker.clone(), follow_up))
             };
             self.changed.notify_waiters();
@@ -506,7 +510,17 @@ impl Pool {
                     worker.set(State::Completed);
                 }
                 Err(why) => {
-                    worker.exit = Some(why);
+                    // A session that cannot be continued is not tried again.
+                    worker.exit = Some(match worker.resumed.take() {
+                        Some(session) => {
+                            worker.session = None;
+                            format!(
+                                "{why} (this run continued the agent's session {session}; the \
+                                 next vibe_send runs the whole brief instead)"
+                            )
+                        }
+                        None => why,
+                    });
                     worker.set(State::Failed);
                 }
             }
