@@ -1,9 +1,14 @@
 """A local stand-in for the model APIs the agent CLIs call (Anthropic Messages, OpenAI Responses,
 OpenAI Chat Completions), streaming one fixed answer, so that the real CLIs run end to end on
-a machine that reaches no model. It records every request it gets."""
+a machine that reaches no model. It records every request it gets.
+
+A conversation that names `WRITE-PROBE /some/path` is first answered with a call to the CLI's
+own tool for writing a file there (Claude Code's `Write`, Codex's `exec_command`, opencode's
+`write`); once the tool's result is in the conversation, with the fixed answer."""
 
 import itertools
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -42,12 +47,13 @@ class ModelStub:
                 stub.requests.append((path, body))
                 if path.endswith("/messages/count_tokens"):
                     return self.json(200, {"input_tokens": 10})
+                probe = stub.probe(body)
                 if path.endswith("/messages"):
-                    return self.events(stub.anthropic(body.get("model", "stub")))
+                    return self.events(stub.anthropic(body.get("model", "stub"), probe))
                 if path.endswith("/responses"):
-                    return self.events(stub.responses(body.get("model", "stub")))
+                    return self.events(stub.responses(body.get("model", "stub"), probe))
                 if path.endswith("/chat/completions"):
-                    return self.events(stub.chat(body.get("model", "stub")))
+                    return self.events(stub.chat(body.get("model", "stub"), probe))
                 self.json(404, {"error": {"message": "not here", "type": "not_found_error"}})
 
             def json(self, code, value):
@@ -78,37 +84,62 @@ class ModelStub:
         self.server.shutdown()
         self.server.server_close()
 
-    def anthropic(self, model):
-        """Messages API events for one text answer."""
+    @staticmethod
+    def probe(body):
+        """The path to write, when the conversation asks for a write and has no tool result yet."""
+        said = json.dumps(body)
+        found = re.search(r"WRITE-PROBE (/[^\s\\\"]+)", said)
+        answered = any(mark in said for mark in ('"tool_result"', '"function_call_output"', '"role": "tool"'))
+        return found.group(1) if found and not answered else None
+
+    def anthropic(self, model, probe=None):
+        """Messages API events for one text answer, or for a `Write` of the probe's file."""
         usage = {"input_tokens": 10, "output_tokens": 6}
         message = {"id": f"msg_{next(self.ids)}", "type": "message", "role": "assistant", "model": model,
                    "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}
+        if probe:
+            block = {"type": "tool_use", "id": f"toolu_{next(self.ids)}", "name": "Write", "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps({"file_path": probe, "content": "probe\n"})}
+            stop = "tool_use"
+        else:
+            block = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": self.answer}
+            stop = "end_turn"
         return [
             ("message_start", {"type": "message_start", "message": message}),
-            ("content_block_start", {"type": "content_block_start", "index": 0,
-                                     "content_block": {"type": "text", "text": ""}}),
-            ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                     "delta": {"type": "text_delta", "text": self.answer}}),
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
             ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
                                "usage": {"output_tokens": 6}}),
             ("message_stop", {"type": "message_stop"}),
         ]
 
-    def responses(self, model):
-        """Responses API events for one text answer."""
+    def responses(self, model, probe=None):
+        """Responses API events for one text answer, or for an `exec_command` writing the probe's
+        file."""
         n = next(self.ids)
         response = {"id": f"resp_{n}", "object": "response", "created_at": 0, "model": model,
                     "output": [], "status": "in_progress"}
-        part = {"type": "output_text", "text": self.answer, "annotations": []}
-        item = {"id": f"msg_{n}", "type": "message", "status": "completed", "role": "assistant", "content": [part]}
+        if probe:
+            arguments = json.dumps({"cmd": f"echo probe > {probe}"})
+            item = {"id": f"fc_{n}", "type": "function_call", "status": "completed", "call_id": f"call_{n}",
+                    "name": "exec_command", "arguments": arguments}
+            streamed = {"type": "response.function_call_arguments.delta", "item_id": item["id"],
+                        "output_index": 0, "delta": arguments}
+        else:
+            part = {"type": "output_text", "text": self.answer, "annotations": []}
+            item = {"id": f"msg_{n}", "type": "message", "status": "completed", "role": "assistant",
+                    "content": [part]}
+            streamed = {"type": "response.output_text.delta", "item_id": item["id"], "output_index": 0,
+                        "content_index": 0, "delta": self.answer}
         usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 6,
                  "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 16}
+        added = dict(item, status="in_progress", **({"content": []} if not probe else {"arguments": ""}))
         events = [
             {"type": "response.created", "response": response},
-            {"type": "response.output_item.added", "output_index": 0, "item": dict(item, status="in_progress", content=[])},
-            {"type": "response.output_text.delta", "item_id": item["id"], "output_index": 0, "content_index": 0,
-             "delta": self.answer},
+            {"type": "response.output_item.added", "output_index": 0, "item": added},
+            streamed,
             {"type": "response.output_item.done", "output_index": 0, "item": item},
             {"type": "response.completed", "response": dict(response, status="completed", output=[item], usage=usage)},
         ]
@@ -116,13 +147,19 @@ class ModelStub:
             event["sequence_number"] = seq
         return [(e["type"], e) for e in events]
 
-    def chat(self, model):
-        """Chat Completions stream chunks for one text answer."""
+    def chat(self, model, probe=None):
+        """Chat Completions stream chunks for one text answer, or for a `write` of the probe's
+        file."""
         n = next(self.ids)
 
         def chunk(delta, finish=None):
             return (None, {"id": f"chat_{n}", "object": "chat.completion.chunk", "created": 0, "model": model,
                            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
 
+        if probe:
+            call = {"index": 0, "id": f"call_{n}", "type": "function",
+                    "function": {"name": "write", "arguments": json.dumps({"filePath": probe, "content": "probe\n"})}}
+            return [chunk({"role": "assistant", "content": None, "tool_calls": [call]}),
+                    chunk({}, "tool_calls"), (None, "[DONE]")]
         return [chunk({"role": "assistant", "content": ""}), chunk({"content": self.answer}),
                 chunk({}, "stop"), (None, "[DONE]")]

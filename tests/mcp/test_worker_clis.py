@@ -1,8 +1,8 @@
 """The worker templates in docs/workers against the real agent CLIs installed from npm (Claude
 Code, Codex, opencode). Every flag a template uses is in its CLI's `--help`, with a value among
 the choices the help lists. And each CLI, run by `tether serve --vibe` from its template, reads
-the brief on stdin, gives its final message as the worker's result, is told to stay read-only
-for a plan-surface caller, and continues its own session on `vibe_send`. No model is reachable
+the brief on stdin, gives its final message as the worker's result, continues its own session
+on `vibe_send`, and writes a file when its model asks, except for a plan-surface caller. No model is reachable
 from here, so the CLIs talk to a local stand-in for their model API (model_stub.py)."""
 
 import asyncio
@@ -162,14 +162,28 @@ def test_a_real_cli_runs_as_a_worker_from_its_template(name, workspace, stub):
             # The CLI continued its own session: the model sees the first brief as history, once,
             # and the new message.
             resumed = [b for b in sent_since(stub, start) if "BRIEF-TWO" in b and "BRIEF-ONE" in b]
-            assert resumed and resumed[-1].count("BRIEF-ONE") == 1, sent_since(stub, start)
+            times = resumed[-1].count("BRIEF-ONE") if resumed else 0
+            assert times == 1, f"{len(resumed)} requests had both briefs; the last had the first {times} times"
+
+            # The model asks the CLI's own tool to write a file: an agent-surface worker may.
+            r = await s.call_tool("vibe_spawn", {"brief": f"WRITE-PROBE {workspace}/by-agent.txt", "label": "write"})
+            assert not r.is_error, text(r)
+            await run_to_end(s, "w2")
+            assert (workspace / "by-agent.txt").exists(), "the probe never wrote: it proves nothing below"
 
         async with session(workspace, surface="plan", extra_args=["--vibe"], env=env) as s:
+            # A plan-surface caller's worker may not, though the model asks the same.
+            r = await s.call_tool("vibe_spawn", {"brief": f"WRITE-PROBE {workspace}/by-plan.txt", "label": "write"})
+            assert not r.is_error, text(r)
+            await run_to_end(s)
+            assert not (workspace / "by-plan.txt").exists(), "a worker of a plan-surface caller wrote a file"
+
             start = len(stub.requests)
             r = await s.call_tool("vibe_spawn", {"brief": "BRIEF-THREE: look around", "label": "look"})
             assert not r.is_error, text(r)
-            await run_to_end(s)
+            await run_to_end(s, "w2")
             asked = [b for b in sent_since(stub, start) if "BRIEF-THREE" in b]
-            assert asked and READ_ONLY_SIGN[name] in asked[-1], f"not told to stay read-only: {asked}"
+            assert asked and READ_ONLY_SIGN[name] in asked[-1], \
+                f"not told to stay read-only: no {READ_ONLY_SIGN[name]!r} in what the model was sent"
 
     asyncio.run(asyncio.wait_for(main(), timeout=300))
