@@ -219,20 +219,46 @@ fn lldb_attaches_to_a_program_under_lldb_server_and_leaves_it_running() {
         .unwrap();
     assert!(built.success());
     let port = common::free_port();
+    // Both sides keep a log, shown if the attach fails: CI has seen lldb-dap send no
+    // `initialized` here, rarely, and never when this test runs alone.
+    let server_log = dir.path().join("lldb-server.log");
+    let dap_log = dir.path().join("lldb-dap.log");
     let mut gdbserver = Command::new(server)
-        .args(["gdbserver", &format!("127.0.0.1:{port}"), "./loop"])
+        .args(["gdbserver", "--log-file", &server_log.display().to_string()])
+        .args(["--log-channels", "gdb-remote packets"])
+        .args([&format!("127.0.0.1:{port}"), "./loop"])
         .current_dir(&ws)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    let dap = ["lldb-dap", "lldb-dap-20", "lldb-dap-19", "lldb-dap-18"]
+        .into_iter()
+        .find(|b| which::which(b).is_ok())
+        .expect("lldb-dap is not on PATH: run scripts/test, which installs lldb-19");
+    let logs = || {
+        let tail = |p: &std::path::Path| {
+            let text = std::fs::read_to_string(p).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            lines[lines.len().saturating_sub(40)..].join("\n")
+        };
+        format!(
+            "\n--- lldb-dap log ---\n{}\n--- lldb-server log ---\n{}",
+            tail(&dap_log),
+            tail(&server_log)
+        )
+    };
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         common::until_listening(port, Duration::from_secs(30)).await;
-        let run = common::run_with_config(
-            dir.path(),
-            "[debug]\nstop_wait_s = 120\nrequest_timeout_s = 120\n",
+        // The catalog's own lldb, started through `env` to give it a log file.
+        let config = format!(
+            "[debug]\nstop_wait_s = 120\nrequest_timeout_s = 120\n\
+             [debug.adapters.lldb]\ncommand = [\"env\", \"LLDBDAP_LOG={}\", \"{dap}\"]\n\
+             markers = [\"Makefile\"]\n",
+            dap_log.display()
         );
+        let run = common::run_with_config(dir.path(), &config);
         debug(
             &run,
             json!({"action": "breakpoints", "file": "loop.c", "lines": [3]}),
@@ -242,11 +268,13 @@ fn lldb_attaches_to_a_program_under_lldb_server_and_leaves_it_running() {
         let attached = debug(&run, json!({"action": "attach", "port": port})).await;
         assert!(
             attached.contains(&format!("attached to port {port} under lldb")),
-            "{attached}"
+            "{attached}{}",
+            logs()
         );
         assert!(
             attached.contains("stopped: breakpoint") && attached.contains("loop.c:3 work"),
-            "{attached}"
+            "{attached}{}",
+            logs()
         );
         let doubled = debug(&run, json!({"action": "evaluate", "expression": "i * 10"})).await;
         assert!(doubled.trim().parse::<i64>().is_ok(), "{doubled}");
