@@ -367,9 +367,11 @@ pub fn attach_args(found: &Found, port: u16) -> serde_json::Value {
         "debugpy" => serde_json::json!({"request": "attach", "name": "tether", "justMyCode": true}),
         // A headless dlv server is driven in its remote mode.
         "delve" => serde_json::json!({"request": "attach", "name": "tether", "mode": "remote"}),
+        // lldb-dap connects itself, synchronously. Through `attachCommands` it would run
+        // `gdb-remote` asynchronously and could find the process still unloaded, then refuse.
         _ => serde_json::json!({
             "request": "attach", "name": "tether", "initCommands": found.init_commands,
-            "attachCommands": [format!("gdb-remote 127.0.0.1:{port}")],
+            "gdb-remote-port": port, "gdb-remote-hostname": "127.0.0.1",
         }),
     }
 }

@@ -174,11 +174,23 @@ impl Session {
     ) -> Result<Vec<String>, String> {
         self.attached
             .store(command == "attach", std::sync::atomic::Ordering::Relaxed);
-        let pending = self.peer.send(command, launch).await?;
         let limit = self.limits.request;
+        let answer = self.peer.send(command, launch).await?.within(limit);
+        tokio::pin!(answer);
+        // Some adapters answer before `initialized` (lldb-dap), others after (debugpy): a
+        // refusal that comes first ends the wait at once.
+        let mut answered = None;
         let end = Instant::now() + limit;
         while !lock(&self.heard).initialized {
-            if Instant::now() >= end || !self.next_event(end).await {
+            let heard = tokio::select! {
+                result = &mut answer, if answered.is_none() => {
+                    let body = result.map_err(|e| self.gone_or(e))?;
+                    answered = Some(body);
+                    true
+                }
+                heard = self.next_event(end) => heard,
+            };
+            if !heard || Instant::now() >= end {
                 return Err(self.gone_or(format!(
                     "{} sent no `initialized` within {} ms",
                     self.adapter.id,
@@ -206,7 +218,13 @@ impl Session {
             )
             .await?;
         let done = self.peer.send("configurationDone", json!({})).await?;
-        let (launched, configured) = tokio::join!(pending.within(limit), done.within(limit));
+        let launched = async {
+            match answered {
+                Some(body) => Ok(body),
+                None => answer.await,
+            }
+        };
+        let (launched, configured) = tokio::join!(launched, done.within(limit));
         launched.map_err(|e| self.gone_or(e))?;
         configured.map_err(|e| self.gone_or(e))?;
         Ok(said)

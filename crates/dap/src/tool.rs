@@ -380,7 +380,13 @@ impl Sessions {
             Ok(verified) => verified,
             Err(e) => {
                 session.end().await;
-                return Err(ToolError::failed(e));
+                return Err(ToolError::failed(match command {
+                    "attach" => format!(
+                        "{e}\nthe program must wait on the port: {}",
+                        crate::catalog::ATTACH_HOWTO
+                    ),
+                    _ => e,
+                }));
             }
         };
         self.live

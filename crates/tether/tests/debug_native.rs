@@ -219,8 +219,9 @@ fn lldb_attaches_to_a_program_under_lldb_server_and_leaves_it_running() {
         .unwrap();
     assert!(built.success());
     let port = common::free_port();
-    // Both sides keep a log, shown if the attach fails: CI has seen lldb-dap send no
-    // `initialized` here, rarely, and never when this test runs alone.
+    // Both sides keep a log, shown if the attach fails. Under load, lldb-dap once refused an
+    // attach made through `attachCommands` ("process unloaded"); tether now has it connect
+    // itself, and a refusal is reported at once.
     let server_log = dir.path().join("lldb-server.log");
     let dap_log = dir.path().join("lldb-dap.log");
     let mut gdbserver = Command::new(server)
@@ -264,6 +265,16 @@ fn lldb_attaches_to_a_program_under_lldb_server_and_leaves_it_running() {
             json!({"action": "breakpoints", "file": "loop.c", "lines": [3]}),
         )
         .await;
+        // Nothing waits on this port: lldb-dap refuses the attach and sends no `initialized`;
+        // the refusal is the answer, not a wait for an event that never comes.
+        let closed = common::free_port();
+        let refused = debug(&run, json!({"action": "attach", "port": closed})).await;
+        assert!(
+            refused.contains("`attach` failed")
+                && refused.contains("lldb-server gdbserver 127.0.0.1:PORT")
+                && !refused.contains("initialized"),
+            "{refused}"
+        );
         // No `adapter`: the Makefile says lldb.
         let attached = debug(&run, json!({"action": "attach", "port": port})).await;
         assert!(
