@@ -14,7 +14,6 @@ use std::time::Duration;
 use tether_tool::{BoxFuture, Capability, Install};
 
 pub use config::{Format, TierConfig, WorkersConfig, report};
-pub use output::{OutputReader, final_message};
 pub use pool::State;
 
 /// The workers capability.

@@ -143,9 +143,9 @@ impl OutputReader {
     }
 }
 
-/// The final message of a whole output that exited 0, by format (for tests and tools that hold
-/// a finished transcript).
-pub fn final_message(format: Format, output: &str) -> Result<String, String> {
+/// The final message of a whole output that exited 0, by format.
+#[cfg(test)]
+fn final_message(format: Format, output: &str) -> Result<String, String> {
     let mut reader = OutputReader::new(format);
     for line in output.lines() {
         reader.line(line);
