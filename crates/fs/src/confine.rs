@@ -195,6 +195,40 @@ impl Workspace {
         open_regular(dir, rel, &shown)?.ok_or(FsError::NotFound { path: shown })
     }
 
+    /// Reads, for display or to hand to a server, a file that a child (a language server, a
+    /// debug adapter) named: the same confinement as `read`, regular files only, opened without
+    /// blocking and read at most [`NAMED_MAX_BYTES`]. It does blocking I/O: from async code,
+    /// call it on the blocking pool (`tokio::task::spawn_blocking`).
+    pub fn read_named(&self, path: &Path) -> Result<String, Unshown> {
+        let abs = resolve_physical(&self.root.join(path))
+            .map_err(|e| Unshown::Unreadable(e.kind().to_string()))?;
+        let Some((dir, rel)) = self.root_of(&abs) else {
+            return Err(Unshown::Outside);
+        };
+        if rel.as_os_str().is_empty() {
+            return Err(Unshown::NotRegular("a folder".into()));
+        }
+        let shown = self.display(&abs);
+        let file = match open_regular(dir, rel, &shown) {
+            Ok(Some(file)) => file,
+            Ok(None) => return Err(Unshown::Missing),
+            Err(FsError::NotRegular { what, .. }) => return Err(Unshown::NotRegular(what)),
+            Err(e) => return Err(Unshown::Unreadable(io_kind(&e))),
+        };
+        if file.metadata().is_ok_and(|m| m.len() > NAMED_MAX_BYTES) {
+            return Err(Unshown::TooLarge);
+        }
+        // The size can grow after the stat: the read itself stops one byte past the cap.
+        let mut bytes = Vec::new();
+        file.take(NAMED_MAX_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| Unshown::Unreadable(e.kind().to_string()))?;
+        if bytes.len() as u64 > NAMED_MAX_BYTES {
+            return Err(Unshown::TooLarge);
+        }
+        String::from_utf8(bytes).map_err(|_| Unshown::NotText)
+    }
+
     /// The bytes and hash of a write target now; `Ok(None)` when it does not exist. Anything
     /// but a regular file (a folder, FIFO, device) is refused without blocking.
     pub fn read_hashed(&self, path: &WritePath) -> Result<Option<(Vec<u8>, ContentHash)>, FsError> {
@@ -215,6 +249,50 @@ impl Workspace {
             Ok(rel) => slash_path(rel),
             Err(_) => abs.display().to_string(),
         }
+    }
+}
+
+/// The most of a file [`Workspace::read_named`] reads: a source file is far smaller, and a
+/// server or adapter that names a huge or endless one (a log, `/dev/zero`) must not grow tether.
+pub const NAMED_MAX_BYTES: u64 = 8 << 20;
+
+/// Why a file a child named is not shown; its `Display` is the short reason printed next to
+/// the location, as in `main.py:3  (outside the workspace: not shown)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Unshown {
+    /// Not under the workspace root or a read root, as `read` would refuse.
+    Outside,
+    /// Nothing is there.
+    Missing,
+    /// A folder, FIFO, socket or device, named as it is.
+    NotRegular(String),
+    /// Larger than [`NAMED_MAX_BYTES`].
+    TooLarge,
+    /// Not UTF-8 text.
+    NotText,
+    /// The operating system refused it; the kind of error.
+    Unreadable(String),
+}
+
+impl std::fmt::Display for Unshown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unshown::Outside => f.write_str("outside the workspace"),
+            Unshown::Missing => f.write_str("no such file"),
+            Unshown::NotRegular(what) => write!(f, "not a regular file but {what}"),
+            Unshown::TooLarge => write!(f, "too large, over {} MiB", NAMED_MAX_BYTES >> 20),
+            Unshown::NotText => f.write_str("not UTF-8 text"),
+            Unshown::Unreadable(kind) => write!(f, "unreadable: {kind}"),
+        }
+    }
+}
+
+/// The kind of an io error inside `e`, for a short reason.
+fn io_kind(e: &FsError) -> String {
+    match e {
+        FsError::Io { source, .. } => source.kind().to_string(),
+        other => other.to_string(),
     }
 }
 

@@ -19,7 +19,7 @@ pub mod suggest;
 mod text;
 mod txn;
 
-pub use confine::{Workspace, WritePath};
+pub use confine::{NAMED_MAX_BYTES, Unshown, Workspace, WritePath};
 pub use error::FsError;
 pub use hash::{ContentHash, hash_bytes};
 pub use journal::{
