@@ -15,6 +15,8 @@ use crate::supervisor::Supervisor;
 /// The write hook that keeps open documents in step with our writes.
 pub struct Documents {
     pub(crate) servers: Arc<Supervisor>,
+    /// The door the written files are read through.
+    pub(crate) files: Arc<tether_fs::Workspace>,
 }
 
 impl WriteHook for Documents {
@@ -42,7 +44,7 @@ impl WriteHook for Documents {
             let servers = self.servers.running().await;
             for receipt in receipts {
                 let path = receipt.path.abs();
-                let Ok(text) = std::fs::read_to_string(path) else {
+                let Ok(text) = crate::named::read(&self.files, path).await else {
                     continue;
                 };
                 for server in &servers {

@@ -29,6 +29,8 @@ pub struct Follow {
     pub budget: Duration,
     pub counted: Severities,
     pub workspace: PathBuf,
+    /// The door every file a server is given goes through.
+    pub files: Arc<tether_fs::Workspace>,
     /// False for a run that serves one call: no later result would carry a notice.
     pub enabled: bool,
 }

@@ -10,6 +10,7 @@ mod config;
 mod documents;
 mod follow;
 mod ledger;
+mod named;
 mod on_write;
 mod outside;
 mod position;
@@ -79,6 +80,7 @@ impl Capability for Lsp {
         });
         run.hook(Arc::new(documents::Documents {
             servers: servers.clone(),
+            files: run.workspace.clone(),
         }));
         let follow = follow::Follow {
             ledger,
@@ -87,6 +89,7 @@ impl Capability for Lsp {
             budget: self.config.request_timeout,
             counted: self.config.write_severities.clone(),
             workspace: run.workspace.root().to_path_buf(),
+            files: run.workspace.clone(),
             enabled: !run.single_call,
         };
         run.hook(Arc::new(on_write::DiagnosticsOnWrite {

@@ -127,7 +127,7 @@ impl DiagnosticsOnWrite {
                 });
             }
         };
-        let text = std::fs::read_to_string(abs).ok()?;
+        let text = crate::named::read(&self.follow.files, abs).await.ok()?;
         let checks_before = server.checks_begun();
         if let Err(why) = server.sync_saved(abs, &text).await {
             let status = FileStatus::Unavailable { why, now: vec![] };
@@ -206,7 +206,7 @@ impl DiagnosticsOnWrite {
             let Ok(server) = servers.server_for(lang, &path).await else {
                 return;
             };
-            let Ok(text) = std::fs::read_to_string(&path) else {
+            let Ok(text) = crate::named::read(&follow.files, &path).await else {
                 return;
             };
             let checks_before = server.checks_begun();
@@ -231,7 +231,7 @@ impl DiagnosticsOnWrite {
         if let Some(known) = self.follow.ledger.latest(abs) {
             return Some(known);
         }
-        match std::fs::read_to_string(abs) {
+        match crate::named::read(&self.follow.files, abs).await {
             // Before any separate check has run, its errors are unknown: no baseline.
             Ok(_) if server.separate_check && !server.snapshot().complete => None,
             Ok(text) if server.sync(abs, &text).await.is_ok() => {

@@ -160,7 +160,9 @@ async fn handle(
             // the file exists is told once, as import resolution goes by the disk.
             let mut changes = Vec::new();
             for (path, kind) in burst.iter().filter(|(path, _)| !path.is_dir()) {
-                let text = std::fs::read_to_string(path).unwrap_or_default();
+                let text = crate::named::read(&follow.files, path)
+                    .await
+                    .unwrap_or_default();
                 let held = server.holds(path, &text).await == Some(true);
                 let news = match kind {
                     3 => {
@@ -203,7 +205,7 @@ async fn changed(servers: &Supervisor, follow: &Follow, path: &Path) {
     let Some(server) = servers.running_for(lang, path).await else {
         return;
     };
-    let Ok(text) = std::fs::read_to_string(path) else {
+    let Ok(text) = crate::named::read(&follow.files, path).await else {
         return;
     };
     if server.holds(path, &text).await == Some(true) {

@@ -152,8 +152,9 @@ async fn write_plan(cx: &CallCx, server: &Server, plan: &Plan) -> Result<Vec<Str
     for (path, file) in &plan.files {
         let rel = cx.workspace().resolve_write(&path.to_string_lossy())?;
         // The text the server saw is the text on disk now, or the commit refuses.
-        let before = std::fs::read_to_string(path)
-            .map_err(|e| ToolError::invalid(format!("cannot read {}: {e}", rel.rel())))?;
+        let before = crate::named::read(cx.workspace(), path)
+            .await
+            .map_err(|why| ToolError::invalid(format!("cannot read {}: {why}", rel.rel())))?;
         if server.holds(path, &before).await == Some(false) {
             return Err(ToolError::invalid(format!(
                 "{} changed after {} computed the edit, so it would land on the wrong text; \

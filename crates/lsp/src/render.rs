@@ -1,10 +1,11 @@
 //! What the model reads: every location as `path:line`, with the identifier there and the
 //! line's text, grouped by file and capped with a count of what was cut.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use tether_fs::Workspace;
 
 use crate::position::Encoding;
 use crate::server::uri_path;
@@ -19,23 +20,6 @@ pub fn cut(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
         Some((i, _)) => format!("{}… (cut)", &s[..i]),
         None => s.to_string(),
-    }
-}
-
-/// Reads files once per answer, for the lines locations point at.
-#[derive(Default)]
-pub struct Lines {
-    files: HashMap<PathBuf, Option<Vec<String>>>,
-}
-
-impl Lines {
-    fn line(&mut self, path: &Path, n: usize) -> Option<&str> {
-        let lines = self.files.entry(path.to_path_buf()).or_insert_with(|| {
-            std::fs::read_to_string(path)
-                .ok()
-                .map(|t| t.lines().map(str::to_string).collect())
-        });
-        lines.as_ref()?.get(n).map(String::as_str)
     }
 }
 
@@ -83,47 +67,51 @@ pub fn shown(path: &Path, workspace: &Path) -> String {
     }
 }
 
-/// `path:line  identifier  | text`, one per place, grouped by file, at most `cap`.
-pub fn locations(
-    places: &[Place],
-    workspace: &Path,
-    enc: Encoding,
-    cap: usize,
-    lines: &mut Lines,
-) -> String {
+/// `path:line  identifier  | text`, one per place, grouped by file, at most `cap`; a place in
+/// a file that `read` could not read is `path:line  (reason: not shown)`. The files are read
+/// through the door, on the blocking pool.
+pub async fn locations(places: &[Place], ws: &Workspace, enc: Encoding, cap: usize) -> String {
     let mut order: Vec<&Path> = Vec::new();
     for p in places {
         if !order.contains(&p.path.as_path()) {
             order.push(&p.path);
         }
     }
-    let mut out = Vec::new();
-    let mut shown_count = 0;
-    for file in order {
-        for p in places.iter().filter(|p| p.path == file) {
-            if shown_count == cap {
-                break;
-            }
-            shown_count += 1;
-            let text = lines.line(&p.path, p.line).unwrap_or("");
-            let at = enc.byte(text, p.col);
-            let ident: String = text[at..]
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
-                .collect();
-            out.push(format!(
-                "{}:{}  {}  | {}",
-                shown(&p.path, workspace),
-                p.line + 1,
-                ident,
-                cut(text.trim(), LINE_CHARS)
-            ));
-        }
+    let shown_places: Vec<&Place> = order
+        .iter()
+        .flat_map(|file| places.iter().filter(move |p| p.path == *file))
+        .take(cap)
+        .collect();
+    let mut wanted: HashMap<PathBuf, BTreeSet<usize>> = HashMap::new();
+    for p in &shown_places {
+        wanted.entry(p.path.clone()).or_default().insert(p.line);
     }
-    if places.len() > shown_count {
+    let texts = crate::named::lines(ws, wanted).await;
+    let mut out = Vec::new();
+    for p in &shown_places {
+        let at = format!("{}:{}", shown(&p.path, ws.root()), p.line + 1);
+        let text = match texts.get(&p.path) {
+            Some(Ok(lines)) => lines.get(&p.line).map_or("", String::as_str),
+            Some(Err(why)) => {
+                out.push(format!("{at}  ({why}: not shown)"));
+                continue;
+            }
+            None => {
+                out.push(format!("{at}  (not read: not shown)"));
+                continue;
+            }
+        };
+        let col = enc.byte(text, p.col);
+        let ident: String = text[col..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
+            .collect();
+        out.push(format!("{at}  {ident}  | {}", cut(text.trim(), LINE_CHARS)));
+    }
+    if places.len() > shown_places.len() {
         out.push(format!(
             "… {} more not shown (cap {cap})",
-            places.len() - shown_count
+            places.len() - shown_places.len()
         ));
     }
     out.join("\n")

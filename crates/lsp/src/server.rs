@@ -560,7 +560,7 @@ impl Server {
     /// Brings every other open document up to date with its file before a request that may
     /// depend on it (a file changed by git, a formatter or the client's own editor): a stat
     /// first, and the text only when size or time changed.
-    pub async fn refresh_open(&self) -> Result<(), String> {
+    pub async fn refresh_open(&self, files: &tether_fs::Workspace) -> Result<(), String> {
         let changed: Vec<PathBuf> = {
             let open = self.open.lock().await;
             open.iter()
@@ -570,7 +570,7 @@ impl Server {
         };
         for path in changed {
             // A file that is gone stays as the server last saw it; its next use says so.
-            if let Ok(text) = std::fs::read_to_string(&path) {
+            if let Ok(text) = crate::named::read(files, &path).await {
                 self.sync(&path, &text).await?;
             }
         }

@@ -10,7 +10,7 @@ use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
 
 use crate::catalog::{LANGUAGES, language_of};
 use crate::position::locate;
-use crate::render::{Lines, hover, locations, outline, places};
+use crate::render::{hover, locations, outline, places};
 use crate::server::{Server, file_uri};
 use crate::supervisor::Supervisor;
 
@@ -158,15 +158,20 @@ pub(crate) async fn target(
             known.join(", ")
         )));
     };
-    let text = std::fs::read_to_string(&abs)
-        .map_err(|e| ToolError::invalid(format!("cannot read {file}: {e}")))?;
+    // Read by descriptor, as `read` does: what is synced is what the model may read.
+    let text = crate::named::read(cx.workspace(), &abs)
+        .await
+        .map_err(|why| ToolError::invalid(format!("cannot read {file}: {why}")))?;
     cx.progress(&format!("waiting for the {lang} language server"));
     let server = servers
         .server_for(lang, &abs)
         .await
         .map_err(ToolError::failed)?;
     server.sync(&abs, &text).await.map_err(ToolError::failed)?;
-    server.refresh_open().await.map_err(ToolError::failed)?;
+    server
+        .refresh_open(cx.workspace())
+        .await
+        .map_err(ToolError::failed)?;
     Ok(Target { abs, text, server })
 }
 
@@ -249,7 +254,10 @@ async fn navigate(
     let at = format!("`{ident}` at {file}:{line_no}");
     if action == Action::Hover {
         return Ok(match (hover(&answer), t.server.health()) {
-            (Some(h), _) => format!("{at}:\n{h}"),
+            (Some(h), _) => match withheld(&t, cx, &doc, &position).await {
+                Some(why) => format!("hover of {at}: {why}"),
+                None => format!("{at}:\n{h}"),
+            },
             (None, None) => format!("{} has nothing to say about {at}", t.server.id),
             (None, Some(health)) => format!(
                 "{} has nothing to say about {at}; but {health}, so this may be why",
@@ -258,7 +266,6 @@ async fn navigate(
         });
     }
     let found = places(&answer);
-    let workspace = servers.workspace();
     if found.is_empty() {
         let state = t.server.state().await;
         let mut text = format!(
@@ -277,8 +284,7 @@ async fn navigate(
     } else {
         QUERY_CAP
     };
-    let mut lines = Lines::default();
-    let list = locations(&found, workspace, t.server.encoding, cap, &mut lines);
+    let list = locations(&found, cx.workspace(), t.server.encoding, cap).await;
     let n = found.len();
     let mut text = format!(
         "{} for {at} ({n} found):\n{list}",
@@ -291,6 +297,42 @@ async fn navigate(
         ));
     }
     Ok(text)
+}
+
+/// Why a hover is not shown, when the symbol is declared in a file the server reached through
+/// the workspace but `read` may not read (a symlink out of it, a FIFO): the hover quotes that
+/// file. A declaration outside every root by its own name (the server's bundled stubs) is
+/// the server's knowledge, and its hover is shown.
+async fn withheld(
+    t: &Target,
+    cx: &CallCx,
+    doc: &serde_json::Value,
+    position: &serde_json::Value,
+) -> Option<String> {
+    t.server.capabilities.get("definitionProvider")?;
+    let params = json!({"textDocument": doc, "position": position});
+    let answer = t
+        .server
+        .request("textDocument/definition", params, cx.cancel_token())
+        .await
+        .ok()?;
+    let ws = cx.workspace();
+    for place in places(&answer) {
+        if !crate::named::named_inside(ws, &place.path) {
+            continue;
+        }
+        match crate::named::read(ws, &place.path).await {
+            Ok(_) | Err(tether_fs::Unshown::Missing) => {}
+            Err(why) => {
+                let shown = crate::render::shown(&place.path, ws.root());
+                return Some(format!(
+                    "declared at {shown}:{} ({why}: not shown)",
+                    place.line + 1
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// Code actions listed at most.
@@ -445,14 +487,7 @@ async fn symbols(servers: &Supervisor, cx: &CallCx, args: &LspArgs) -> Result<St
                     server.id
                 ));
             }
-            let mut lines = Lines::default();
-            let list = locations(
-                &found,
-                servers.workspace(),
-                server.encoding,
-                QUERY_CAP,
-                &mut lines,
-            );
+            let list = locations(&found, cx.workspace(), server.encoding, QUERY_CAP).await;
             Ok(format!(
                 "symbols matching `{query}` ({} found):\n{list}",
                 found.len()
