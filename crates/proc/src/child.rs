@@ -56,12 +56,12 @@ pub async fn run_with_deadline(
         cmd.current_dir(cwd);
     }
     cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
-    let child = cmd.spawn().map_err(|source| ProcError::Spawn {
+    let (child, serial) = crate::tree::spawn(&mut cmd).map_err(|source| ProcError::Spawn {
         program: program.clone(),
         source,
     })?;
     // Dropping this future (a cancelled caller) kills the whole group, grandchildren too.
-    let group = GroupGuard::new(child.id());
+    let group = GroupGuard::new(child.id(), serial);
     let result = match tokio::time::timeout(deadline, child.wait_with_output()).await {
         Ok(Ok(out)) => Ok(out),
         Ok(Err(source)) => Err(ProcError::Spawn {
@@ -101,26 +101,50 @@ pub fn signal_group(pid: u32, signal: libc::c_int) {
     }
 }
 
-/// Kills a child's whole process group when dropped (after the leader exited, what is left of
-/// the group still goes); until then the reaper holds the group too, for a tether that dies.
-pub(crate) struct GroupGuard(pub(crate) Option<u32>);
+/// Kills a child's whole process group, and every descendant that left it, when ended or
+/// dropped (after the leader exited, what is left still goes); until then the reaper holds the
+/// group too, for a tether that dies.
+pub(crate) struct GroupGuard {
+    /// The group's id (the leader's pid) until the guard ends.
+    pub(crate) pid: Option<u32>,
+    /// The child's serial in the tree, until the guard ends.
+    serial: Option<u64>,
+}
 
 impl GroupGuard {
-    /// Guards the group led by `pid`, and lists it with the reaper.
-    pub(crate) fn new(pid: Option<u32>) -> GroupGuard {
+    /// Guards the group led by `pid`, the child with tree serial `serial`, and lists the group
+    /// with the reaper.
+    pub(crate) fn new(pid: Option<u32>, serial: u64) -> GroupGuard {
         if let Some(pid) = pid {
             crate::reaper::watch(pid);
         }
-        GroupGuard(pid)
+        GroupGuard {
+            pid,
+            serial: Some(serial),
+        }
+    }
+
+    /// The child's serial in the tree, while the guard holds it.
+    pub(crate) fn serial(&self) -> Option<u64> {
+        self.serial
+    }
+
+    /// Kills the child's descendants wherever they went, then its group; once.
+    pub(crate) fn end(&mut self) {
+        if let Some(serial) = self.serial.take() {
+            crate::tree::sweep(serial);
+            if let Some(pid) = self.pid.take() {
+                signal_group(pid, libc::SIGKILL);
+                crate::reaper::forget(pid);
+            }
+            crate::tree::release(serial);
+        }
     }
 }
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        if let Some(pid) = self.0 {
-            signal_group(pid, libc::SIGKILL);
-            crate::reaper::forget(pid);
-        }
+        self.end();
     }
 }
 

@@ -54,10 +54,11 @@ impl LongChild {
             cmd.current_dir(cwd);
         }
         cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
-        let mut child = cmd.spawn().map_err(|source| ProcError::Spawn {
-            program: program.clone(),
-            source,
-        })?;
+        let (mut child, serial) =
+            crate::tree::spawn(&mut cmd).map_err(|source| ProcError::Spawn {
+                program: program.clone(),
+                source,
+            })?;
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let mut stderr_reader = None;
         if let Some(pipe) = child.stderr.take() {
@@ -75,7 +76,7 @@ impl LongChild {
         }
         Ok(LongChild {
             program: program.clone(),
-            group: GroupGuard::new(child.id()),
+            group: GroupGuard::new(child.id(), serial),
             stdin: child.stdin.take(),
             stdout: child.stdout.take(),
             child,
@@ -143,6 +144,11 @@ impl LongChild {
     pub async fn shutdown(&mut self, grace: Duration) -> Option<ExitStatus> {
         // Closing stdin is the polite "you are done" for servers that read requests from it.
         drop(self.stdin.take());
+        // Descendants that left the group are asked too, and remembered, since they may not
+        // be found under the child once it has exited.
+        if let Some(serial) = self.group.serial() {
+            crate::tree::terminate_escaped(serial);
+        }
         if let Some(pid) = self.child.id() {
             signal_group(pid, libc::SIGTERM);
         }
@@ -160,18 +166,18 @@ impl LongChild {
         }
     }
 
-    /// Kills the child's whole group at once.
+    /// Kills the child's whole group at once, and every descendant that left it.
     pub fn kill(&mut self) {
-        if let Some(pid) = self.group.0 {
-            signal_group(pid, libc::SIGKILL);
-        }
+        self.group.end();
         let _ = self.child.start_kill();
     }
 }
 
 impl Drop for LongChild {
     fn drop(&mut self) {
-        // `group` kills the process group as it drops; the leader is reaped by tokio.
+        // The sweep runs before tokio's kill of the leader, while the descendants' parents
+        // still lead to it; the leader is reaped by tokio.
+        self.group.end();
         let _ = self.child.start_kill();
     }
 }

@@ -97,13 +97,13 @@ impl LongChild {
                 Ok(())
             });
         }
-        let child = cmd.spawn().map_err(spawn_error)?;
+        let (child, serial) = crate::tree::spawn(&mut cmd).map_err(spawn_error)?;
         // The child's ends now live in the child; ours close here.
         drop(moved);
         Ok((
             LongChild {
                 program: program.clone(),
-                group: GroupGuard::new(child.id()),
+                group: GroupGuard::new(child.id(), serial),
                 stdin: None,
                 stdout: None,
                 child,
@@ -117,7 +117,7 @@ impl LongChild {
     /// Sends `signal` to the child's whole group (SIGINT interrupts a kernel's cell and the
     /// commands it started).
     pub fn signal(&self, signal: libc::c_int) {
-        if let Some(pid) = self.group.0 {
+        if let Some(pid) = self.group.pid {
             crate::child::signal_group(pid, signal);
         }
     }
