@@ -101,11 +101,22 @@ enum Command {
 impl RunArgs {
     /// The surface asked for, narrowed to `TETHER_SURFACE` when that is set: a worker tether
     /// started passes its surface down this way, and no flag of the worker's can widen it.
-    fn surface(&self) -> Surface {
-        let ceiling = std::env::var("TETHER_SURFACE")
-            .ok()
-            .and_then(|s| s.parse::<Surface>().ok());
-        ceiling.map_or(self.surface, |limit| self.surface.narrower(limit))
+    /// A value that does not name a surface is refused rather than ignored: ignoring it would
+    /// serve the widest surface to a caller that was meant to be capped.
+    fn surface(&self) -> Result<Surface, Exit> {
+        let Some(ceiling) = std::env::var_os("TETHER_SURFACE") else {
+            return Ok(self.surface);
+        };
+        let limit = ceiling
+            .to_str()
+            .and_then(|s| s.parse::<Surface>().ok())
+            .ok_or_else(|| {
+                usage(format!(
+                    "TETHER_SURFACE is {ceiling:?}, which names no surface: set it to exactly \
+                     agent, plan or readonly, or unset it"
+                ))
+            })?;
+        Ok(self.surface.narrower(limit))
     }
 }
 
@@ -190,8 +201,10 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
             conversation,
             vibe,
         } => {
-            let surface = run.surface();
-            let builder = RunBuilder::new(root_of(run.root)?).vibe(vibe);
+            let surface = run.surface()?;
+            let builder = RunBuilder::new(root_of(run.root)?)
+                .vibe(vibe)
+                .surface(surface);
             let tether = Arc::new(build(extend, builder, conversation)?);
             let served = tether_mcp::TetherServer::new(tether.clone(), surface)
                 .serve_stdio()
@@ -206,10 +219,11 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
             stdin,
             run,
         } => {
-            let surface = run.surface();
+            let surface = run.surface()?;
             match (stdin, tool) {
                 (true, None) => {
-                    let tether = open(extend, run.root, None)?;
+                    let builder = RunBuilder::new(root_of(run.root)?).surface(surface);
+                    let tether = build(extend, builder, None)?;
                     let done = call_lines(&tether, surface).await;
                     tether.shutdown(SHUTDOWN_BUDGET).await;
                     let pending = tether.runtime().pending_staged();
@@ -230,7 +244,9 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
                     "missing TOOL: use `tether call TOOL '{...}'` or `tether call --stdin`",
                 )),
                 (false, Some(tool)) => {
-                    let mut builder = RunBuilder::new(root_of(run.root)?).single_call();
+                    let mut builder = RunBuilder::new(root_of(run.root)?)
+                        .single_call()
+                        .surface(surface);
                     // On a terminal, a person can answer question and approval cards.
                     if let Some(port) = terminal::TerminalPort::if_interactive() {
                         builder = builder.question_port(Arc::new(port));
@@ -267,7 +283,7 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
             }
         }
         Command::Tools { run, json } => {
-            let surface = run.surface();
+            let surface = run.surface()?;
             let tether = open(extend, run.root, None)?;
             let specs = tether.runtime().tools(surface);
             if json {

@@ -28,7 +28,19 @@ fn env() -> Env {
 }
 
 fn tether(env: &Env, args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
+    tether_with(env, args, stdin, &[])
+}
+
+/// [`tether`] with `vars` set (an empty value unsets the variable).
+fn tether_with(env: &Env, args: &[&str], stdin: Option<&str>, vars: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tether"));
+    for (k, v) in vars {
+        match v.is_empty() {
+            true => command.env_remove(k),
+            false => command.env(k, v),
+        };
+    }
+    let mut child = command
         .args(args)
         .current_dir(&env.ws)
         .env("TETHER_CONFIG_DIR", &env.cfg)
@@ -327,5 +339,76 @@ fn a_damaged_trust_list_is_never_overwritten_and_doctor_explains_bad_config() {
     assert!(
         text.contains(&e.ws.join("tether.toml").display().to_string()),
         "{text}"
+    );
+}
+
+#[test]
+fn a_tether_surface_that_names_no_surface_is_refused_never_widened() {
+    let e = env();
+    for value in ["PLAN", "plan ", "garbage", "readonly,agent"] {
+        let o = tether_with(&e, &["tools"], None, &[("TETHER_SURFACE", value)]);
+        assert_eq!(o.status.code(), Some(2), "{value:?}: {}", out(&o));
+        assert!(err(&o).contains("TETHER_SURFACE"), "{value:?}: {}", err(&o));
+        assert!(
+            !out(&o).contains("write"),
+            "{value:?} served tools: {}",
+            out(&o)
+        );
+    }
+    let plan = tether_with(&e, &["tools"], None, &[("TETHER_SURFACE", "plan")]);
+    assert!(plan.status.success(), "{}", err(&plan));
+    assert!(out(&plan).contains("read") && !out(&plan).contains("apply_patch"));
+}
+
+/// A program the workspace ships that records, in `ran.log`, that it ran.
+fn shipped(path: &Path, log: &Path) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(
+        path,
+        format!("#!/bin/sh\necho {} >> {}\n", path.display(), log.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn doctor_runs_nothing_the_workspace_ships() {
+    let e = env();
+    let log = e.ws.parent().unwrap().join("ran.log");
+    shipped(&e.ws.join(".venv/bin/python"), &log);
+    for tool in ["rustc", "cargo", "node"] {
+        shipped(&e.ws.join("tc/bin").join(tool), &log);
+    }
+    write(
+        &e.ws.join("rust-toolchain.toml"),
+        "[toolchain]\npath = \"/proc/self/cwd/tc\"\n",
+    );
+    write(
+        &e.ws.join("Cargo.toml"),
+        "[package]\nname = \"d\"\nversion = \"0.1.0\"\n",
+    );
+    let import_marker = format!("open('{}', 'a').write('imported\\n')\n", log.display());
+    for module in ["platform.py", "debugpy.py", "importlib.py"] {
+        write(&e.ws.join(module), &import_marker);
+    }
+    shipped(&e.ws.join("bin/node"), &log);
+    let path = format!("bin:{}", std::env::var("PATH").unwrap_or_default());
+    // `cargo test` through rustup passes its toolchain down; a user's shell does not.
+    let o = tether_with(
+        &e,
+        &["doctor"],
+        None,
+        &[("RUSTUP_TOOLCHAIN", ""), ("PATH", &path)],
+    );
+    assert!(o.status.success(), "{}{}", out(&o), err(&o));
+    let report = out(&o);
+    assert!(
+        report.contains("inside the workspace, so doctor does not run it"),
+        "{report}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap_or_default(),
+        "",
+        "doctor ran what the workspace ships; it said:\n{report}"
     );
 }

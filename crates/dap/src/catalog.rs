@@ -84,12 +84,20 @@ pub fn adapter_for(program: &Path) -> Option<&'static str> {
     }
 }
 
-/// Whether `path` is a native ELF program.
+/// Whether `path` is a native ELF program. Opened without blocking and read only if the open
+/// file is regular, so a FIFO or device put where the program was does not stall the call.
 fn is_elf(path: &Path) -> bool {
     use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
     let mut head = [0u8; 4];
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut head))
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .and_then(|mut f| match f.metadata()?.is_file() {
+            true => f.read_exact(&mut head),
+            false => Err(std::io::ErrorKind::InvalidInput.into()),
+        })
         .is_ok_and(|()| head == *b"\x7fELF")
 }
 
@@ -144,20 +152,15 @@ fn configured(
 }
 
 /// The lldb commands that load the Rust toolchain's formatters, as `rust-lldb` does; none when
-/// `rustc` or its scripts cannot be found.
+/// `rustc` or its scripts cannot be found. The toolchain is the one chosen outside the
+/// workspace, so that no repository's toolchain file picks what runs here.
 async fn rust_formatters(root: &Path) -> Vec<String> {
-    let spec = tether_proc::ChildSpec {
-        argv: vec!["rustc".into(), "--print".into(), "sysroot".into()],
-        cwd: Some(root.to_path_buf()),
-        env: Vec::new(),
-    };
-    let Ok(out) = tether_proc::run_with_deadline(&spec, Duration::from_secs(10)).await else {
+    let Some(sysroot) = tether_proc::neutral_rust_sysroot(root).await else {
         return Vec::new();
     };
-    let sysroot = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let etc = Path::new(&sysroot).join("lib/rustlib/etc");
+    let etc = sysroot.join("lib/rustlib/etc");
     let (lookup, commands) = (etc.join("lldb_lookup.py"), etc.join("lldb_commands"));
-    if !out.status.success() || !lookup.exists() || !commands.exists() {
+    if !lookup.exists() || !commands.exists() {
         return Vec::new();
     }
     vec![
@@ -166,15 +169,21 @@ async fn rust_formatters(root: &Path) -> Vec<String> {
     ]
 }
 
-/// Whether `python` can import debugpy, within a few seconds.
+/// Whether `python` can import debugpy, within a few seconds. Isolated (`-I`) and from `/`, so
+/// a `debugpy.py` in the workspace is not what gets imported.
 async fn has_debugpy(python: &Path) -> bool {
-    let argv = vec![
-        python.display().to_string(),
-        "-c".into(),
-        "import debugpy".into(),
-    ];
+    let spec = tether_proc::ChildSpec {
+        argv: vec![
+            python.display().to_string(),
+            "-I".into(),
+            "-c".into(),
+            "import debugpy".into(),
+        ],
+        cwd: Some(PathBuf::from("/")),
+        env: Vec::new(),
+    };
     matches!(
-        tether_proc::output_with_deadline(&argv, Duration::from_secs(10)).await,
+        tether_proc::run_with_deadline(&spec, Duration::from_secs(10)).await,
         Ok(out) if out.status.success()
     )
 }
@@ -185,6 +194,18 @@ pub async fn find(
     program: &Path,
     workspace: &Path,
     overrides: &Overrides,
+) -> Result<Found, String> {
+    find_with(id, program, workspace, overrides, true).await
+}
+
+/// [`find`]; with `run_inside` false an interpreter inside the workspace is named, never run
+/// (what `tether doctor` needs: it runs nothing a repository ships).
+async fn find_with(
+    id: &str,
+    program: &Path,
+    workspace: &Path,
+    overrides: &Overrides,
+    run_inside: bool,
 ) -> Result<Found, String> {
     let given = overrides.get(id);
     let Some(kind) = ADAPTERS.iter().find(|a| a.id == id) else {
@@ -247,6 +268,19 @@ pub async fn find(
         });
     }
     let (python, why) = tether_proc::project_python(&root).ok_or("debugpy: no python3 on PATH")?;
+    if !run_inside && tether_proc::inside(&python, workspace) {
+        return Ok(Found {
+            id: kind.id.to_string(),
+            argv: vec![python.display().to_string()],
+            root,
+            interpreter: Some(format!(
+                "{} ({why}); inside the workspace, so doctor does not run it: whether it has \
+                 debugpy is checked at the first launch",
+                python.display()
+            )),
+            init_commands: Vec::new(),
+        });
+    }
     if !has_debugpy(&python).await {
         return Err(format!(
             "debugpy: {} ({why}) has no debugpy: install it there (`{} -m pip install debugpy`)",
@@ -380,7 +414,8 @@ pub fn attach_args(found: &Found, port: u16) -> serde_json::Value {
 pub async fn report(workspace: &Path, overrides: &Overrides) -> String {
     let mut out = Vec::new();
     for kind in ADAPTERS {
-        let line = match find(kind.id, &workspace.join("."), workspace, overrides).await {
+        let line = match find_with(kind.id, &workspace.join("."), workspace, overrides, false).await
+        {
             Ok(found) => format!(
                 "{}: ready ({})",
                 kind.id,

@@ -28,6 +28,9 @@ pub struct LspConfig {
     pub write_baseline: Duration,
     /// Which severities a write's report counts (`[lsp.diagnostics] severities`).
     pub write_severities: crate::ledger::Severities,
+    /// Whether the plan and readonly surfaces of a trusted workspace may run build scripts,
+    /// proc macros and cargo check (`read_surfaces_build`), which can write anywhere.
+    pub read_surfaces_build: bool,
 }
 
 #[derive(Deserialize, Default)]
@@ -36,6 +39,7 @@ struct Section {
     request_timeout_s: Option<u64>,
     init_timeout_s: Option<u64>,
     check_timeout_s: Option<u64>,
+    read_surfaces_build: Option<bool>,
     #[serde(default)]
     servers: BTreeMap<String, ServerOverride>,
     #[serde(default)]
@@ -86,6 +90,7 @@ impl Default for LspConfig {
             write_wait: Duration::from_millis(3000),
             write_baseline: Duration::from_millis(1000),
             write_severities: crate::ledger::Severities::default(),
+            read_surfaces_build: false,
         }
     }
 }
@@ -124,6 +129,7 @@ impl LspConfig {
             config.request_timeout,
         )?;
         config.init_timeout = seconds("init_timeout_s", s.init_timeout_s, config.init_timeout)?;
+        config.read_surfaces_build = s.read_surfaces_build.unwrap_or(false);
         config.check_timeout = seconds("check_timeout_s", s.check_timeout_s, config.check_timeout)?;
         if let Some(d) = s.diagnostics {
             let ms = |key: &str, v: Option<u64>, default: Duration| match v {

@@ -16,6 +16,7 @@ mod outside;
 mod position;
 mod rename;
 mod render;
+mod repo_config;
 mod restrict;
 mod server;
 mod supervisor;
@@ -62,6 +63,7 @@ impl Capability for Lsp {
             self.config.clone(),
             run.workspace.root().to_path_buf(),
             run.trusted,
+            run.surface == tether_tool::Surface::Agent,
             run.held_back
                 .iter()
                 .filter(|k| k.starts_with("lsp."))

@@ -360,19 +360,16 @@ impl Server {
     pub async fn start(
         entry: &ServerEntry,
         found: &Found,
-        trusted: bool,
+        allowed: crate::restrict::Allowed,
+        workspace: &Path,
         init_timeout: Duration,
         timeout: Duration,
     ) -> Result<Server, String> {
-        let options = crate::restrict::options(entry, &found.root, trusted)
+        let options = crate::restrict::options(entry, &found.root, allowed)
             .map_err(|why| format!("{}: {why}", entry.id))?;
-        let mut env = Vec::new();
-        if trusted
-            && let Some(python) = crate::restrict::project_venv(&found.root)
-            && let Some(venv) = python.parent().and_then(Path::parent)
-        {
-            env.push(("VIRTUAL_ENV".into(), venv.display().to_string()));
-        }
+        let env = crate::restrict::environment(entry, &found.root, workspace, allowed.trusted)
+            .await
+            .map_err(|why| format!("{}: {why}", entry.id))?;
         let spec = ChildSpec {
             argv: found.argv.clone(),
             cwd: Some(found.root.clone()),
@@ -444,7 +441,7 @@ impl Server {
             edits,
             open: tokio::sync::Mutex::default(),
             timeout,
-            separate_check: entry.id == "rust-analyzer" && trusted,
+            separate_check: entry.id == "rust-analyzer" && allowed.builds,
             workspace_mode: workspace_mode(&options_settings),
             may_pull: std::sync::atomic::AtomicBool::new(true),
             restricted,

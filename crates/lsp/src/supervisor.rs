@@ -30,7 +30,7 @@ struct Crashes {
 pub struct Supervisor {
     config: LspConfig,
     workspace: PathBuf,
-    trusted: bool,
+    allowed: crate::restrict::Allowed,
     /// `[lsp]` keys of the workspace file not used until it is trusted.
     held_back: Vec<String>,
     servers: Mutex<HashMap<(String, PathBuf), Slot>>,
@@ -38,17 +38,20 @@ pub struct Supervisor {
 }
 
 impl Supervisor {
-    /// A supervisor that has started nothing yet.
+    /// A supervisor that has started nothing yet; `writes` says whether the run's surface may
+    /// write, without which build scripts stay off unless the user opted in.
     pub fn new(
         config: LspConfig,
         workspace: PathBuf,
         trusted: bool,
+        writes: bool,
         held_back: Vec<String>,
     ) -> Self {
+        let builds = trusted && (writes || config.read_surfaces_build);
         Supervisor {
             config,
             workspace,
-            trusted,
+            allowed: crate::restrict::Allowed { trusted, builds },
             held_back,
             servers: Mutex::default(),
             crashes: std::sync::Mutex::default(),
@@ -67,7 +70,12 @@ impl Supervisor {
 
     /// Whether the workspace is trusted.
     pub fn trusted(&self) -> bool {
-        self.trusted
+        self.allowed.trusted
+    }
+
+    /// Whether build scripts, proc macros and project checks may run in this run.
+    pub fn builds(&self) -> bool {
+        self.allowed.builds
     }
 
     /// The workspace root.
@@ -78,13 +86,19 @@ impl Supervisor {
     /// The server for `file` of `lang`, started if need be (a crashed one is started again);
     /// or why none can serve it.
     pub async fn server_for(&self, lang: &str, file: &Path) -> Result<Arc<Server>, String> {
-        let found =
-            find(&self.config, lang, file, &self.workspace, self.trusted).map_err(|why| {
-                format!(
-                    "no language server can serve {lang} here:\n- {}",
-                    why.join("\n- ")
-                )
-            })?;
+        let found = find(
+            &self.config,
+            lang,
+            file,
+            &self.workspace,
+            self.allowed.trusted,
+        )
+        .map_err(|why| {
+            format!(
+                "no language server can serve {lang} here:\n- {}",
+                why.join("\n- ")
+            )
+        })?;
         let key = (found.id.clone(), found.root.clone());
         self.backoff(&key)?;
         loop {
@@ -165,7 +179,8 @@ impl Supervisor {
         Server::start(
             entry,
             found,
-            self.trusted,
+            self.allowed,
+            &self.workspace,
             c.init_timeout,
             c.request_timeout,
         )
@@ -179,7 +194,14 @@ impl Supervisor {
     pub async fn warm(&self) {
         let probe = self.workspace.join("warm-up");
         for (lang, _, _) in crate::catalog::LANGUAGES {
-            if find(&self.config, lang, &probe, &self.workspace, self.trusted).is_ok()
+            if find(
+                &self.config,
+                lang,
+                &probe,
+                &self.workspace,
+                self.allowed.trusted,
+            )
+            .is_ok()
                 && let Err(why) = self.server_for(lang, &probe).await
             {
                 tracing::info!("warming the {lang} server: {why}");
@@ -197,7 +219,14 @@ impl Supervisor {
 
     /// The running server for `file` of `lang`, if one is up; never starts one.
     pub async fn running_for(&self, lang: &str, file: &Path) -> Option<Arc<Server>> {
-        let found = find(&self.config, lang, file, &self.workspace, self.trusted).ok()?;
+        let found = find(
+            &self.config,
+            lang,
+            file,
+            &self.workspace,
+            self.allowed.trusted,
+        )
+        .ok()?;
         let map = self.servers.lock().await;
         let slot = map.get(&(found.id, found.root))?;
         slot.get().and_then(|r| r.as_ref().ok()).cloned()

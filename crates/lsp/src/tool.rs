@@ -420,6 +420,14 @@ async fn diagnostics(
                  and this workspace is not trusted: ask per `file`, or run `tether trust`",
             ));
         }
+        if !servers.builds() {
+            return Err(ToolError::invalid(
+                "`diagnostics \"*\"` runs the project's own build (build scripts can write \
+                 anywhere), and this run serves the plan or readonly surface, which never \
+                 writes: ask per `file`, or set `[lsp] read_surfaces_build = true` in the user \
+                 config",
+            ));
+        }
         cx.progress("running the project's checkers");
         let deadline = servers.config().check_timeout;
         return Ok(crate::checker::check_project(servers.workspace(), deadline).await);
@@ -565,8 +573,17 @@ async fn status(servers: &Supervisor) -> String {
     }
     if !servers.trusted() {
         out.push(
-            "this workspace is not trusted: nothing inside it runs (its own binaries, build \
-             scripts, proc macros); run `tether trust` to lift that"
+            "this workspace is not trusted, so no language server runs anything it ships or \
+             configures: no binary inside it, no build scripts, proc macros or cargo check, \
+             no toolchain file, cargo wrapper or PATH entry of its own; run `tether trust` to \
+             lift that. (`eval` and `debug`, exec-tier tools, do run its .venv's python and \
+             the programs they are given.)"
+                .into(),
+        );
+    } else if !servers.builds() {
+        out.push(
+            "this run serves a read-only surface: build scripts, proc macros and cargo check \
+             stay off; `[lsp] read_surfaces_build = true` in the user config allows them"
                 .into(),
         );
     }

@@ -42,7 +42,7 @@ pub async fn doctor_report(run: &Run, root: &Path) -> String {
     let _ = writeln!(out, "\ninterpreters:");
     let _ = writeln!(out, "  {}", tether_kernel::report(root).await);
     for (name, flag) in INTERPRETERS {
-        let _ = writeln!(out, "  {}", probe(name, flag).await);
+        let _ = writeln!(out, "  {}", probe(name, flag, root).await);
     }
     let _ = writeln!(out, "\nlanguage servers (started on first use):");
     match tether_lsp::LspConfig::from_section(config.get("lsp")) {
@@ -142,12 +142,18 @@ fn config_section(out: &mut String, config: &Config) {
     }
 }
 
-async fn probe(name: &str, flag: &str) -> String {
-    let Ok(path) = which::which(name) else {
-        return format!("{name}: missing (not on PATH)");
+/// Finds `name` on PATH outside the workspace and runs it from `/`, so that nothing the
+/// repository ships runs, and nothing in it is read as the program's own config.
+async fn probe(name: &str, flag: &str, root: &Path) -> String {
+    let Some(path) = tether_proc::which_outside(name, root) else {
+        return format!("{name}: missing (not on PATH outside the workspace)");
     };
-    let argv = vec![path.display().to_string(), flag.to_string()];
-    match tether_proc::output_with_deadline(&argv, Duration::from_secs(5)).await {
+    let spec = tether_proc::ChildSpec {
+        argv: vec![path.display().to_string(), flag.to_string()],
+        cwd: Some("/".into()),
+        env: Vec::new(),
+    };
+    match tether_proc::run_with_deadline(&spec, Duration::from_secs(5)).await {
         Ok(out) => {
             let text = String::from_utf8_lossy(&out.stdout);
             let version = text.lines().next().unwrap_or("").trim();

@@ -24,6 +24,7 @@ case "$brief" in
   fail*) echo "trying" ; echo "it broke" >&2; exit 3;;
   hang*) echo "hanging"; sleep 300;;
   grandchild*) sh -c "sleep 300; echo TETHER_GRANDCHILD_MARK" & echo "child $!"; sleep 300;;
+  daemon*) setsid sh -c 'sleep 300 >/dev/null 2>&1 & echo "daemon $!"'; sleep 300;;
   silent*) sleep 3; echo "woke up"; echo "finished quietly";;
   slow*) sleep 2; echo "slow done";;
   *) echo "unknown brief: $brief" >&2; exit 2;;
@@ -201,6 +202,43 @@ async fn waits_time_out_sends_rerun_and_kill_takes_the_grandchild() {
         "the grandchild outlived the kill"
     );
     run.shutdown(Duration::from_secs(5)).await;
+}
+
+/// True once `pid` stopped running within `limit`; it yields, so the worker's task can act.
+async fn gone_soon(pid: u32, limit: Duration) -> bool {
+    let end = tokio::time::Instant::now() + limit;
+    while tokio::time::Instant::now() < end {
+        if !tether_proc::is_running(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn a_daemon_a_worker_started_goes_with_a_kill_and_with_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_vibe(dir.path(), "", true);
+    // The daemon left the worker's group and session, and its parent exited: a group kill
+    // cannot reach it.
+    let killed = spawn(&run, "daemon to kill").await;
+    let daemon = logged_pid(dir.path(), &killed, "daemon").await;
+    assert!(tether_proc::is_running(daemon));
+    common::call_text(&run, "vibe_kill", json!({"worker_id": killed})).await;
+    assert!(
+        gone_soon(daemon, Duration::from_secs(5)).await,
+        "the daemon outlived vibe_kill"
+    );
+
+    let ended = spawn(&run, "daemon to outlast").await;
+    let daemon = logged_pid(dir.path(), &ended, "daemon").await;
+    assert!(tether_proc::is_running(daemon));
+    run.shutdown(Duration::from_secs(5)).await;
+    assert!(
+        gone_soon(daemon, Duration::from_secs(5)).await,
+        "the daemon outlived the run"
+    );
 }
 
 #[tokio::test]
@@ -476,4 +514,63 @@ async fn under_worktree_isolation_each_worker_works_on_a_branch_of_its_own() {
     );
     assert!(git(&["branch", "--list", "tether/w1"]).contains("tether/w1"));
     run.shutdown(Duration::from_secs(5)).await;
+}
+
+/// The repository's own hooks and file-system monitor are programs it names; the git commands
+/// tether runs for worktree isolation must start neither.
+#[tokio::test]
+async fn worktree_isolation_runs_no_hook_or_fsmonitor_of_the_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let config =
+        "[workers]\nisolation = \"worktree\"\n[workers.fast]\ncommand = [\"sh\", \"SCRIPT\"]\n";
+    let run = run_with_worker(dir.path(), "cat > made.txt\necho done\n", config, true);
+    let ws = dir.path().join("ws");
+    let git = |args: &[&str]| {
+        let done = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&ws)
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(done.status.success(), "git {args:?}: {done:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(ws.join("README"), "hi\n").unwrap();
+    git(&["add", "README"]);
+    git(&["commit", "-q", "-m", "first"]);
+    // Installed after the commit, so only tether's git commands could start them.
+    let ran = dir.path().join("ran.log");
+    let hook = format!("#!/bin/sh\necho \"$0\" >> {}\n", ran.display());
+    for name in [
+        "post-checkout",
+        "reference-transaction",
+        "post-index-change",
+    ] {
+        let path = ws.join(".git/hooks").join(name);
+        std::fs::write(&path, &hook).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    }
+    let monitor = dir.path().join("fsmonitor.sh");
+    std::fs::write(&monitor, &hook).unwrap();
+    std::fs::set_permissions(
+        &monitor,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    git(&["config", "core.fsmonitor", &monitor.display().to_string()]);
+
+    spawn(&run, "the change").await;
+    let done = wait(&run, "w1", 30).await;
+    assert!(
+        done.contains("completed") && done.contains("not committed: ?? made.txt"),
+        "{done}"
+    );
+    run.shutdown(Duration::from_secs(5)).await;
+    assert!(
+        !ran.exists(),
+        "tether's git ran the repository's programs: {}",
+        std::fs::read_to_string(&ran).unwrap_or_default()
+    );
 }

@@ -67,6 +67,8 @@ pub struct Install {
     pub held_back: Vec<String>,
     /// True in vibe mode (`tether serve --vibe`, or `vibe = true`): background workers may run.
     pub vibe: bool,
+    /// The widest surface the run serves: a plan or readonly run must run nothing that writes.
+    pub surface: crate::Surface,
     tools: Vec<(Arc<dyn DynTool>, Option<ClientFeature>)>,
     hooks: Vec<Arc<dyn WriteHook>>,
 }
@@ -87,6 +89,7 @@ impl Install {
             trusted: false,
             held_back: Vec::new(),
             vibe: false,
+            surface: crate::Surface::Agent,
             tools: Vec::new(),
             hooks: Vec::new(),
         }

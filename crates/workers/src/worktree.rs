@@ -22,9 +22,18 @@ pub struct Worktree {
     pub left: Option<String>,
 }
 
+/// Settings given to every git command: a repository's hooks and its file-system monitor are
+/// programs it names, and tether runs git for itself, never for the repository.
+const GIT_GUARDS: &[&str] = &[
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+];
+
 async fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     let mut argv = vec!["git".to_string(), "-C".into(), dir.display().to_string()];
-    argv.extend(args.iter().map(|a| a.to_string()));
+    argv.extend(GIT_GUARDS.iter().chain(args).map(|a| a.to_string()));
     let done = tether_proc::output_with_deadline(&argv, GIT_DEADLINE)
         .await
         .map_err(|e| format!("git: {e}"))?;
