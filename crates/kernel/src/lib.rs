@@ -23,11 +23,23 @@ pub async fn report(root: &std::path::Path) -> String {
         Ok(found) => found,
         Err(e) => return format!("python (eval): {e}"),
     };
+    // Doctor is what a user runs before trusting a repository: it runs nothing the repository
+    // ships, and runs other interpreters isolated (`-I`) from `/`, off the workspace's path.
+    if tether_proc::inside(std::path::Path::new(&python), root) {
+        return format!(
+            "python (eval): {python} ({why}); inside the workspace, so doctor does not run it \
+             (`eval` will start it, trusted or not: it is an exec-tier tool)"
+        );
+    }
     let probe = "import platform, importlib.util as u\n\
                  found = [m for m in ('pandas', 'matplotlib') if u.find_spec(m)]\n\
                  print(platform.python_version(), ' '.join(found))";
-    let argv = vec![python.clone(), "-c".into(), probe.into()];
-    match tether_proc::output_with_deadline(&argv, Duration::from_secs(15)).await {
+    let spec = tether_proc::ChildSpec {
+        argv: vec![python.clone(), "-I".into(), "-c".into(), probe.into()],
+        cwd: Some("/".into()),
+        env: Vec::new(),
+    };
+    match tether_proc::run_with_deadline(&spec, Duration::from_secs(15)).await {
         Ok(out) if out.status.success() => {
             let said = String::from_utf8_lossy(&out.stdout);
             let mut words = said.split_whitespace();

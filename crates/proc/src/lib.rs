@@ -10,6 +10,7 @@
 mod child;
 mod frame;
 mod long;
+mod neutral;
 mod pipes;
 mod python;
 mod reaper;
@@ -20,6 +21,7 @@ mod tree;
 pub use child::{ProcError, output_with_deadline, run_with_deadline, signal_group};
 pub use frame::{FrameError, MAX_FRAME, read_frame, write_frame};
 pub use long::{ChildSpec, LongChild};
+pub use neutral::{inside, neutral_rust_sysroot, path_outside, rust_pins, which_outside};
 pub use pipes::PipeEnd;
 pub use python::project_python;
 pub use rpc::{BoxFuture, Incoming, Peer, Reply, ResponseError, RpcError};
