@@ -149,6 +149,32 @@ fn python_cells_keep_their_state_and_show_output_in_order() {
 }
 
 #[test]
+fn a_process_a_cell_started_in_a_session_of_its_own_ends_with_the_run() {
+    let _serial = common::one_at_a_time();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let pid: u32 = rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let run = project(dir.path());
+        // A new session: the kernel's group kill never reaches it.
+        let out = eval(
+            &run,
+            "import subprocess\np = subprocess.Popen(['sleep', '300'], start_new_session=True)\np.pid",
+        )
+        .await;
+        let last = out.lines().last().unwrap_or_default();
+        let pid = last.trim_start_matches("Out: ").trim().parse().unwrap();
+        assert!(tether_proc::is_running(pid), "{out}");
+        run.shutdown(Duration::from_secs(5)).await;
+        drop(run);
+        pid
+    });
+    assert!(
+        tether_proc::gone_within(pid, Duration::from_secs(5)),
+        "the cell's process outlived the run"
+    );
+}
+
+#[test]
 fn the_idle_budget_interrupts_a_silent_cell_and_spares_a_chatty_one() {
     let _serial = common::one_at_a_time();
     let rt = tokio::runtime::Runtime::new().unwrap();
