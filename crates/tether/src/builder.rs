@@ -5,8 +5,8 @@ use serde_json::Value;
 use tether_fs::{Journal, RecoveryReport, StagedStore, Workspace};
 use tether_run::{AskUser, PathsOf, RunResources, Runtime, ToolTable, ToolTableBuilder};
 use tether_tool::{
-    Capability, ClientFeature, Install, NoticeQueue, QuestionPort, Questions, Tool, WriteHook,
-    WriteHooks,
+    Capability, ClientFeature, Install, NoticeQueue, QuestionPort, Questions, Surface, Tool,
+    WriteHook, WriteHooks,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -40,6 +40,7 @@ pub struct RunBuilder {
     file_tools: bool,
     single_call: bool,
     vibe: bool,
+    surface: Surface,
     host_tools: Vec<HostTool>,
     capabilities: Vec<Box<dyn Capability>>,
 }
@@ -57,6 +58,7 @@ impl RunBuilder {
             file_tools: true,
             single_call: false,
             vibe: false,
+            surface: Surface::Agent,
             host_tools: Vec::new(),
             capabilities: Vec::new(),
         }
@@ -103,6 +105,13 @@ impl RunBuilder {
     /// later calls: parsed trees are dropped as soon as they are searched.
     pub fn single_call(mut self) -> Self {
         self.single_call = true;
+        self
+    }
+
+    /// The widest surface this run will serve; on the plan and readonly surfaces nothing runs
+    /// that could write (rust-analyzer's build scripts, say), even in a trusted workspace.
+    pub fn surface(mut self, surface: Surface) -> Self {
+        self.surface = surface;
         self
     }
 
@@ -175,6 +184,7 @@ impl RunBuilder {
             self.single_call,
         );
         install.trusted = config.workspace_trusted();
+        install.surface = self.surface;
         install.held_back = config
             .guarded()
             .into_iter()

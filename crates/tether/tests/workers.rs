@@ -515,3 +515,62 @@ async fn under_worktree_isolation_each_worker_works_on_a_branch_of_its_own() {
     assert!(git(&["branch", "--list", "tether/w1"]).contains("tether/w1"));
     run.shutdown(Duration::from_secs(5)).await;
 }
+
+/// The repository's own hooks and file-system monitor are programs it names; the git commands
+/// tether runs for worktree isolation must start neither.
+#[tokio::test]
+async fn worktree_isolation_runs_no_hook_or_fsmonitor_of_the_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let config =
+        "[workers]\nisolation = \"worktree\"\n[workers.fast]\ncommand = [\"sh\", \"SCRIPT\"]\n";
+    let run = run_with_worker(dir.path(), "cat > made.txt\necho done\n", config, true);
+    let ws = dir.path().join("ws");
+    let git = |args: &[&str]| {
+        let done = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&ws)
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(done.status.success(), "git {args:?}: {done:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(ws.join("README"), "hi\n").unwrap();
+    git(&["add", "README"]);
+    git(&["commit", "-q", "-m", "first"]);
+    // Installed after the commit, so only tether's git commands could start them.
+    let ran = dir.path().join("ran.log");
+    let hook = format!("#!/bin/sh\necho \"$0\" >> {}\n", ran.display());
+    for name in [
+        "post-checkout",
+        "reference-transaction",
+        "post-index-change",
+    ] {
+        let path = ws.join(".git/hooks").join(name);
+        std::fs::write(&path, &hook).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    }
+    let monitor = dir.path().join("fsmonitor.sh");
+    std::fs::write(&monitor, &hook).unwrap();
+    std::fs::set_permissions(
+        &monitor,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    git(&["config", "core.fsmonitor", &monitor.display().to_string()]);
+
+    spawn(&run, "the change").await;
+    let done = wait(&run, "w1", 30).await;
+    assert!(
+        done.contains("completed") && done.contains("not committed: ?? made.txt"),
+        "{done}"
+    );
+    run.shutdown(Duration::from_secs(5)).await;
+    assert!(
+        !ran.exists(),
+        "tether's git ran the repository's programs: {}",
+        std::fs::read_to_string(&ran).unwrap_or_default()
+    );
+}
