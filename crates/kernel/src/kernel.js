@@ -2,7 +2,10 @@
 // descriptor 4, each a Content-Length frame of JSON; a cell's own output stays on descriptors
 // 1 and 2, which tether reads directly, so nothing a cell prints can reach the channel.
 // Cells run in this process's main context, so their globals, requires and Buffers are the
-// ones a script would see; declarations become `var`s so a cell can be run again.
+// ones a script would see; declarations become `var`s so a cell can be run again. The channel
+// moves to descriptors no child inherits and /dev/null takes 3 and 4, so a cell or a command
+// writing on 4 reaches nothing; each message carries the running cell's token, kept in this
+// closure, which tether checks.
 'use strict';
 (() => {
   const fs = require('fs');
@@ -23,14 +26,67 @@
       process.exit(2);
     }
   }
+  /** The same pipe on a new descriptor, opened close-on-exec as node opens every file. */
+  function reopen(fd, flags) {
+    for (const dir of ['/proc/self/fd/', '/dev/fd/']) {
+      try {
+        return fs.openSync(dir + fd, flags);
+      } catch {}
+    }
+    return fd;
+  }
+  const CELLS = reopen(3, fs.constants.O_RDONLY);
+  const MESSAGES = reopen(4, fs.constants.O_WRONLY);
+  if (CELLS !== 3 && MESSAGES !== 4) {
+    fs.closeSync(3);
+    fs.closeSync(4);
+    // The lowest free descriptors are the two just closed.
+    for (const fd of [fs.openSync('/dev/null', fs.constants.O_RDWR), fs.openSync('/dev/null', fs.constants.O_RDWR)]) {
+      if (fd !== 3 && fd !== 4) fs.closeSync(fd);
+    }
+  }
   const MARK = `\0tether-display:${process.env.TETHER_KERNEL_MARK || ''}\0`;
   delete process.env.TETHER_KERNEL_MARK;
   const MAX_REPR = 20000;
+  // Displayed text is cut like printed output; a bigger image is not shown (tether's own limits).
+  const HEAD = 16 << 10;
+  const TAIL = 8 << 10;
+  const MAX_PNG = 4 << 20;
   const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  // The running cell's token, from its `run`; tether ignores messages without it.
+  let current = null;
+  // Displays so far: each display's message and its mark in stdout carry its number.
+  let shown = 0;
+
+  /** Sends a display-like message and marks its place in stdout with its number. */
+  function place(message) {
+    shown += 1;
+    send({ ...message, n: shown });
+    process.stdout.write(`${MARK}${shown}\0`);
+  }
 
   function send(message) {
-    const body = Buffer.from(JSON.stringify(message));
-    fs.writeSync(4, Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`), body]));
+    const body = Buffer.from(JSON.stringify({ ...message, cell: current }));
+    const frame = Buffer.concat([Buffer.from(`${MARK}Content-Length: ${body.length}\r\n\r\n`), body]);
+    for (let at = 0; at < frame.length;) at += fs.writeSync(MESSAGES, frame, at);
+  }
+
+  /** A display within tether's limits: text cut to its head and tail, an image too big refused. */
+  function capped(mime, data) {
+    if (mime === 'image/png') {
+      const size = Math.floor(data.length / 4) * 3;
+      if (size <= MAX_PNG) return [mime, data];
+      return ['text/plain', `[an image of about ${size} bytes was not shown: over tether's limit of ${MAX_PNG >> 20} MiB for one image]`];
+    }
+    const raw = Buffer.from(data);
+    if (raw.length <= HEAD + TAIL) return [mime, data];
+    // Cuts fall on character boundaries: never inside a UTF-8 sequence.
+    let head = HEAD;
+    while ((raw[head] & 0xc0) === 0x80) head -= 1;
+    let tail = raw.length - TAIL;
+    while ((raw[tail] & 0xc0) === 0x80) tail += 1;
+    const note = `[… ${tail - head} bytes of output cut; the first ${HEAD >> 10} KiB and the last ${TAIL >> 10} KiB are kept …]`;
+    return [mime, `${raw.subarray(0, head)}\n${note}\n${raw.subarray(tail)}`];
   }
 
   // Errors go where prints go, as on a terminal, so they read in the order they happened.
@@ -137,24 +193,27 @@
   /** Shows each value in the cell's result, in order with what the cell printed. */
   function display(...values) {
     for (const value of values) {
-      const [mime, data] = rich(value, false);
-      send({ type: 'display', mime, data });
-      process.stdout.write(MARK);
+      const [mime, data] = capped(...rich(value, false));
+      place({ type: 'display', mime, data });
     }
   }
 
-  // Bridged calls waiting for their answers, oldest first: tether answers them in order.
-  const waiting = [];
+  // Bridged calls waiting for their answers, by id: an answer names its call.
+  const waiting = new Map();
+  let calls = 0;
 
   /** Calls one of the run's own tools, as the model would, and resolves to its text. */
   function tool(name, args) {
-    send({ type: 'tool', name, args: args || {} });
-    return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+    calls += 1;
+    const id = calls;
+    send({ type: 'tool', id, name, args: args || {} });
+    return new Promise((resolve, reject) => waiting.set(id, { resolve, reject }));
   }
 
   function answer(reply) {
-    const call = waiting.shift();
+    const call = waiting.get(reply.id);
     if (!call) return;
+    waiting.delete(reply.id);
     if (!reply.ok) {
       call.reject(new ToolError(reply.text || 'the tool failed'));
       return;
@@ -252,13 +311,13 @@
       value = done ? done.value : undefined;
     }
     if (value !== undefined) {
-      const [mime, data] = rich(value, true);
+      const [mime, data] = capped(...rich(value, true));
       send({ type: 'display', mime, data, echo: true });
     }
   }
 
   function reader() {
-    const input = new net.Socket({ fd: 3, readable: true, writable: false });
+    const input = new net.Socket({ fd: CELLS, readable: true, writable: false });
     let pending = Buffer.alloc(0);
     // Runs go one at a time; a bridged answer must reach its cell while that cell runs.
     let queue = Promise.resolve();
@@ -276,6 +335,9 @@
           answer(message);
         } else if (message.type === 'run') {
           queue = queue.then(async () => {
+            current = message.cell;
+            // Where this cell's output starts, for tether to tell it from a cell that ran on.
+            place({ type: 'begin' });
             let error = null;
             try {
               await run(message.code || '');

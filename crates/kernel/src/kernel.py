@@ -1,6 +1,9 @@
 """tether's Python kernel. Cells arrive on descriptor 3 and every message goes out on
 descriptor 4, each a Content-Length frame of JSON; a cell's own output stays on descriptors 1
-and 2, which tether reads directly, so nothing a cell prints can reach the channel."""
+and 2, which tether reads directly, so nothing a cell prints can reach the channel. The
+channel moves to descriptors no child inherits and /dev/null takes 3 and 4, so a cell or a
+command writing on 4 reaches nothing; each message carries the running cell's token, which
+tether checks (a cell that reads the token here can still end itself early, never another)."""
 
 import ast
 import base64
@@ -21,8 +24,12 @@ os.dup2(1, 2)
 # Written to stdout where `display` is called, so tether places it between the prints.
 _MARK = b"\0tether-display:" + os.environ.pop("TETHER_KERNEL_MARK", "").encode() + b"\0"
 try:
-    _IN = os.fdopen(3, "rb")
-    _OUT = os.fdopen(4, "wb", buffering=0)
+    _IN = os.fdopen(os.dup(3), "rb")
+    _OUT = os.fdopen(os.dup(4), "wb", buffering=0)
+    _NULL = os.open(os.devnull, os.O_RDWR)
+    os.dup2(_NULL, 3, inheritable=False)
+    os.dup2(_NULL, 4, inheritable=False)
+    os.close(_NULL)
 except OSError:
     print(
         "tether's kernel needs descriptors 3 and 4 from tether, and they are not open here: "
@@ -31,13 +38,46 @@ except OSError:
     )
     sys.exit(2)
 _MAX_REPR = 20_000
+# Displayed text is cut like printed output; a bigger image is not shown (tether's own limits).
+_HEAD = 16 << 10
+_TAIL = 8 << 10
+_MAX_PNG = 4 << 20
+# The running cell's token, from its `run`; tether ignores messages without it.
+_cell = None
+# Bridged calls made so far, to match each answer to its call.
+_calls = 0
+# `run` messages that came while a bridged call waited for its answer.
+_runs = []
+# Displays so far: each display's message and its mark in stdout carry its number.
+_shown = 0
 # This file runs as `python -c`, so its frames are named so.
 _SELF = "<string>"
 
 
 def _send(message):
+    message["cell"] = _cell
     body = json.dumps(message).encode()
-    _OUT.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    _OUT.write(_MARK + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+
+def _capped(mime, data):
+    """A display within tether's limits: text cut to its head and tail, an image too big refused."""
+    if mime == "image/png":
+        size = len(data) // 4 * 3
+        if size <= _MAX_PNG:
+            return mime, data
+        return "text/plain", (
+            f"[an image of about {size} bytes was not shown: over tether's limit of "
+            f"{_MAX_PNG >> 20} MiB for one image]"
+        )
+    raw = data.encode("utf-8", "surrogatepass")
+    if len(raw) <= _HEAD + _TAIL:
+        return mime, data
+    head = raw[:_HEAD].decode("utf-8", "ignore")
+    tail = raw[-_TAIL:].decode("utf-8", "ignore")
+    cut = len(raw) - len(head.encode("utf-8", "surrogatepass")) - len(tail.encode("utf-8", "surrogatepass"))
+    note = f"[… {cut} bytes of output cut; the first {_HEAD >> 10} KiB and the last {_TAIL >> 10} KiB are kept …]"
+    return mime, f"{head}\n{note}\n{tail}"
 
 
 def _receive():
@@ -146,13 +186,21 @@ def _rich(obj):
     return "text/plain", text
 
 
+def _place(message):
+    """Sends a display-like message and marks its place in stdout with its number."""
+    global _shown
+    _shown += 1
+    message["n"] = _shown
+    _send(message)
+    os.write(1, _MARK + b"%d\0" % _shown)
+
+
 def display(*objects):
     """Shows each object in the cell's result, in order with what the cell printed."""
     _flush()
     for obj in objects:
-        mime, data = _rich(obj)
-        _send({"type": "display", "mime": mime, "data": data})
-        os.write(1, _MARK)
+        mime, data = _capped(*_rich(obj))
+        _place({"type": "display", "mime": mime, "data": data})
 
 
 class ToolError(Exception):
@@ -180,9 +228,17 @@ class ToolText(str):
 
 def tool(name, args=None):
     """Calls one of the run's own tools, as the model would, and returns its text."""
+    global _calls
     _flush()
-    _send({"type": "tool", "name": name, "args": args or {}})
-    reply = _receive()
+    _calls += 1
+    call = _calls
+    _send({"type": "tool", "id": call, "name": name, "args": args or {}})
+    while True:
+        reply = _receive()
+        if reply.get("type") == "run":
+            _runs.append(reply)
+        elif reply.get("type") == "tool_result" and reply.get("id") == call:
+            break
     if not reply.get("ok"):
         raise ToolError(reply.get("text", "the tool failed"))
     text = ToolText(reply.get("text", ""))
@@ -397,7 +453,7 @@ def _run(code):
             if value is not None:
                 _namespace["_"] = value
                 _flush()
-                mime, data = _rich(value)
+                mime, data = _capped(*_rich(value))
                 _send({"type": "display", "mime": mime, "data": data, "echo": True})
         return None
     except BaseException as error:  # KeyboardInterrupt and SystemExit end the cell, not us
@@ -422,16 +478,20 @@ _cells = 0
 
 
 def _main():
+    global _cell
     _send({"type": "ready", "interpreter": f"Python {platform.python_version()} ({sys.executable})"})
     while True:
         try:
-            message = _receive()
+            message = _runs.pop(0) if _runs else _receive()
         except EOFError:
             os._exit(0)
         except KeyboardInterrupt:
             continue
         if message.get("type") != "run":
             continue
+        _cell = message.get("cell")
+        # Where this cell's output starts, for tether to tell it from a cell that ran on.
+        _place({"type": "begin"})
         error = _run(message.get("code", ""))
         _flush()
         _send({"type": "done", "error": error})

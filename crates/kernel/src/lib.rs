@@ -3,6 +3,7 @@
 //! channel is a pair of descriptors of its own, so a cell's output never mixes with it.
 
 mod cell;
+mod channel;
 mod process;
 mod sandbox;
 mod tool;

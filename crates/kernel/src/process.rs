@@ -1,14 +1,22 @@
 //! One kernel process: cells go out on its descriptor 3, its messages come back on 4, and its
 //! own output is read from 1 and 2 directly. A cell's wait is an inactivity budget: output and
 //! bridged calls renew it, and a bridged call in flight suspends it.
+//!
+//! Cell code shares the kernel's process, so it can always write on the channel. Each `run`
+//! therefore carries a fresh random token that the kernel puts in every message for that cell:
+//! messages with no token tether gave are ignored and said, and a `done` for a past cell is
+//! discarded, so no cell can end a later one. The limit: a Python cell can read the running
+//! token by introspection and end its own cell early; the real `done` that follows is then
+//! recognised as a past cell's, and what came before the next cell's `begin` is not shown.
 
+use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tether_proc::{ChildSpec, LongChild, PipeEnd};
+use tokio::io::AsyncWriteExt;
 use tokio::io::unix::AsyncFd;
-use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -17,9 +25,12 @@ use base64::Engine;
 use tether_tool::{Block, ToolOutput};
 
 use crate::cell::{Cell, Stream};
+use crate::channel::{Read, read_messages};
 
 /// How long an interrupted cell has to end before its kernel is killed.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(5);
+/// Past cells' tokens remembered, to tell their late messages from forged ones.
+const PAST_TOKENS: usize = 64;
 
 /// What a cell asks of the run while it runs: a bridged tool call, answered with the tool's
 /// text and images, or its error.
@@ -38,7 +49,9 @@ pub enum Ended {
 pub struct Kernel {
     child: LongChild,
     requests: pipe::Sender,
-    messages: mpsc::UnboundedReceiver<Result<Value, String>>,
+    messages: mpsc::Receiver<Read>,
+    /// The tokens of this kernel's past cells, newest last.
+    past: VecDeque<String>,
     stdout: AsyncFd<OwnedFd>,
     stderr: AsyncFd<OwnedFd>,
     /// The interpreter, as the first result names it.
@@ -81,13 +94,7 @@ impl Kernel {
         mut env: Vec<(String, String)>,
         limit: Duration,
     ) -> Result<Kernel, String> {
-        let nonce = format!(
-            "{:x}{:x}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos())
-        );
+        let nonce = token();
         env.push(("TETHER_KERNEL_MARK".into(), nonce.clone()));
         let spec = ChildSpec {
             argv,
@@ -108,19 +115,30 @@ impl Kernel {
         let io = |e: std::io::Error| format!("the kernel's pipes: {e}");
         let requests = pipe::Sender::from_owned_fd(requests).map_err(io)?;
         let messages = pipe::Receiver::from_owned_fd(messages).map_err(io)?;
-        let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(read_messages(messages, tx));
+        let mark = format!("\0tether-display:{nonce}\0").into_bytes();
+        let (tx, rx) = mpsc::channel(4);
+        tokio::spawn(read_messages(messages, mark.clone(), tx));
         let mut kernel = Kernel {
             child,
             requests,
             messages: rx,
+            past: VecDeque::new(),
             stdout: nonblocking(stdout).map_err(io)?,
             stderr: nonblocking(stderr).map_err(io)?,
             interpreter: String::new(),
-            mark: format!("\0tether-display:{nonce}\0").into_bytes(),
+            mark,
         };
-        match tokio::time::timeout(limit, kernel.messages.recv()).await {
-            Ok(Some(Ok(ready))) if ready["type"] == "ready" => {
+        let first = async {
+            loop {
+                match kernel.messages.recv().await {
+                    Some(Read::Message(message)) => return Some(message),
+                    Some(_) => {}
+                    None => return None,
+                }
+            }
+        };
+        match tokio::time::timeout(limit, first).await {
+            Ok(Some(ready)) if ready["type"] == "ready" => {
                 kernel.interpreter = ready["interpreter"].as_str().unwrap_or("?").to_string();
                 Ok(kernel)
             }
@@ -179,8 +197,9 @@ impl Kernel {
         bridge: Bridge<'_>,
     ) -> Result<Cell, Ended> {
         let mut cell = Cell::new(&self.mark);
+        let token = token();
         if self
-            .send(json!({"type": "run", "code": code}))
+            .send(json!({"type": "run", "code": code, "cell": token}))
             .await
             .is_err()
         {
@@ -204,25 +223,47 @@ impl Kernel {
                 None => active + idle,
             };
             tokio::select! {
-                message = self.messages.recv() => {
+                read = self.messages.recv() => {
                     // What was printed before the message was sent is in the pipes now.
                     self.take_output(&mut cell);
-                    let Some(Ok(message)) = message else {
-                        // Its channel closed (or carried garbage): the kernel is gone.
-                        let why = self.ended("the kernel died during the cell").await;
-                        self.child.kill();
-                        self.take_output(&mut cell);
-                        return Err(Ended::Died { cell: Box::new(cell), why });
+                    let message = match read {
+                        Some(Read::Message(message)) => message,
+                        Some(Read::Stray(n)) => {
+                            cell.note(format!(
+                                "{n} bytes on the kernel's message channel that are not \
+                                 messages were ignored"
+                            ));
+                            continue;
+                        }
+                        Some(Read::Bad(why)) => {
+                            cell.note(format!("ignored on the kernel's message channel: {why}"));
+                            continue;
+                        }
+                        None => {
+                            let why = self.ended("the kernel died during the cell").await;
+                            self.child.kill();
+                            self.take_output(&mut cell);
+                            return Err(Ended::Died { cell: Box::new(cell), why });
+                        }
                     };
-                    match message["type"].as_str() {
-                        Some("display") => cell.display(&message),
-                        Some("tool") => {
+                    let from = match message["cell"].as_str() {
+                        Some(t) if t == token => Whose::This,
+                        Some(t) if self.past.iter().any(|p| p == t) => Whose::Past,
+                        _ => Whose::Nobody,
+                    };
+                    let kind = message["type"].as_str().unwrap_or("?");
+                    match (kind, from) {
+                        ("display", Whose::This | Whose::Past) => {
+                            cell.display(&message, from == Whose::Past);
+                        }
+                        ("tool", Whose::This) => {
                             let name = message["name"].as_str().unwrap_or("").to_string();
                             let args = message["args"].clone();
-                            let reply = match bridge(name, args).await {
+                            let mut reply = match bridge(name, args).await {
                                 Ok(out) => answer(&out),
                                 Err(text) => json!({"type": "tool_result", "ok": false, "text": text}),
                             };
+                            reply["id"] = message["id"].clone();
                             active = Instant::now();
                             if self.send(reply).await.is_err() {
                                 let why = self.ended("the kernel died during a bridged call").await;
@@ -230,7 +271,18 @@ impl Kernel {
                                 return Err(Ended::Died { cell: Box::new(cell), why });
                             }
                         }
-                        Some("done") => {
+                        ("tool", _) => {
+                            // Answered, so a kernel waiting for it goes on; the kernel ignores
+                            // an answer to a call it did not make.
+                            let reply = json!({"type": "tool_result", "ok": false, "id": message["id"],
+                                "text": "refused: the call did not come from the cell tether is running"});
+                            if from == Whose::Nobody {
+                                cell.note("a `tool` message that no cell sent was refused".into());
+                            }
+                            let _ = self.send(reply).await;
+                        }
+                        ("done", Whose::This) => {
+                            self.remember(token);
                             cell.finish();
                             if cancelled {
                                 return Err(Ended::Cancelled);
@@ -239,7 +291,12 @@ impl Kernel {
                             cell.interrupted_after = interrupted.map(|_| idle);
                             return Ok(cell);
                         }
-                        _ => {}
+                        ("done", Whose::Past) => cell.earlier_done(),
+                        ("begin", Whose::This) => cell.begin(&message),
+                        _ => cell.note(format!(
+                            "a `{}` message that no cell of this kernel sent was ignored",
+                            kind.chars().take(40).collect::<String>()
+                        )),
                     }
                 }
                 ready = self.stdout.readable(), if open.0 => {
@@ -280,6 +337,14 @@ impl Kernel {
                 }
             }
         }
+    }
+
+    /// Keeps a finished cell's token, to know its late messages.
+    fn remember(&mut self, token: String) {
+        if self.past.len() == PAST_TOKENS {
+            self.past.pop_front();
+        }
+        self.past.push_back(token);
     }
 
     /// Moves what the kernel printed so far into `cell`.
@@ -326,21 +391,30 @@ fn answer(out: &ToolOutput) -> Value {
     json!({"type": "tool_result", "ok": true, "text": text.join("\n\n"), "images": images})
 }
 
-/// Reads the kernel's framed messages until its descriptor 4 closes.
-async fn read_messages(from: pipe::Receiver, to: mpsc::UnboundedSender<Result<Value, String>>) {
-    let mut from = BufReader::new(from);
-    loop {
-        let message = match tether_proc::read_frame(&mut from).await {
-            Ok(body) => serde_json::from_slice(&body).map_err(|e| e.to_string()),
-            Err(e) => {
-                let _ = to.send(Err(e.to_string()));
-                return;
-            }
-        };
-        if to.send(message).is_err() {
-            return;
-        }
+/// Whose a message on the channel is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Whose {
+    /// The running cell's.
+    This,
+    /// A cell tether already ended.
+    Past,
+    /// No cell's: its token is missing or was never given.
+    Nobody,
+}
+
+/// 128 random bits as hex, for a kernel's mark and a cell's token.
+fn token() -> String {
+    use std::io::Read as _;
+    let mut bytes = [0u8; 16];
+    let random = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if random.is_err() {
+        // No /dev/urandom: the clock and the process still differ between kernels and cells.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        bytes = (now ^ u128::from(std::process::id()) << 96).to_le_bytes();
     }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// An exit status as words: "exit code 1" or "killed by signal 9".
