@@ -6,7 +6,9 @@
 //! and shutdown, nothing else), `touch-on-rename` (changes the file on disk while it computes
 //! a rename), `unhealthy` (says the project failed to load, then answers nothing useful),
 //! `apply-edit` (asks the
-//! client to apply an edit while answering a hover, and answers with the client's reply).
+//! client to apply an edit while answering a hover, and answers with the client's reply),
+//! `flood` (publishes for tens of thousands of files, and thousands of findings for the open
+//! one, each finding carrying a kilobyte of `data`).
 
 use std::io::{BufRead, BufReader, Write};
 
@@ -55,6 +57,26 @@ fn notified(mode: &str, message: &Value, out: &mut impl Write) {
             let publish = json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
                 "params": {"uri": doc["uri"], "version": version, "diagnostics": [error]}});
             write(out, &publish);
+        }
+        ("flood", "textDocument/didOpen" | "textDocument/didChange") => {
+            let doc = &message["params"]["textDocument"];
+            let finding = |i: usize| {
+                json!({"range": {"start": {"line": 0, "character": 0},
+                    "end": {"line": 0, "character": 2}}, "severity": 1,
+                    "message": format!("flooded {i}"), "data": "d".repeat(1024)})
+            };
+            let publish = |uri: &Value, items: Vec<Value>| {
+                json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+                    "params": {"uri": uri, "diagnostics": items}})
+            };
+            for n in 0..25_000 {
+                let uri = json!(format!("file:///flood/f{n}.rs"));
+                write(out, &publish(&uri, vec![finding(0), finding(1)]));
+            }
+            write(
+                out,
+                &publish(&doc["uri"], (0..3_000).map(finding).collect()),
+            );
         }
         _ => {}
     }

@@ -19,17 +19,18 @@ pub use tool::{EvalArgs, EvalTool, Language};
 
 /// What `doctor` says of the kernel for `root`: the interpreter `eval` would start, its
 /// version, and whether pandas and matplotlib import there.
-pub async fn report(root: &std::path::Path) -> String {
+pub async fn report(root: &std::path::Path, trusted: bool) -> String {
     let (python, why) = match tool::interpreter(root) {
         Ok(found) => found,
         Err(e) => return format!("python (eval): {e}"),
     };
     // Doctor is what a user runs before trusting a repository: it runs nothing the repository
-    // ships, and runs other interpreters isolated (`-I`) from `/`, off the workspace's path.
-    if tether_proc::inside(std::path::Path::new(&python), root) {
+    // ships until then, and every interpreter isolated (`-I`) from `/`, off the workspace.
+    if !trusted && tether_proc::inside(std::path::Path::new(&python), root) {
         return format!(
-            "python (eval): {python} ({why}); inside the workspace, so doctor does not run it \
-             (`eval` will start it, trusted or not: it is an exec-tier tool)"
+            "python (eval): {python} ({why}); inside the workspace, which is not trusted, so \
+             doctor does not run it (`eval` will start it, trusted or not: it is an exec-tier \
+             tool)"
         );
     }
     let probe = "import platform, importlib.util as u\n\

@@ -11,6 +11,8 @@ use std::sync::atomic::Ordering;
 use tether_proc::RpcError;
 
 use crate::server::{Heard, Published, Server, file_uri, lock, uri_path};
+use crate::store::Publications;
+use std::sync::Arc;
 
 /// How long a server that checks on save may sit idle after a save, with no check begun,
 /// before the save is told again.
@@ -40,8 +42,8 @@ pub struct Snapshot {
     pub seq: u64,
     /// How many work-done progresses had begun by then.
     pub begun: u64,
-    /// Every file's latest publication then.
-    pub files: HashMap<PathBuf, Vec<Value>>,
+    /// Every file's latest publication then, shared with the server's store.
+    pub files: HashMap<PathBuf, Arc<Vec<Value>>>,
     /// Whether the server had finished its first pass over the project by then, so a file's
     /// publication is its real state, not a placeholder (pyright first publishes every file
     /// empty, before it has looked at any).
@@ -49,6 +51,9 @@ pub struct Snapshot {
     /// Whether the server reports every file ([`Server::reports_other_files`]), so a file it
     /// never published had nothing.
     pub wide: bool,
+    /// Whether the store dropped no file to stay in bounds; after it did, a file with no
+    /// publication may have had problems.
+    pub lossless: bool,
 }
 
 impl Server {
@@ -59,7 +64,7 @@ impl Server {
         heard
             .published
             .get(&uri)
-            .map(|p| p.items.clone())
+            .map(|p| p.items.to_vec())
             .unwrap_or_default()
     }
 
@@ -70,16 +75,16 @@ impl Server {
         let heard = lock(&self.heard);
         self.whole(&heard)
             .get(&uri)
-            .map(|p| p.items.clone())
+            .map(|p| p.items.to_vec())
             .unwrap_or_default()
     }
 
     /// The publications that are whole now: for a server that checks separately, as they
     /// stood after its last awaited check (none before one), else the latest.
-    fn whole<'h>(&self, heard: &'h Heard) -> std::borrow::Cow<'h, HashMap<String, Published>> {
+    fn whole<'h>(&self, heard: &'h Heard) -> std::borrow::Cow<'h, Publications> {
         match (&heard.checked, self.separate_check) {
             (Some(checked), true) => std::borrow::Cow::Borrowed(checked),
-            (None, true) => std::borrow::Cow::Owned(HashMap::new()),
+            (None, true) => std::borrow::Cow::Owned(Publications::default()),
             (_, false) => std::borrow::Cow::Borrowed(&heard.published),
         }
     }
@@ -201,7 +206,7 @@ impl Server {
             loop {
                 let notified = self.published.notified();
                 if let Some(p) = lock(&self.heard).published.get(&uri).filter(|p| current(p)) {
-                    return Some(p.items.clone());
+                    return Some(p.items.to_vec());
                 }
                 // A server that died publishes nothing more.
                 if self.peer.closed().is_some() {
@@ -286,8 +291,8 @@ impl Server {
     pub fn snapshot(&self) -> Snapshot {
         let complete = self.snapshot_complete();
         let heard = lock(&self.heard);
-        let files = self
-            .whole(&heard)
+        let whole = self.whole(&heard);
+        let files = whole
             .iter()
             .filter_map(|(uri, p)| Some((uri_path(uri)?, p.items.clone())))
             .collect();
@@ -297,7 +302,18 @@ impl Server {
             files,
             complete,
             wide: self.reports_other_files(),
+            lossless: whole.whole(),
         }
+    }
+
+    /// The event count now, for telling later publications apart without a whole snapshot.
+    pub fn seq_now(&self) -> u64 {
+        lock(&self.heard).seq
+    }
+
+    /// What the diagnostics store dropped or cut to stay in bounds, for `status`.
+    pub fn store_losses(&self) -> Option<String> {
+        lock(&self.heard).published.losses()
     }
 
     /// The files whose diagnostics were published after `seq`, with what was published.
@@ -307,7 +323,7 @@ impl Server {
             .whole(&heard)
             .iter()
             .filter(|(_, p): &(&String, &Published)| p.seq > seq)
-            .filter_map(|(uri, p)| Some((uri_path(uri)?, p.items.clone())))
+            .filter_map(|(uri, p)| Some((uri_path(uri)?, p.items.to_vec())))
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out

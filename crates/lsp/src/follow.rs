@@ -138,7 +138,7 @@ impl Follow {
         let me = self.clone();
         self.spawn(async move {
             let end = tokio::time::Instant::now() + window;
-            let mut since = server.snapshot().seq;
+            let mut since = server.seq_now();
             let (number, writes) = write;
             while tokio::time::Instant::now() < end {
                 tokio::time::sleep(Duration::from_millis(100)).await;
@@ -149,7 +149,7 @@ impl Follow {
                 if server.checking() {
                     continue;
                 }
-                let seq = server.snapshot().seq;
+                let seq = server.seq_now();
                 let reports = me.others(&server, &snap, since, &touched);
                 since = seq;
                 let event = format!("write #{number}, found later");
@@ -168,7 +168,8 @@ impl Snapshot {
             (_, true) if !self.complete => None,
             (Some(items), true) => Some(follow.findings(items)),
             // Once a pass ended, a file never published had nothing (a separate check
-            // reports only files with problems).
+            // reports only files with problems), unless the store dropped some.
+            (None, true) if !self.lossless => None,
             (None, true) => Some(Vec::new()),
             (None, false) => None,
         }

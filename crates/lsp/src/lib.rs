@@ -19,6 +19,7 @@ mod render;
 mod repo_config;
 mod restrict;
 mod server;
+mod store;
 mod supervisor;
 mod tool;
 

@@ -67,27 +67,17 @@ pub(crate) struct Heard {
     /// When the last separate check ended, and when the last publication came.
     pub(crate) check_ended_at: Option<std::time::Instant>,
     pub(crate) published_at: Option<std::time::Instant>,
-    /// The latest `publishDiagnostics` per document URI.
-    pub(crate) published: HashMap<String, Published>,
+    /// The latest `publishDiagnostics` per document URI, within bounds.
+    pub(crate) published: crate::store::Publications,
     /// The publications as they stood once the last awaited separate check ended and went
     /// quiet: a check clears a file's findings before it reports them again, so only this
     /// copy is whole between checks.
-    pub(crate) checked: Option<HashMap<String, Published>>,
+    pub(crate) checked: Option<crate::store::Publications>,
     /// Counts publications and document changes, to tell which came after which.
     pub(crate) seq: u64,
 }
 
-/// One `publishDiagnostics`: the version it is about (when the server says), when it came,
-/// and the diagnostics.
-#[derive(Clone)]
-pub struct Published {
-    /// The document version it describes, if the server sent one.
-    pub version: Option<i64>,
-    /// Its place in the order of events.
-    pub seq: u64,
-    /// The diagnostics, as sent.
-    pub items: Vec<Value>,
-}
+pub use crate::store::Published;
 
 /// Answers the server's requests and keeps its notifications.
 struct Client {
@@ -135,15 +125,13 @@ impl Incoming for Client {
             let mut heard = lock(&self.heard);
             heard.seq += 1;
             heard.published_at = Some(std::time::Instant::now());
-            let entry = Published {
-                version: params["version"].as_i64(),
-                seq: heard.seq,
-                items: params["diagnostics"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default(),
-            };
-            heard.published.insert(uri.to_string(), entry);
+            let seq = heard.seq;
+            let items = params["diagnostics"]
+                .as_array()
+                .map_or(&[][..], Vec::as_slice);
+            heard
+                .published
+                .insert(uri, params["version"].as_i64(), seq, items);
             drop(heard);
             self.published.notify_waiters();
             return;

@@ -552,6 +552,9 @@ async fn status(servers: &Supervisor) -> String {
         if let Some(r) = &s.restricted {
             line.push_str(&format!("; restricted: {r}"));
         }
+        if let Some(losses) = s.store_losses() {
+            line.push_str(&format!("; {losses}"));
+        }
         out.push(line);
     }
     // Servers whose project marker is at the root but that cannot start, and why.

@@ -40,7 +40,11 @@ pub async fn doctor_report(run: &Run, root: &Path) -> String {
         tether_structural::Lang::ids().join(", ")
     );
     let _ = writeln!(out, "\ninterpreters:");
-    let _ = writeln!(out, "  {}", tether_kernel::report(root).await);
+    let _ = writeln!(
+        out,
+        "  {}",
+        tether_kernel::report(root, config.workspace_trusted()).await
+    );
     for (name, flag) in INTERPRETERS {
         let _ = writeln!(out, "  {}", probe(name, flag, root).await);
     }

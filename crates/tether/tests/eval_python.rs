@@ -344,6 +344,17 @@ fn dataframes_are_tables_and_figures_are_pngs() {
         assert_eq!(eval(&run, "1").await, "Out: 1");
         let doctor = tether::doctor_report(&run, &dir.path().join("ws")).await;
         assert!(
+            doctor.contains("ws/.venv/bin/python (the project's .venv); inside the workspace, \
+                             which is not trusted, so doctor does not run it"),
+            "{doctor}"
+        );
+        let cfg = dir.path().join("cfg");
+        tether::TrustStore::new(&cfg)
+            .trust(&dir.path().join("ws").canonicalize().unwrap())
+            .unwrap();
+        let trusted = common::run_with_config(dir.path(), "");
+        let doctor = tether::doctor_report(&trusted, &dir.path().join("ws")).await;
+        assert!(
             doctor.contains("ws/.venv/bin/python (the project's .venv), Python 3.")
                 && doctor.contains("; pandas and matplotlib import"),
             "{doctor}"

@@ -353,3 +353,47 @@ async fn a_write_lands_and_is_pending_while_the_server_publishes_only_stale_vers
 async fn a_write_lands_and_says_pending_when_the_server_hangs() {
     a_write_lands_and_says("hang", "main.rs: pending (fake gave no answer").await;
 }
+
+/// This process's resident memory, in MiB.
+fn rss_mib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0);
+    kib / 1024
+}
+
+#[tokio::test]
+async fn a_server_that_floods_diagnostics_is_kept_within_bounds_and_status_says_so() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_with(dir.path(), "flood");
+    let before = rss_mib();
+    let _ = lsp(&run, hover()).await;
+    let end = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        let status = lsp(&run, json!({"action": "status"})).await.unwrap();
+        if status.contains("finding(s) cut") || Instant::now() > end {
+            break status;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(status.contains("file(s) dropped"), "{status}");
+    assert!(status.contains("2000 finding(s) cut"), "{status}");
+    // Writes take snapshots of everything published; they share the store's lists.
+    for n in 0..5 {
+        let args =
+            json!({"path": "main.rs", "content": format!("fn main() {{ let _x = {n}; }}\n")});
+        let _ = run
+            .runtime()
+            .call(Surface::Agent, "write", args, CancellationToken::new())
+            .await;
+    }
+    eprintln!(
+        "resident memory: {before} MiB before the flood, {} MiB after it and 5 writes",
+        rss_mib()
+    );
+    none_left(run).await;
+}

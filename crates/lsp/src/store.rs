@@ -1,0 +1,187 @@
+//! The diagnostics a server published, kept within bounds: a server may publish for any number
+//! of files, with any number of findings of any size, so each publication is trimmed to what
+//! tether reads, each file keeps a capped list, and past the totals the oldest files are
+//! dropped and counted. Lists are shared, never copied, by snapshots.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+/// Findings kept of one file's publication.
+pub const PER_FILE: usize = 1_000;
+/// Findings kept over all files.
+pub const TOTAL: usize = 50_000;
+/// Files kept.
+pub const FILES: usize = 20_000;
+/// Characters kept of a finding's message; code and source get a tenth of that.
+const MESSAGE_CHARS: usize = 2_000;
+
+/// One `publishDiagnostics`: the version it is about (when the server says), when it came,
+/// and the diagnostics.
+#[derive(Clone)]
+pub struct Published {
+    /// The document version it describes, if the server sent one.
+    pub version: Option<i64>,
+    /// Its place in the order of events.
+    pub seq: u64,
+    /// The diagnostics, trimmed and capped, shared with every snapshot that holds them.
+    pub items: Arc<Vec<Value>>,
+}
+
+/// Every file's latest publication, within [`PER_FILE`], [`TOTAL`] and [`FILES`].
+#[derive(Clone, Default)]
+pub struct Publications {
+    by_uri: HashMap<String, Published>,
+    /// URIs by the `seq` of their publication, oldest first, for dropping.
+    order: BTreeMap<u64, String>,
+    total: usize,
+    /// Files dropped to stay within the totals; once any was, a file with no publication may
+    /// have had one.
+    dropped_files: u64,
+    /// Findings cut from publications over [`PER_FILE`].
+    cut_findings: u64,
+}
+
+impl Publications {
+    /// Keeps `items` as `uri`'s latest publication, dropping the oldest files past the totals.
+    pub fn insert(&mut self, uri: &str, version: Option<i64>, seq: u64, items: &[Value]) {
+        if items.len() > PER_FILE {
+            self.cut_findings += (items.len() - PER_FILE) as u64;
+        }
+        let kept: Vec<Value> = items.iter().take(PER_FILE).map(trimmed).collect();
+        if let Some(old) = self.by_uri.remove(uri) {
+            self.order.remove(&old.seq);
+            self.total -= old.items.len();
+        }
+        self.total += kept.len();
+        self.order.insert(seq, uri.to_string());
+        let items = Arc::new(kept);
+        let entry = Published {
+            version,
+            seq,
+            items,
+        };
+        self.by_uri.insert(uri.to_string(), entry);
+        while self.total > TOTAL || self.by_uri.len() > FILES {
+            let Some((_, oldest)) = self.order.pop_first() else {
+                break;
+            };
+            if let Some(gone) = self.by_uri.remove(&oldest) {
+                self.total -= gone.items.len();
+                self.dropped_files += 1;
+            }
+        }
+    }
+
+    /// `uri`'s latest publication, if kept.
+    pub fn get(&self, uri: &str) -> Option<&Published> {
+        self.by_uri.get(uri)
+    }
+
+    /// Every kept publication.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &Published)> {
+        self.by_uri.iter()
+    }
+
+    /// Whether every file the server published for is still here, so a file absent was never
+    /// published.
+    pub fn whole(&self) -> bool {
+        self.dropped_files == 0
+    }
+
+    /// What was dropped or cut, for `status`; `None` when nothing was.
+    pub fn losses(&self) -> Option<String> {
+        if self.dropped_files == 0 && self.cut_findings == 0 {
+            return None;
+        }
+        Some(format!(
+            "diagnostics kept within bounds: {} file(s) dropped (oldest first, past {FILES} \
+             files or {TOTAL} findings), {} finding(s) cut (past {PER_FILE} per file)",
+            self.dropped_files, self.cut_findings
+        ))
+    }
+}
+
+/// A finding with only the fields tether reads, its texts capped: a server's `data` and
+/// related information can be any size and are never shown.
+fn trimmed(item: &Value) -> Value {
+    let mut out = Map::new();
+    for (key, limit) in [
+        ("message", MESSAGE_CHARS),
+        ("code", MESSAGE_CHARS / 10),
+        ("source", MESSAGE_CHARS / 10),
+    ] {
+        match &item[key] {
+            Value::String(s) => {
+                let cut: String = s.chars().take(limit).collect();
+                out.insert(key.into(), Value::String(cut));
+            }
+            Value::Number(n) => {
+                out.insert(key.into(), Value::Number(n.clone()));
+            }
+            _ => {}
+        }
+    }
+    if let Some(severity) = item["severity"].as_u64() {
+        out.insert("severity".into(), severity.into());
+    }
+    let position = |p: &Value| {
+        serde_json::json!({
+            "line": p["line"].as_u64().unwrap_or(0),
+            "character": p["character"].as_u64().unwrap_or(0),
+        })
+    };
+    let range = &item["range"];
+    out.insert(
+        "range".into(),
+        serde_json::json!({"start": position(&range["start"]), "end": position(&range["end"])}),
+    );
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn finding(message: &str) -> Value {
+        json!({"range": {"start": {"line": 3, "character": 1}, "end": {"line": 3, "character": 4}},
+               "severity": 1, "code": "E1", "source": "s", "message": message,
+               "data": "x".repeat(10_000), "relatedInformation": [{"message": "y"}]})
+    }
+
+    #[test]
+    fn a_finding_keeps_what_tether_reads_and_no_more() {
+        let mut store = Publications::default();
+        store.insert("file:///a", Some(2), 1, &[finding(&"m".repeat(10_000))]);
+        let kept = &store.get("file:///a").unwrap().items[0];
+        assert_eq!(kept["message"].as_str().unwrap().len(), MESSAGE_CHARS);
+        assert_eq!(kept["range"]["start"]["line"], 3);
+        assert_eq!(kept["code"], "E1");
+        assert!(kept.get("data").is_none() && kept.get("relatedInformation").is_none());
+    }
+
+    #[test]
+    fn past_the_totals_the_oldest_files_go_and_are_counted() {
+        let mut store = Publications::default();
+        let many: Vec<Value> = (0..PER_FILE + 5).map(|i| finding(&i.to_string())).collect();
+        let files = (TOTAL / PER_FILE + 3) as u64;
+        for i in 0..files {
+            store.insert(&format!("file:///f{i}"), None, i + 1, &many);
+        }
+        assert!(store.total <= TOTAL, "{}", store.total);
+        assert!(
+            store.get("file:///f0").is_none(),
+            "the oldest file was kept"
+        );
+        assert!(store.get(&format!("file:///f{}", files - 1)).is_some());
+        assert!(!store.whole());
+        let losses = store.losses().unwrap();
+        assert!(losses.contains("3 file(s) dropped"), "{losses}");
+        // A file published again replaces its old list and takes the place of its new seq.
+        store.insert(&format!("file:///f{}", files - 1), None, 10_000, &[]);
+        assert_eq!(store.total, TOTAL - PER_FILE);
+    }
+}
