@@ -44,7 +44,9 @@ done
 n=0
 while [ "$n" -lt 10 ]; do
   n=$((n + 1))
-  found=$(grep -lszE "$mark" /proc/[0-9]*/environ) || break
+  # grep fails (2) on any environment it may not read, so only its output counts.
+  found=$(grep -lszE "$mark" /proc/[0-9]*/environ)
+  [ -n "$found" ] || break
   for f in $found; do p="${f#/proc/}"; kill -KILL "${p%/environ}" 2>/dev/null; done
 done
 "#;

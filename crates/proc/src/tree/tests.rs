@@ -165,14 +165,21 @@ async fn victim_holding_daemons() {
     let Some(dir) = std::env::var_os("TETHER_PROC_VICTIM_DIR").map(PathBuf::from) else {
         return;
     };
-    let script = format!(
-        "setsid sh -c 'sleep 300 & echo $! > {d}/marked'; setsid env -i sleep 300 & echo $! > {d}/scrubbed; sleep 300",
-        d = dir.display()
+    let scrubbed = format!(
+        "setsid env -i sleep 300 & echo $! > {}/scrubbed; sleep 300",
+        dir.display()
     );
-    let _c = LongChild::spawn(&sh(&script)).unwrap();
+    let _c = LongChild::spawn(&sh(&scrubbed)).unwrap();
     pid_in(&dir.join("scrubbed"));
     // Two census walks, so the scrubbed one has been reported to the reaper.
     tokio::time::sleep(Duration::from_millis(1200)).await;
+    // Started just before the kill, so (most likely) only its mark names it.
+    let marked = format!(
+        "setsid sh -c 'sleep 300 & echo $! > {}/marked'; sleep 300",
+        dir.display()
+    );
+    let _d = LongChild::spawn(&sh(&marked)).unwrap();
+    pid_in(&dir.join("marked"));
     std::fs::write(dir.join("ready"), "").unwrap();
     tokio::time::sleep(Duration::from_secs(300)).await;
 }
