@@ -188,3 +188,43 @@ fn a_trusted_plan_surface_runs_no_build_script_and_no_project_check() {
         "a build script ran on the plan surface"
     );
 }
+
+/// pyright, untrusted: a virtual environment its config names is not run, and the system
+/// interpreter it asks for search paths imports nothing from the workspace.
+#[test]
+fn untrusted_pyright_runs_no_interpreter_or_module_of_the_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let log = ws.join("ran.log");
+    let python = ws.join("evil/bin/python");
+    std::fs::create_dir_all(python.parent().unwrap()).unwrap();
+    let body = format!(
+        "#!/bin/sh\necho venv-python >> {}\nexec python3 \"$@\"\n",
+        log.display()
+    );
+    std::fs::write(&python, body).unwrap();
+    std::fs::set_permissions(&python, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::write(ws.join("evil/pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+    std::fs::write(
+        ws.join("pyrightconfig.json"),
+        "{\"venvPath\": \".\", \"venv\": \"evil\"}",
+    )
+    .unwrap();
+    for module in ["json.py", "encodings.py", "site.py"] {
+        let marker = format!(
+            "open({:?}, 'a').write('imported\\n')\n",
+            log.display().to_string()
+        );
+        std::fs::write(ws.join(module), marker).unwrap();
+    }
+    std::fs::write(ws.join("main.py"), "import os\nx = os.getcwd()\n").unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let run = run_on(dir.path(), Surface::ReadOnlySubagent);
+        let hover = json!({"action": "hover", "file": "main.py", "line": 2, "symbol": "x"});
+        let out = lsp(&run, Surface::ReadOnlySubagent, hover).await;
+        assert!(out.contains("x: str"), "{out}");
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+    assert_eq!(ran(&ws), "", "the repository's interpreter or modules ran");
+}
