@@ -95,6 +95,22 @@ def test_a_matplotlib_figure_left_open_is_a_real_png_block(workspace):
     asyncio.run(asyncio.wait_for(main(), timeout=120))
 
 
+def test_a_sigkill_of_tether_takes_what_a_cell_started_in_a_session_of_its_own(workspace):
+    project(workspace)
+
+    async def prepare(s):
+        # start_new_session: neither the kernel's group nor its death signal reaches it.
+        code = (
+            "import subprocess\nsubprocess.Popen(['sh', '-c', 'sleep 300; true', 'x', "
+            f"{str(workspace)!r}], start_new_session=True)"
+        )
+        r = await s.call_tool("eval", {"code": code, "description": "start a detached child"})
+        assert not r.is_error, r
+        assert len(left(workspace)) >= 2, f"the kernel and its child should run: {left(workspace)}"
+
+    killed_while(workspace, prepare)
+
+
 def test_children_a_cell_leaves_in_the_background_end_with_the_run(workspace):
     project(workspace)
     # Each child's command line names the workspace, so `left` finds it.

@@ -17,7 +17,10 @@ def configure(workspace):
     script = workspace.parent / "worker.sh"
     script.write_text(WORKER.format(root=workspace) + 'case "$brief" in hang*) sleep 300;; esac\n'
                       'case "$brief" in spread*) sh -c "sleep 300; true" x "$1" & sh -c "sleep 300; true" y "$1" & '
-                      'wait;; esac\n')
+                      'wait;; esac\n'
+                      # Twice removed into a session of its own: no group kill reaches it.
+                      'case "$brief" in daemon*) setsid sh -c \'sh -c "sleep 300; true" x "$1" '
+                      '>/dev/null 2>&1 &\' x "$1"; sleep 300;; esac\n')
     cfg = workspace.parent / (workspace.name + "-cfg")
     cfg.mkdir(exist_ok=True)
     (cfg / "tether.toml").write_text(f'[workers.fast]\ncommand = ["sh", "{script}", "{workspace}"]\n')
@@ -65,5 +68,20 @@ def test_a_sigkill_of_tether_takes_what_its_workers_started(workspace):
                 break
             await asyncio.sleep(0.1)
         assert len(left(workspace)) >= 3, f"the worker and its children should run: {left(workspace)}"
+
+    killed_while(workspace, prepare, extra_args=["--vibe"])
+
+
+def test_a_sigkill_of_tether_takes_a_daemon_a_worker_started(workspace):
+    configure(workspace)
+
+    async def prepare(s):
+        r = await s.call_tool("vibe_spawn", {"brief": "daemon please", "label": "daemon"})
+        assert not r.is_error, r
+        for _ in range(50):
+            if len(left(workspace)) >= 2:
+                break
+            await asyncio.sleep(0.1)
+        assert len(left(workspace)) >= 2, f"the worker and its daemon should run: {left(workspace)}"
 
     killed_while(workspace, prepare, extra_args=["--vibe"])

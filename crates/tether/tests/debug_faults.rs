@@ -1,6 +1,7 @@
 //! Debug adapter faults a real adapter will not produce on demand, from `fake-lsp` (test
 //! support; it never answers a DAP request): an adapter configured in `[debug.adapters]` that
-//! hangs on initialize ends within its deadline, says so, and leaves no process behind.
+//! hangs on initialize ends within its deadline, says so, and leaves no process behind, not
+//! even a daemon that left its group.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -91,6 +92,49 @@ async fn an_adapter_that_never_answers_initialize_ends_within_its_deadline() {
         .unwrap()
         .to_text();
     assert_eq!(status, "no debug session runs");
+    run.shutdown(Duration::from_secs(2)).await;
+}
+
+/// An adapter whose daemon left its group and session (a double fork and `setsid`) does not
+/// leave it behind when the adapter is let go.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_adapter_daemon_ends_with_its_adapter() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    common::write(&ws, "fake.marker", "");
+    common::write(&ws, "prog.fake", "");
+    let pidfile = dir.path().join("daemon.pid");
+    let script = format!(
+        "setsid sh -c 'sleep 300 >/dev/null 2>&1 & echo $! > {}'; exec {} hang",
+        pidfile.display(),
+        fake().display()
+    );
+    let config = format!(
+        "[debug]\nrequest_timeout_s = 2\n[debug.adapters.forks]\ncommand = [\"sh\", \"-c\", {script:?}]\nmarkers = [\"fake.marker\"]\n"
+    );
+    let run = common::run_with_config(dir.path(), &config);
+    let err = run
+        .runtime()
+        .call(
+            Surface::Agent,
+            "debug",
+            json!({"action": "launch", "program": "prog.fake", "adapter": "forks"}),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("got no answer within 2000 ms"), "{err}");
+    let daemon: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let end = Instant::now() + Duration::from_secs(5);
+    while tether_proc::is_running(daemon) {
+        assert!(Instant::now() < end, "the adapter's daemon outlived it");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     run.shutdown(Duration::from_secs(2)).await;
 }
 
