@@ -1,8 +1,9 @@
 //! How the debugger's answers read for a model: compact, capped, and saying what was cut.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use tether_fs::{Unshown, Workspace};
 
 /// Frames shown of a stack.
 pub const MAX_FRAMES: usize = 30;
@@ -66,11 +67,18 @@ pub fn frame(f: &Value, root: &Path) -> String {
     }
 }
 
-/// The text of `line` (1-based) in `path`, trimmed, if it can be read.
-pub fn source_line(path: &str, line: u64) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let l = text.lines().nth(line.checked_sub(1)? as usize)?;
-    Some(crate::render::value(l.trim()))
+/// The text of `line` (1-based) in `path`, trimmed, or why it is not shown; read through the
+/// door on the blocking pool, as the adapter names any path (`#line "/dev/zero"` in a source).
+pub async fn source_line(ws: &Workspace, path: &str, line: u64) -> Option<String> {
+    let n = line.checked_sub(1)? as usize;
+    let (door, named) = (ws.clone(), PathBuf::from(path));
+    let text = tokio::task::spawn_blocking(move || door.read_named(&named))
+        .await
+        .unwrap_or_else(|e| Err(Unshown::Unreadable(e.to_string())));
+    match text {
+        Ok(text) => Some(value(text.lines().nth(n)?.trim())),
+        Err(why) => Some(format!("({why}: not shown)")),
+    }
 }
 
 /// Variables as `name: type = value`, with their references, capped.

@@ -228,7 +228,7 @@ impl Sessions {
                 }
             }
             Action::Launch => self.launch(cx, conversation, root, &args, session).await,
-            Action::Attach => self.attach(conversation, root, &args, session).await,
+            Action::Attach => self.attach(cx, conversation, root, &args, session).await,
             Action::Output => {
                 let s = session.ok_or_else(none)?;
                 s.catch_up().await;
@@ -259,7 +259,7 @@ impl Sessions {
             }
             _ => {
                 let s = session.ok_or_else(none)?;
-                stopped_ops(&s, root, &args).await
+                stopped_ops(&s, cx.workspace(), &args).await
             }
         }
     }
@@ -268,6 +268,7 @@ impl Sessions {
     /// [`crate::catalog::ATTACH_HOWTO`]); the program is not ours to kill at the end.
     async fn attach(
         &self,
+        cx: &CallCx,
         conversation: &str,
         root: &std::path::Path,
         args: &DebugArgs,
@@ -302,8 +303,15 @@ impl Sessions {
             ))
         })?;
         let said = format!("attached to port {port} under {id}");
-        self.begin(conversation, root, session, "attach", attach, said)
-            .await
+        self.begin(
+            conversation,
+            cx.workspace(),
+            session,
+            "attach",
+            attach,
+            said,
+        )
+        .await
     }
 
     /// The breakpoints set for `conversation`, to send at launch or attach.
@@ -359,8 +367,15 @@ impl Sessions {
             session.adapter.id,
             interpreter.map_or(String::new(), |i| format!(" with {i}"))
         );
-        self.begin(conversation, root, session, "launch", launch, said)
-            .await
+        self.begin(
+            conversation,
+            cx.workspace(),
+            session,
+            "launch",
+            launch,
+            said,
+        )
+        .await
     }
 
     /// Launches or attaches (`command`) a started session with the breakpoints set so far,
@@ -368,7 +383,7 @@ impl Sessions {
     async fn begin(
         &self,
         conversation: &str,
-        root: &std::path::Path,
+        ws: &tether_fs::Workspace,
         session: Session,
         command: &str,
         args: Value,
@@ -395,7 +410,7 @@ impl Sessions {
             .insert(conversation.to_string(), session.clone());
         let mut out = vec![said];
         out.extend(verified.into_iter().map(|s| format!("breakpoints: {s}")));
-        out.push(snapshot(&session, root).await);
+        out.push(snapshot(&session, ws).await);
         Ok(out.join("\n"))
     }
 }
@@ -427,9 +442,10 @@ async fn status(s: &Session, root: &std::path::Path) -> String {
 /// Operations that need the program stopped (or that make it run).
 async fn stopped_ops(
     s: &Session,
-    root: &std::path::Path,
+    ws: &tether_fs::Workspace,
     args: &DebugArgs,
 ) -> Result<String, ToolError> {
+    let root = ws.root();
     s.catch_up().await;
     let failed = ToolError::failed;
     let stopped_thread = match s.where_now() {
@@ -455,11 +471,11 @@ async fn stopped_ops(
             };
             if stopped_thread.is_none() && args.action == Action::Continue {
                 // Still running from before: wait again.
-                return Ok(snapshot(s, root).await);
+                return Ok(snapshot(s, ws).await);
             }
             let thread = thread.ok_or_else(running)?;
             s.resume(command, thread).await.map_err(failed)?;
-            Ok(snapshot(s, root).await)
+            Ok(snapshot(s, ws).await)
         }
         Action::Pause => {
             if stopped_thread.is_some() {
@@ -472,7 +488,7 @@ async fn stopped_ops(
             s.ask("pause", json!({"threadId": thread}))
                 .await
                 .map_err(failed)?;
-            Ok(snapshot(s, root).await)
+            Ok(snapshot(s, ws).await)
         }
         Action::Threads => {
             let answer = s.ask("threads", json!({})).await.map_err(failed)?;
@@ -616,7 +632,8 @@ async fn stack(s: &Session, thread: i64) -> Result<(Vec<Value>, usize), String> 
 
 /// After the program ran: where it stopped (the reason, the top frames, the source line and
 /// the locals), that it ended (exit code and output tail), or that it still runs.
-async fn snapshot(s: &Session, root: &std::path::Path) -> String {
+async fn snapshot(s: &Session, ws: &tether_fs::Workspace) -> String {
+    let root = ws.root();
     match s.wait_for_stop().await {
         Where::Running => format!(
             "the program is still running after {} s: `pause` it, read `output`, or \
@@ -649,7 +666,7 @@ async fn snapshot(s: &Session, root: &std::path::Path) -> String {
                 return out.join("\n");
             };
             if let (Some(path), Some(line)) = (top["source"]["path"].as_str(), top["line"].as_u64())
-                && let Some(text) = render::source_line(path, line)
+                && let Some(text) = render::source_line(ws, path, line).await
             {
                 out.push(format!("  > {line}: {text}"));
             }

@@ -72,3 +72,58 @@ fn pyright_never_shows_a_file_outside_the_workspace_through_a_symlink() {
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
+
+/// The program traps (`int3`) in lines that a `#line` directive attributes to `{named}`, so
+/// the adapter names that file as the top frame's source.
+const NAMED_PROG: &str = "#include <stdio.h>\nint main(void) {\n    int x = 1;\n    printf(\"%d\\n\", x);\n#line 1 \"{named}\"\n    __asm__ volatile(\"int3\");\n    x = x + 41;\n    printf(\"%d\\n\", x);\n    return 0;\n}\n";
+
+#[test]
+fn lldb_never_shows_a_frame_source_outside_the_workspace() {
+    let _one_at_a_time = common::one_at_a_time();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    assert!(
+        std::env::split_paths(&path).any(|d| d.join("lldb-dap-19").is_file()),
+        "lldb-dap-19 is not on PATH: run scripts/test, which installs lldb-19"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (ws, outside) = (dir.path().join("ws"), dir.path().join("outside"));
+    common::write(
+        &outside,
+        "creds.txt",
+        &format!("[default]\ntoken = {CANARY}\n"),
+    );
+    common::write(
+        &ws,
+        "Makefile",
+        "prog: prog.c\n\tcc -g -O0 -o prog prog.c\n",
+    );
+    let named = ws.join("secret.c");
+    common::write(
+        &ws,
+        "prog.c",
+        &NAMED_PROG.replace("{named}", &named.display().to_string()),
+    );
+    let built = std::process::Command::new("cc")
+        .args(["-g", "-O0", "-o", "prog", "prog.c"])
+        .current_dir(&ws)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    std::os::unix::fs::symlink(outside.join("creds.txt"), &named).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let config = "[debug]\nstop_wait_s = 60\nrequest_timeout_s = 60\n";
+        let run = common::run_with_config(dir.path(), config);
+        let launch = json!({"action": "launch", "program": "prog"});
+        let out = common::call_text(&run, "debug", launch).await;
+        assert!(!out.contains(CANARY), "{out}");
+        assert!(out.contains("secret.c:2 main"), "{out}");
+        assert!(
+            out.contains("> 2: (outside the workspace: not shown)"),
+            "{out}"
+        );
+        let gone = common::call_text(&run, "debug", json!({"action": "terminate"})).await;
+        assert!(gone.contains("terminated the session"), "{gone}");
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
