@@ -31,15 +31,19 @@ struct Checker {
 
 const CHECKERS: &[Checker] = &[
     Checker {
-        lang: "rust (cargo check)",
+        lang: "rust (cargo check: every member, every target with tests and examples, default \
+               features)",
         marker: &["Cargo.toml"],
-        // rust-analyzer's own target folder (`cargo.targetDir`), not a third cold build.
+        // rust-analyzer's own target folder (`cargo.targetDir`), not a third cold build. Every
+        // target, since an error in test code breaks `cargo test` as surely as one in the lib;
+        // default features only, since features may exclude one another.
         argv: |_| {
             Some(
                 [
                     "cargo",
                     "check",
                     "--workspace",
+                    "--all-targets",
                     "--message-format=json",
                     "--target-dir",
                     "target/rust-analyzer",
@@ -126,7 +130,12 @@ pub async fn check_project(root: &Path, deadline: Duration) -> String {
             Ok(out) => {
                 let stdout = String::from_utf8_lossy(&out.stdout);
                 let stderr = String::from_utf8_lossy(&out.stderr);
-                let found = (c.read)(&stdout, &stderr, root);
+                let mut found = (c.read)(&stdout, &stderr, root);
+                // Every target checks the lib again (its test harness): one error, not two.
+                let mut seen = std::collections::HashSet::new();
+                found.retain(|p| {
+                    seen.insert((p.path.clone(), p.line, p.severity, p.message.clone()))
+                });
                 sections.push(format!("{}: {}", c.lang, counts(&found)));
                 all.extend(found);
             }

@@ -77,7 +77,7 @@ fn cargo_configs(root: &Path) -> Vec<PathBuf> {
 
 /// What in one cargo configuration file is refused, if anything.
 fn refused_cargo_keys(file: &Path) -> Option<String> {
-    let text = match std::fs::read_to_string(file) {
+    let text = match read_small(file) {
         Ok(text) => text,
         Err(e) => return Some(format!("cannot be read ({e})")),
     };
@@ -102,6 +102,25 @@ fn refused_cargo_keys(file: &Path) -> Option<String> {
         return Some("names a credential provider, a program cargo may run".into());
     }
     None
+}
+
+/// A configuration file's text: opened without blocking, a regular file only, at most 1 MiB
+/// (a FIFO or a huge file put there must not stall or swell the server's start).
+fn read_small(file: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    const LIMIT: u64 = 1 << 20;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(file)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() || meta.len() > LIMIT {
+        return Err(std::io::Error::other("not a regular file of at most 1 MiB"));
+    }
+    let mut text = String::new();
+    f.take(LIMIT).read_to_string(&mut text)?;
+    Ok(text)
 }
 
 fn shown(path: &Path, workspace: &Path) -> String {

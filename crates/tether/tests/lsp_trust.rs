@@ -79,8 +79,15 @@ fn an_untrusted_workspace_runs_no_build_script_until_trusted() {
         // The project checker, trusted: cargo check in rust-analyzer's own target folder.
         std::fs::write(ws.join("src/lib.rs"), "pub fn answer() -> u32 {\n    \"forty-two\"\n}\n").unwrap();
         let all = lsp(&run, json!({"action": "diagnostics", "file": "*"})).await;
-        assert!(all.contains("rust (cargo check): 1 error"), "{all}");
+        assert!(all.contains("rust (cargo check: every member, every target"), "{all}");
+        assert!(all.contains("default features): 1 error"), "{all}");
         assert!(all.contains("src/lib.rs:2  error  mismatched types [E0308]"), "{all}");
+        // An error only test code has counts too (cargo test would fail on it).
+        let in_tests = "pub fn answer() -> u32 {\n    42\n}\n#[cfg(test)]\nmod tests {\n    fn f() -> u32 {\n        \"x\"\n    }\n}\n";
+        std::fs::write(ws.join("src/lib.rs"), in_tests).unwrap();
+        let all = lsp(&run, json!({"action": "diagnostics", "file": "*"})).await;
+        assert!(all.contains("src/lib.rs:7  error  mismatched types [E0308]"), "{all}");
+        std::fs::write(ws.join("src/lib.rs"), "pub fn answer() -> u32 {\n    \"forty-two\"\n}\n").unwrap();
         // Diagnostics on write wait for cargo check (a separate check) before answering, and
         // never call a file clean before it has ended.
         let call = |tool: &'static str, args: serde_json::Value| {
