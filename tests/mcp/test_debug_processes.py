@@ -1,5 +1,6 @@
 """No debug adapter or debuggee outlives its run: not after `terminate`, not after the client
-disconnects, not after tether itself is killed with SIGKILL (real debugpy, through MCP)."""
+disconnects, not after tether itself is killed with SIGKILL, also while the debuggee runs
+(real debugpy, through MCP)."""
 
 import asyncio
 import os
@@ -65,6 +66,26 @@ def test_terminate_and_a_disconnect_leave_nothing_behind(workspace):
 def test_a_sigkill_of_tether_leaves_nothing_behind(workspace):
     project(workspace)
     killed_while(workspace, stopped_session)
+
+
+def test_a_sigkill_of_tether_takes_a_running_debuggee(workspace):
+    # Running, not stopped: it has no reason to notice its adapter is gone, and debugpy's
+    # launcher put it in a group of its own.
+    project(workspace)
+    (workspace / "app.py").write_text("import time\nwhile True:\n    time.sleep(0.1)\n")
+
+    async def prepare(s):
+        r = await s.call_tool("debug", {"action": "launch", "program": "app.py"})
+        assert not r.is_error, text(r)
+        for _ in range(50):
+            if [p for p in left(workspace) if "app.py" in open(f"/proc/{p}/cmdline").read()]:
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError(f"the debuggee should run: {left(workspace)}")
+        await asyncio.sleep(1)  # connected to its adapter and running its loop
+
+    killed_while(workspace, prepare)
 
 
 def killed_while(workspace, prepare, extra_args=()):
