@@ -512,8 +512,22 @@ async fn call_lines(run: &Run, surface: Surface) -> Result<(), Exit> {
         };
         say!("{record}");
     }
+    // A result may have promised a late answer as a notice on a later result; there is none
+    // after the last line, so the run waits for what is owed (bounded) and prints it.
+    run.settle(SETTLE_BUDGET).await;
+    let (notices, dropped) = run.runtime().notices().drain();
+    if !notices.is_empty() {
+        let mut lines: Vec<String> = notices.iter().map(|n| n.line()).collect();
+        if dropped > 0 {
+            lines.push(format!("({dropped} older notices were dropped)"));
+        }
+        say!("{}", json!({"notices": lines.join("\n")}));
+    }
     match worst {
         0 => Ok(()),
         code => Err(Exit(code, String::new())),
     }
 }
+
+/// How long `call --stdin` waits at its end for late answers its results promised.
+const SETTLE_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);

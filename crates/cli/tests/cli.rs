@@ -74,7 +74,10 @@ fn exit_codes_separate_success_tool_errors_and_usage_errors() {
         None,
     );
     assert_eq!(ok.status.code(), Some(0), "{}", err(&ok));
-    assert_eq!(out(&ok).trim(), "created a.txt (1 line)");
+    assert_eq!(
+        out(&ok).trim(),
+        "created a.txt (1 line)\n\nwrite #1: nothing to report"
+    );
 
     let tool_err = tether(&e, &["call", "read", r#"{"path": "missing.txt"}"#], None);
     assert_eq!(tool_err.status.code(), Some(1));
@@ -403,7 +406,7 @@ fn doctor_runs_nothing_the_workspace_ships() {
     assert!(o.status.success(), "{}{}", out(&o), err(&o));
     let report = out(&o);
     assert!(
-        report.contains("inside the workspace, so doctor does not run it"),
+        report.contains("inside the workspace, which is not trusted, so doctor does not run it"),
         "{report}"
     );
     assert_eq!(

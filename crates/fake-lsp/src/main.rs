@@ -8,7 +8,8 @@
 //! `apply-edit` (asks the
 //! client to apply an edit while answering a hover, and answers with the client's reply),
 //! `flood` (publishes for tens of thousands of files, and thousands of findings for the open
-//! one, each finding carrying a kilobyte of `data`).
+//! one, each finding carrying a kilobyte of `data`), `late` (publishes an error for each
+//! document version 1.5 s after it arrives).
 
 use std::io::{BufRead, BufReader, Write};
 
@@ -56,6 +57,15 @@ fn notified(mode: &str, message: &Value, out: &mut impl Write) {
                 "end": {"line": 0, "character": 2}}, "severity": 1, "message": "stale error"});
             let publish = json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
                 "params": {"uri": doc["uri"], "version": version, "diagnostics": [error]}});
+            write(out, &publish);
+        }
+        ("late", "textDocument/didOpen" | "textDocument/didChange") => {
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            let doc = &message["params"]["textDocument"];
+            let error = json!({"range": {"start": {"line": 0, "character": 0},
+                "end": {"line": 0, "character": 2}}, "severity": 1, "message": "late error"});
+            let publish = json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+                "params": {"uri": doc["uri"], "version": doc["version"], "diagnostics": [error]}});
             write(out, &publish);
         }
         ("flood", "textDocument/didOpen" | "textDocument/didChange") => {

@@ -33,11 +33,27 @@ pub struct Follow {
     pub files: Arc<tether_fs::Workspace>,
     /// False for a run that serves one call: no later result would carry a notice.
     pub enabled: bool,
+    /// The follow-up tasks still running, for a front end that waits for them at the end.
+    pub tasks: tokio_util::task::TaskTracker,
 }
 
 impl Follow {
     /// Runs `task` in the background until it ends or the run does.
     pub fn spawn(&self, task: impl std::future::Future<Output = ()> + Send + 'static) {
+        if !self.enabled {
+            return;
+        }
+        let cancel = self.cancel.clone();
+        self.tasks.spawn(async move {
+            tokio::select! {
+                _ = cancel.cancelled() => {}
+                _ = task => {}
+            }
+        });
+    }
+
+    /// Runs a watch that lasts as long as the run (not a follow-up anyone waits for).
+    pub fn spawn_watch(&self, task: impl std::future::Future<Output = ()> + Send + 'static) {
         if !self.enabled {
             return;
         }
@@ -48,6 +64,13 @@ impl Follow {
                 _ = task => {}
             }
         });
+    }
+
+    /// Waits, at most `budget`, until no follow-up task runs.
+    pub async fn settle(&self, budget: Duration) {
+        self.tasks.close();
+        let _ = tokio::time::timeout(budget, self.tasks.wait()).await;
+        self.tasks.reopen();
     }
 
     /// What a pending answer for write `number` says of what comes next.

@@ -94,6 +94,7 @@ impl Capability for Lsp {
             workspace: run.workspace.root().to_path_buf(),
             files: run.workspace.clone(),
             enabled: !run.single_call,
+            tasks: tokio_util::task::TaskTracker::new(),
         };
         run.hook(Arc::new(on_write::DiagnosticsOnWrite {
             servers: servers.clone(),
@@ -115,6 +116,14 @@ impl Capability for Lsp {
                 if let Some((outside, follow)) = &self.outside {
                     outside.start(servers, follow);
                 }
+            }
+        })
+    }
+
+    fn settle(&self, budget: Duration) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if let Some((_, follow)) = &self.outside {
+                follow.settle(budget).await;
             }
         })
     }

@@ -33,7 +33,8 @@ pub struct DiagnosticsOnWrite {
     /// Languages already told that no server can give diagnostics, and why.
     pub(crate) told: Mutex<HashSet<String>>,
     pub(crate) follow: Follow,
-    /// The run's writes so far; each write's number names it in later notices.
+    /// The number of the latest write whose report began (the run numbers committed writes);
+    /// a follow-up for an earlier write stops once a later one began.
     pub(crate) writes: Arc<AtomicU64>,
     /// The watch for outside edits, started with the first write if not before.
     pub(crate) outside: Arc<crate::outside::Outside>,
@@ -41,6 +42,7 @@ pub struct DiagnosticsOnWrite {
 
 /// What was known before one write.
 struct Before {
+    /// The run's number for the write, known once it committed.
     number: u64,
     /// Per written file, what its server said before the write (`None`: it could not say).
     files: HashMap<PathBuf, Option<Vec<Finding>>>,
@@ -263,11 +265,10 @@ impl WriteHook for DiagnosticsOnWrite {
 
     fn before<'a>(&'a self, paths: &'a [WritePath]) -> BoxFuture<'a, Baseline> {
         Box::pin(async move {
-            let number = self.writes.fetch_add(1, Ordering::SeqCst) + 1;
             let abs: Vec<PathBuf> = paths.iter().map(|p| p.abs().to_path_buf()).collect();
             self.follow.ledger.writing(&abs);
             let mut before = Before {
-                number,
+                number: 0,
                 files: HashMap::new(),
                 snapshots: Vec::new(),
             };
@@ -302,16 +303,28 @@ impl WriteHook for DiagnosticsOnWrite {
         baseline: Option<Baseline>,
         receipts: &'a [FileReceipt],
     ) -> BoxFuture<'a, Vec<FileReport>> {
+        let number = self.writes.load(Ordering::SeqCst) + 1;
+        self.after_write(number, baseline, receipts)
+    }
+
+    fn after_write<'a>(
+        &'a self,
+        number: u64,
+        baseline: Option<Baseline>,
+        receipts: &'a [FileReceipt],
+    ) -> BoxFuture<'a, Vec<FileReport>> {
         Box::pin(async move {
+            self.writes.fetch_max(number, Ordering::SeqCst);
             self.outside.start(&self.servers, &self.follow);
-            let before = baseline
+            let mut before = baseline
                 .and_then(|b| b.downcast::<Before>().ok())
                 .map(|b| *b)
                 .unwrap_or(Before {
-                    number: self.writes.load(Ordering::SeqCst),
+                    number,
                     files: HashMap::new(),
                     snapshots: Vec::new(),
                 });
+            before.number = number;
             // Files are asked about at once, so many files share one wait.
             let each = receipts.iter().map(|r| self.one(&before, r));
             let mut reports: Vec<FileReport> = futures::future::join_all(each)

@@ -57,7 +57,7 @@ impl Outside {
             let folders = watch_tree(&mut watcher, &root);
             *lock(&self.watcher) = Some(watcher);
             let watcher = self.watcher.clone();
-            follow.spawn(handle(rx, servers.clone(), follow.clone(), watcher));
+            follow.spawn_watch(handle(rx, servers.clone(), follow.clone(), watcher));
             folders
         });
     }

@@ -238,12 +238,21 @@ async fn report_writes(
 ) -> Result<ToolOutput, ToolError> {
     let res = &pipe.resources;
     let mut receipts = Vec::new();
-    let mut reports = Vec::new();
+    let mut blocks = Vec::new();
     for write in cx.fs().take_writes() {
-        reports.extend(res.hooks.run_after(write.baselines, &write.receipts).await);
+        let reports = (res.hooks)
+            .run_after(write.number, write.baselines, &write.receipts)
+            .await;
+        // Every write names its number, which later notices about it name too.
+        // A run without hooks has nothing to say about any write, now or later.
+        blocks.extend(match format_reports(&reports) {
+            Some(block) => Some(format!("write #{}:\n{block}", write.number)),
+            None if res.hooks.is_empty() => None,
+            None => Some(format!("write #{}: nothing to report", write.number)),
+        });
         receipts.extend(write.receipts);
     }
-    let report = format_reports(&reports);
+    let report = (!blocks.is_empty()).then(|| blocks.join("\n"));
     let pending = pending_note(&res.staged, &receipts);
     if matches!(result, Err(ToolError::Cancelled)) && !receipts.is_empty() {
         let files: Vec<&str> = receipts.iter().map(|r| r.path.rel()).collect();

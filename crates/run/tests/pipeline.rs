@@ -645,7 +645,7 @@ async fn wrapped_host_writes_get_the_same_hooks() {
         .to_text();
     assert_eq!(
         out,
-        "host wrote\n\nrecorder after this write:\n  h.txt: pending (recorder saw h.txt)"
+        "host wrote\n\nwrite #1:\nrecorder after this write:\n  h.txt: pending (recorder saw h.txt)"
     );
     assert_eq!(
         log.lock().unwrap().clone(),

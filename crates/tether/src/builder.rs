@@ -304,6 +304,13 @@ impl Run {
         let _ = tokio::task::spawn_blocking(tether_proc::sweep_strays).await;
     }
 
+    /// Waits, at most `budget`, for every capability's owed follow-ups (late diagnostics about
+    /// a write), so a front end ending the run can print them as notices.
+    pub async fn settle(&self, budget: std::time::Duration) {
+        let settles = self.capabilities.iter().map(|c| c.settle(budget));
+        let _ = tokio::time::timeout(budget, futures::future::join_all(settles)).await;
+    }
+
     /// Lets every capability start what the session will soon want; for a front end to run in
     /// the background after its handshake. It ends early when the run shuts down.
     pub async fn warm(&self) {

@@ -300,7 +300,7 @@ async fn a_move_onto_an_existing_file_works_the_way_its_error_advises() {
         .unwrap();
     assert_eq!(
         out,
-        "applied the patch to 2 files:\nD b.txt\nR a.txt -> b.txt"
+        "applied the patch to 2 files:\nD b.txt\nR a.txt -> b.txt\n\nwrite #1: nothing to report"
     );
     assert!(!p("a.txt").exists());
     assert_eq!(std::fs::read_to_string(p("b.txt")).unwrap(), "uno\n");
@@ -371,7 +371,10 @@ async fn a_one_word_typo_in_old_string_gets_the_nearest_line() {
     )
     .await
     .unwrap();
-    assert_eq!(out, "edited src/main.rs: 1 replacement (first at line 3)");
+    assert_eq!(
+        out,
+        "edited src/main.rs: 1 replacement (first at line 3)\n\nwrite #1: nothing to report"
+    );
     assert!(
         std::fs::read_to_string(dir.path().join("src/main.rs"))
             .unwrap()
@@ -423,7 +426,7 @@ async fn missing_paths_suggest_similar_workspace_files() {
     assert_eq!(
         wrote,
         "created scr/new.rs (1 line); the folder scr/ did not exist and was created (did you \
-         mean src/?)"
+         mean src/?)\n\nwrite #1: nothing to report"
     );
     let again = call(
         &run,
@@ -432,7 +435,10 @@ async fn missing_paths_suggest_similar_workspace_files() {
     )
     .await
     .unwrap();
-    assert_eq!(again, "wrote scr/new.rs (2 lines)");
+    assert_eq!(
+        again,
+        "wrote scr/new.rs (2 lines)\n\nwrite #2: nothing to report"
+    );
 }
 
 #[tokio::test]
@@ -444,7 +450,10 @@ async fn counts_in_results_are_singular_for_one() {
     let out = call(&run, "apply_patch", json!({"patch": patch}))
         .await
         .unwrap();
-    assert_eq!(out, "applied the patch to 1 file:\nM a.txt");
+    assert_eq!(
+        out,
+        "applied the patch to 1 file:\nM a.txt\n\nwrite #1: nothing to report"
+    );
     let out = call(
         &run,
         "read",

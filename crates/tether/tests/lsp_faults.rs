@@ -397,3 +397,54 @@ async fn a_server_that_floods_diagnostics_is_kept_within_bounds_and_status_says_
     );
     none_left(run).await;
 }
+
+/// A write's result names its number, the late answer it promised names the same number, and
+/// a front end ending the run can wait for that answer instead of leaving the promise unkept.
+#[tokio::test]
+async fn a_late_answer_names_the_write_and_is_waited_for_at_the_end() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_with(dir.path(), "late");
+    let write = |content: &str| {
+        let runtime = run.runtime().clone();
+        let args = json!({"path": "main.rs", "content": content});
+        async move {
+            runtime
+                .call(Surface::Agent, "write", args, CancellationToken::new())
+                .await
+                .map(|o| o.to_text())
+                .unwrap_or_else(|e| e.to_string())
+        }
+    };
+    let first = write("fn main() { let a = 1; }\n").await;
+    assert!(first.contains("write #1:"), "{first}");
+    let failed = run
+        .runtime()
+        .call(
+            Surface::Agent,
+            "edit",
+            json!({"path": "main.rs", "old_string": "no such text", "new_string": "x"}),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(failed.is_err(), "the edit should have failed");
+    let second = write("fn main() { let b = 2; }\n").await;
+    // A failed call is not a write: the numbers run without gaps.
+    assert!(
+        second.contains("write #2:\ndiagnostics (fake) after this write:"),
+        "{second}"
+    );
+    assert!(
+        second.contains("pending") && second.contains("notice about write #2"),
+        "{second}"
+    );
+    run.settle(Duration::from_secs(20)).await;
+    let (notices, _) = run.runtime().notices().drain();
+    let text: Vec<String> = notices.iter().map(|n| n.line()).collect();
+    let text = text.join("\n");
+    assert!(
+        text.contains("write #2") && text.contains("late error"),
+        "no late answer after settling: {text}"
+    );
+    none_left(run).await;
+}

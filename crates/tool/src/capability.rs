@@ -32,6 +32,11 @@ pub trait Capability: Send + Sync + 'static {
     fn warm(&self) -> BoxFuture<'_, ()> {
         Box::pin(async {})
     }
+    /// Waits, at most `budget`, for the follow-ups it still owes (a late answer about a write),
+    /// so a front end about to end the run can show them instead of a promise left unkept.
+    fn settle(&self, _budget: Duration) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
     /// Asks what it started to stop, within `budget`; what is left is killed on drop.
     fn shutdown(&self, _budget: Duration) -> BoxFuture<'_, ()> {
         Box::pin(async {})

@@ -134,6 +134,7 @@ impl FsDoor {
         let baselines = self.hooks.run_before(&paths).await;
         let journal = self.journal.clone();
         let writes = self.writes.clone();
+        let hooks = self.hooks.clone();
         let guard = self.in_flight.clone().read_owned().await;
         if self.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
@@ -143,6 +144,7 @@ impl FsDoor {
         let receipt = tokio::task::spawn_blocking(move || {
             let receipt = journal.commit(ops)?;
             lock(&writes).push(Write {
+                number: hooks.next_number(),
                 baselines,
                 receipts: receipt.files.clone(),
             });
@@ -170,6 +172,7 @@ impl FsDoor {
     /// with the baselines taken before it.
     pub fn record(&self, baselines: Baselines, files: Vec<FileReceipt>) {
         lock(&self.writes).push(Write {
+            number: self.hooks.next_number(),
             baselines,
             receipts: files,
         });
@@ -183,6 +186,8 @@ impl FsDoor {
 
 /// One write of a call: what it changed, and the hooks' baselines from just before it.
 pub struct Write {
+    /// The run's number for it, counting committed writes from 1.
+    pub number: u64,
     /// The hooks' baselines, in hook order.
     pub baselines: Baselines,
     /// The files it changed.

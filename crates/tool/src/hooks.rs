@@ -49,6 +49,17 @@ pub trait WriteHook: Send + Sync {
         baseline: Option<Baseline>,
         receipts: &'a [FileReceipt],
     ) -> BoxFuture<'a, Vec<FileReport>>;
+    /// [`WriteHook::after`] for the run's write number `number` (1 for its first committed
+    /// write), for a hook whose later notices name the write as its result did.
+    fn after_write<'a>(
+        &'a self,
+        number: u64,
+        baseline: Option<Baseline>,
+        receipts: &'a [FileReceipt],
+    ) -> BoxFuture<'a, Vec<FileReport>> {
+        let _ = number;
+        self.after(baseline, receipts)
+    }
 }
 
 /// Every hook's baseline for one write, in hook order.
@@ -58,6 +69,8 @@ pub struct Baselines(Vec<Option<Baseline>>);
 #[derive(Clone, Default)]
 pub struct WriteHooks {
     hooks: Arc<Vec<Arc<dyn WriteHook>>>,
+    /// Committed writes so far: the numbers results and notices name them by.
+    committed: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl WriteHooks {
@@ -65,7 +78,16 @@ impl WriteHooks {
     pub fn new(hooks: Vec<Arc<dyn WriteHook>>) -> Self {
         WriteHooks {
             hooks: Arc::new(hooks),
+            committed: Arc::default(),
         }
+    }
+
+    /// Numbers one committed write: only writes that landed are counted, so the numbers a
+    /// model sees run without gaps.
+    pub fn next_number(&self) -> u64 {
+        self.committed
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            + 1
     }
 
     /// Whether any hook is installed.
@@ -92,6 +114,7 @@ impl WriteHooks {
     /// hook order; a hook past its budget is reported unavailable for every file.
     pub async fn run_after(
         &self,
+        number: u64,
         baselines: Baselines,
         receipts: &[FileReceipt],
     ) -> Vec<FileReport> {
@@ -103,7 +126,9 @@ impl WriteHooks {
             let baseline = baselines.next().flatten();
             async move {
                 let budget = hook.budgets().after;
-                match tokio::time::timeout(budget, hook.after(baseline, receipts)).await {
+                match tokio::time::timeout(budget, hook.after_write(number, baseline, receipts))
+                    .await
+                {
                     Ok(reports) => reports,
                     Err(_) => receipts
                         .iter()
