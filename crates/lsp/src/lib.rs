@@ -10,6 +10,7 @@ mod config;
 mod documents;
 mod follow;
 mod ledger;
+mod leftovers;
 mod named;
 mod on_write;
 mod outside;

@@ -1,5 +1,6 @@
 //! `lsp_rename`: the server's rename, applied to every file it touches in one all-or-nothing
-//! write, against the text the server saw; an edit computed on a stale copy is refused.
+//! write, against the text the server saw; an edit computed on a stale copy is refused. The
+//! server decides which files it touches, so what it left is searched for afterwards.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -11,6 +12,8 @@ use serde_json::{Value, json};
 use tether_fs::{ChangeOp, hash_bytes};
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, counted};
 
+use crate::catalog::language_of;
+use crate::leftovers;
 use crate::position::{Encoding, locate};
 use crate::server::{Server, file_uri, uri_path};
 use crate::supervisor::Supervisor;
@@ -45,8 +48,11 @@ impl Tool for LspRenameTool {
 
     fn description(&self) -> String {
         "Project-wide rename through the language server: the symbol named by `file`, 1-based \
-         `line` and `symbol` becomes `new_name` in every file, all or nothing. Reports the \
-         files changed and the edits in each."
+         `line` and `symbol` becomes `new_name` in the files the server finds (it may miss \
+         some, e.g. pyright skips files outside its project's `include`); its edits are \
+         written all or nothing. Reports the files changed and the edits in each, then every \
+         use of the old name still left in files of that language (identifiers, not comments \
+         or strings) with its line and its file's diagnostics."
             .into()
     }
 
@@ -105,10 +111,22 @@ impl Tool for LspRenameTool {
         if !plan.files.is_empty() {
             report.extend(write_plan(cx, server, &plan).await?);
         }
-        Ok(ToolOutput::text(format!(
-            "renamed `{ident}` to `{}` in {}:\n{}",
+        let mut head = format!(
+            "renamed `{ident}` to `{}` in {}",
             args.new_name,
-            counted(report.len(), "file"),
+            counted(report.len(), "file")
+        );
+        // The server picks the files; what it left is searched, unless the name did not change.
+        let mut left = String::new();
+        if let (Some(lang), true) = (language_of(&t.abs), ident != args.new_name) {
+            let found = leftovers::report(cx, &self.servers, lang, &ident).await;
+            if let Some(summary) = found.summary {
+                head.push_str(&format!(" ({} chose them; {summary})", server.id));
+            }
+            left = format!("\n{}", found.section);
+        }
+        Ok(ToolOutput::text(format!(
+            "{head}:\n{}{left}",
             report.join("\n")
         )))
     }
