@@ -17,10 +17,12 @@ TETHER = os.environ.get("TETHER_BIN", str(ROOT / "target" / "debug" / "tether"))
 
 
 @contextlib.asynccontextmanager
-async def session(root, surface="agent", elicitation_callback=None, extra_args=(), env=None):
+async def session(
+    root, surface="agent", elicitation_callback=None, extra_args=(), env=None, message_handler=None
+):
     """An initialized MCP client session over a fresh `tether serve` process; with an
     elicitation callback, the client declares that it can show forms. `env` adds variables
-    (and may set PATH)."""
+    (and may set PATH); `message_handler` hears every server notification."""
     cfg = pathlib.Path(root).parent / (pathlib.Path(root).name + "-cfg")
     params = StdioServerParameters(
         command=TETHER,
@@ -28,7 +30,9 @@ async def session(root, surface="agent", elicitation_callback=None, extra_args=(
         env={"TETHER_CONFIG_DIR": str(cfg), "PATH": os.environ.get("PATH", ""), **(env or {})},
     )
     async with stdio_client(params) as streams:
-        async with ClientSession(*streams, elicitation_callback=elicitation_callback) as s:
+        async with ClientSession(
+            *streams, elicitation_callback=elicitation_callback, message_handler=message_handler
+        ) as s:
             info = await s.initialize()
             s.server_name = info.server_info.name
             yield s

@@ -1,6 +1,9 @@
-"""A long call's progress reaches a real MCP client, through a host command line that adds a
-slow tool to tether's own front ends (crates/cli/examples/host_cli.rs)."""
+"""A long call's progress reaches a real MCP client: through a host command line that adds a
+slow tool to tether's own front ends (crates/cli/examples/host_cli.rs), and from `eval` and
+`debug` while they wait (real python3 and debugpy from target/test-venv, real `tether serve`).
+Reports are counted, never timed."""
 
+import asyncio
 import os
 import pathlib
 
@@ -8,7 +11,8 @@ import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from conftest import ROOT, text
+from conftest import ROOT, session, text
+from test_debug_processes import project
 
 HOST = os.environ.get(
     "TETHER_HOST_BIN", str(ROOT / "target" / "debug" / "examples" / "host_cli")
@@ -53,3 +57,121 @@ def test_a_call_without_a_progress_token_gets_no_progress(workspace):
     out, seen = anyio.run(_call_wait, workspace, 2, False)
     assert out.startswith("waited 2 steps"), out
     assert seen == []
+
+
+async def _progress_of(s, tool, args):
+    """Calls `tool` with a progress token; its result's text and the (progress, message) pairs
+    that arrived before the result."""
+    seen = []
+
+    async def on_progress(progress, total, message):
+        seen.append((progress, message))
+
+    r = await s.call_tool(tool, args, progress_callback=on_progress)
+    assert not r.is_error, text(r)
+    return text(r), list(seen)
+
+
+def _watching():
+    """A message handler that counts every progress notification, for any token, and the list
+    it counts into."""
+    heard = []
+
+    async def handler(message):
+        if getattr(message, "method", "") == "notifications/progress":
+            heard.append(message.params.progress_token)
+
+    return handler, heard
+
+
+def _increasing(seen):
+    values = [p for p, _ in seen]
+    return all(a < b for a, b in zip(values, values[1:]))
+
+
+def test_an_eval_cell_that_sleeps_reports_progress_and_stops_with_its_result(workspace):
+    project(workspace)
+    handler, heard = _watching()
+
+    async def main():
+        async with session(workspace, message_handler=handler) as s:
+            # Start the kernel first, so the progress below is the cell's own.
+            await _progress_of(s, "eval", {"code": "1", "description": "start the kernel"})
+            before = len(heard)
+            out, seen = await _progress_of(
+                s,
+                "eval",
+                {"code": "import time\ntime.sleep(7)\nprint('slept')", "description": "sleep"},
+            )
+            assert out.endswith("slept"), out
+            assert len(seen) >= 1, seen
+            assert all(m.startswith("cell running (") for _, m in seen), seen
+            assert _increasing(seen), seen
+            after = len(heard)
+            # A second long cell without a token: no report of the first call may come now.
+            r = await s.call_tool(
+                "eval", {"code": "time.sleep(3)\nprint('again')", "description": "sleep again"}
+            )
+            assert text(r).endswith("again"), text(r)
+            return before, after, len(heard)
+
+    before, after, total = asyncio.run(asyncio.wait_for(main(), timeout=180))
+    assert after - before >= 1, (before, after)
+    assert total == after, f"progress arrived after the call ended: {heard}"
+
+
+DEBUGGEE = "import time\n\n\ndef main():\n    time.sleep(7)\n    x = 1\n    return x\n\n\nmain()\n"
+
+
+def test_a_debug_continue_reports_progress_until_the_program_stops(workspace):
+    project(workspace)
+    (workspace / "app.py").write_text(DEBUGGEE)
+    handler, heard = _watching()
+
+    async def main():
+        async with session(workspace, message_handler=handler) as s:
+            await s.call_tool("debug", {"action": "breakpoints", "file": "app.py", "lines": [5, 6]})
+            out, _ = await _progress_of(s, "debug", {"action": "launch", "program": "app.py"})
+            assert "stopped: breakpoint" in out and "> 5:" in out, out
+            out, seen = await _progress_of(s, "debug", {"action": "continue"})
+            assert "stopped: breakpoint" in out and "> 6:" in out, out
+            assert len(seen) >= 1, seen
+            assert all(m.startswith("waiting for the program to stop (") for _, m in seen), seen
+            assert _increasing(seen), seen
+            after = len(heard)
+            # Nothing of the finished calls comes later, while the next call runs.
+            r = await s.call_tool("eval", {"code": "import time\ntime.sleep(3)", "description": "wait"})
+            assert not r.is_error, text(r)
+            await s.call_tool("debug", {"action": "terminate"})
+            return after, len(heard)
+
+    after, total = asyncio.run(asyncio.wait_for(main(), timeout=180))
+    assert total == after, f"progress arrived after the call ended: {heard}"
+
+
+def test_a_cell_waiting_on_a_bridged_call_says_so_and_the_numbers_keep_increasing(workspace):
+    # The host's `wait` reports progress of its own from inside the cell's call: one token, two
+    # calls reporting, and the client still sees the numbers increase.
+    out, seen = anyio.run(_eval_wait, workspace)
+    assert "waited 25 steps" in out, out
+    assert any(m.startswith("step ") for _, m in seen), seen
+    assert any("waiting on its `wait` call" in m for _, m in seen), seen
+    assert _increasing(seen), seen
+
+
+async def _eval_wait(root):
+    params = StdioServerParameters(
+        command=HOST,
+        args=["serve", "--root", str(root)],
+        env={
+            "TETHER_CONFIG_DIR": str(root.parent / "cfg"),
+            "TETHER_STATE_DIR": str(root.parent / "state"),
+            "PATH": os.environ.get("PATH", ""),
+        },
+    )
+    async with stdio_client(params) as streams:
+        async with ClientSession(*streams) as s:
+            await s.initialize()
+            return await _progress_of(
+                s, "eval", {"code": "print(tool('wait', {'steps': 25}))", "description": "wait"}
+            )

@@ -156,8 +156,46 @@ impl Tool for DebugTool {
             let report = crate::catalog::report(&root, &self.sessions.adapters).await;
             return Ok(ToolOutput::text(report));
         }
-        let text = self.sessions.act(cx, &conversation, &root, args).await?;
-        Ok(ToolOutput::text(text))
+        let work = match waits_for(&args) {
+            Some(what) => {
+                cx.progress_while(self.sessions.act(cx, &conversation, &root, args), |t| {
+                    format!("{what} ({} s)", t.as_secs())
+                })
+                .await
+            }
+            None => self.sessions.act(cx, &conversation, &root, args).await,
+        };
+        Ok(ToolOutput::text(work?))
+    }
+}
+
+/// What a call that makes the program run waits for, said in its progress reports, so a
+/// client with a short timeout knows a `continue` that takes a while is alive.
+fn waits_for(args: &DebugArgs) -> Option<String> {
+    match args.action {
+        Action::Launch => Some(format!(
+            "launching {} and waiting for it to stop",
+            args.program.as_deref().unwrap_or("the program")
+        )),
+        Action::Attach => Some(format!(
+            "attaching to port {} and waiting for the program to stop",
+            args.port.map_or("?".into(), |p| p.to_string())
+        )),
+        Action::Continue => Some("waiting for the program to stop".into()),
+        Action::StepOver | Action::StepIn | Action::StepOut => {
+            Some("waiting for the step to end".into())
+        }
+        Action::Adapters
+        | Action::Status
+        | Action::Breakpoints
+        | Action::Pause
+        | Action::Threads
+        | Action::Stack
+        | Action::Scopes
+        | Action::Variables
+        | Action::Evaluate
+        | Action::Output
+        | Action::Terminate => None,
     }
 }
 

@@ -240,9 +240,15 @@ impl Tool for EvalTool {
             self.kernels.set_group(language, None);
         }
         if slot.is_none() {
-            let (kernel, started) = self
-                .kernels
-                .start_kernel(language, cx.workspace().root())
+            let starting = self.kernels.start_kernel(language, cx.workspace().root());
+            let (kernel, started) = cx
+                .progress_while(starting, |t| {
+                    format!(
+                        "starting the {} kernel ({} s)",
+                        language.label(),
+                        t.as_secs()
+                    )
+                })
                 .await?;
             said.push(started);
             self.kernels.set_group(language, kernel.pid());
@@ -251,14 +257,30 @@ impl Tool for EvalTool {
         let Some(kernel) = slot.as_mut() else {
             return Err(ToolError::failed("no kernel"));
         };
+        // The tool a cell's `tool()` waits on, named in the cell's progress reports.
+        let waiting_on = std::sync::Mutex::new(None::<String>);
         let bridge = |name: String, args: Value| -> BoxFuture<'_, Result<ToolOutput, String>> {
-            Box::pin(async move { cx.dispatch(&name, args).await.map_err(|e| e.to_string()) })
+            let waiting_on = &waiting_on;
+            Box::pin(async move {
+                *waiting_on.lock().unwrap_or_else(|p| p.into_inner()) = Some(name.clone());
+                let out = cx.dispatch(&name, args).await.map_err(|e| e.to_string());
+                *waiting_on.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                out
+            })
         };
         let first = (!said.is_empty()).then(|| said.join("\n"));
-        match kernel
-            .run(&args.code, self.kernels.idle, cx.cancel_token(), &bridge)
-            .await
-        {
+        let running = kernel.run(&args.code, self.kernels.idle, cx.cancel_token(), &bridge);
+        let tell = |t: Duration| {
+            let on = waiting_on.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            match on {
+                Some(tool) => format!(
+                    "cell running ({} s), waiting on its `{tool}` call",
+                    t.as_secs()
+                ),
+                None => format!("cell running ({} s)", t.as_secs()),
+            }
+        };
+        match cx.progress_while(running, tell).await {
             Ok(cell) => match cell.render(first) {
                 (out, None) => Ok(out),
                 (out, Some(error)) => Err(ToolError::failed(join(&out, &error))),

@@ -251,6 +251,10 @@ impl ServerHandler for TetherServer {
 struct McpProgress {
     token: rmcp::model::ProgressToken,
     queue: tokio::sync::mpsc::UnboundedSender<ProgressNotificationParam>,
+    /// Reports sent so far: the call and the calls nested in it (an `eval` cell's `tool()`)
+    /// count their reports apart, but MCP wants one token's progress to keep increasing;
+    /// held while a report is queued, so the numbers are queued in order.
+    reported: std::sync::Mutex<u64>,
 }
 
 impl McpProgress {
@@ -267,14 +271,21 @@ impl McpProgress {
                 }
             }
         });
-        (McpProgress { token, queue }, sent)
+        let port = McpProgress {
+            token,
+            queue,
+            reported: std::sync::Mutex::new(0),
+        };
+        (port, sent)
     }
 }
 
 impl ProgressPort for McpProgress {
-    fn report(&self, done: u64, message: &str) {
-        let param =
-            ProgressNotificationParam::new(self.token.clone(), done as f64).with_message(message);
+    fn report(&self, _done: u64, message: &str) {
+        let mut reported = self.reported.lock().unwrap_or_else(|p| p.into_inner());
+        *reported += 1;
+        let param = ProgressNotificationParam::new(self.token.clone(), *reported as f64)
+            .with_message(message);
         let _ = self.queue.send(param);
     }
 }

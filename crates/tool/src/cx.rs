@@ -199,6 +199,10 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// How often [`CallCx::progress_while`] reports: clients commonly reset a 5 s or longer
+/// timeout on progress, and 2 s keeps a report inside that even on a loaded machine.
+pub const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Where a call's progress goes: a front end that can show it (MCP progress notifications).
 pub trait ProgressPort: Send + Sync {
     /// Reports that the call is alive: `done` grows with every report, `message` says what
@@ -247,6 +251,30 @@ impl CallCx {
                 .progressed
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             port.report(done + 1, message);
+        }
+    }
+
+    /// Awaits `work`, reporting `say(elapsed)` every [`PROGRESS_EVERY`] until it ends: the
+    /// ticker lives inside this future, so it stops with the work and never holds its result.
+    pub async fn progress_while<F: std::future::Future>(
+        &self,
+        work: F,
+        say: impl Fn(std::time::Duration) -> String,
+    ) -> F::Output {
+        if self.parts.progress.is_none() {
+            return work.await;
+        }
+        let start = tokio::time::Instant::now();
+        let mut tick = tokio::time::interval_at(start + PROGRESS_EVERY, PROGRESS_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut work = std::pin::pin!(work);
+        loop {
+            tokio::select! {
+                // The result first: a report due at the same moment is not sent.
+                biased;
+                out = &mut work => return out,
+                _ = tick.tick() => self.progress(&say(start.elapsed())),
+            }
         }
     }
 

@@ -20,7 +20,10 @@ mod tool;
 
 pub use approval::ApprovalPolicy;
 pub use capability::{Capability, ClientFeature, Install};
-pub use cx::{CallCx, CallCxParts, CallScope, Dispatcher, FsDoor, PermitKey, ProgressPort, Write};
+pub use cx::{
+    CallCx, CallCxParts, CallScope, Dispatcher, FsDoor, PROGRESS_EVERY, PermitKey, ProgressPort,
+    Write,
+};
 pub use error::ToolError;
 pub use hooks::{Baseline, Baselines, HookBudgets, WriteHook, WriteHooks};
 pub use notice::{Notice, NoticeQueue};
