@@ -195,6 +195,16 @@ fn a_replaced_file_keeps_its_owner_or_loses_its_set_id_bits() {
     assert_eq!(meta.mode() & 0o7777, 0o4755, "same owner, same bits");
 }
 
+/// How many writes and reads the flip must catch between their path check and its use (the
+/// read's window is far narrower): a run where it never did would pass without testing anything.
+const FLIPS_CAUGHT: (usize, usize) = (20, 3);
+
+/// Whether `e` is the refusal of a symlink swapped in after the path was checked.
+fn caught_mid_operation(e: &FsError) -> bool {
+    e.to_string()
+        .contains("a symlink appeared on the path while it was used")
+}
+
 #[test]
 fn a_folder_flipped_to_a_symlink_never_leads_outside() {
     let s = scene();
@@ -205,7 +215,8 @@ fn a_folder_flipped_to_a_symlink_never_leads_outside() {
     let ws = Workspace::new(&s.root).unwrap();
     let (j, _) = Journal::open(&ws, &s.state).unwrap();
     let stop = AtomicBool::new(false);
-    let (mut created, mut read_inside) = (0, 0);
+    let (mut created, mut read_inside, mut attempts) = (0, 0, 0);
+    let (mut caught_writes, mut caught_reads) = (0, 0);
     std::thread::scope(|sc| {
         sc.spawn(|| {
             // A write may create a fresh `d` while the real one is parked; then the flip
@@ -224,27 +235,44 @@ fn a_folder_flipped_to_a_symlink_never_leads_outside() {
                 std::thread::sleep(Duration::from_micros(150));
             }
         });
-        for i in 0..400 {
-            let made = ws.resolve_write(&format!("d/f{i}.txt")).and_then(|path| {
-                j.commit(vec![ChangeOp::Create {
-                    path,
-                    content: b"x".to_vec(),
-                }])
-            });
-            if made.is_ok() {
-                created += 1;
+        // However the two threads are scheduled, go on until the flip has landed mid-operation
+        // often enough; the bound only ends a run in which the flipper never gets to run.
+        while (attempts < 400 || caught_writes < FLIPS_CAUGHT.0 || caught_reads < FLIPS_CAUGHT.1)
+            && attempts < 100_000
+        {
+            attempts += 1;
+            let made = ws
+                .resolve_write(&format!("d/f{attempts}.txt"))
+                .and_then(|path| {
+                    j.commit(vec![ChangeOp::Create {
+                        path,
+                        content: b"x".to_vec(),
+                    }])
+                });
+            match made {
+                Ok(_) => created += 1,
+                Err(e) => caught_writes += usize::from(caught_mid_operation(&e)),
             }
-            if let Ok(abs) = ws.resolve_read("d/secret.txt")
-                && let Ok(mut f) = ws.open_read(&abs)
+            match ws
+                .resolve_read("d/secret.txt")
+                .and_then(|abs| ws.open_read(&abs))
             {
-                let mut text = String::new();
-                std::io::Read::read_to_string(&mut f, &mut text).unwrap();
-                assert_eq!(text, "inside", "read outside content");
-                read_inside += 1;
+                Ok(mut f) => {
+                    let mut text = String::new();
+                    std::io::Read::read_to_string(&mut f, &mut text).unwrap();
+                    assert_eq!(text, "inside", "read outside content");
+                    read_inside += 1;
+                }
+                Err(e) => caught_reads += usize::from(caught_mid_operation(&e)),
             }
         }
         stop.store(true, Ordering::Relaxed);
     });
+    assert!(
+        caught_writes >= FLIPS_CAUGHT.0 && caught_reads >= FLIPS_CAUGHT.1,
+        "the flip landed between check and use of {caught_writes} writes and {caught_reads} \
+         reads in {attempts} attempts"
+    );
     assert_eq!(listing(&s.outside), ["secret.txt", "victim.txt"]);
     let inside: Vec<String> = listing(&s.root)
         .iter()
@@ -253,9 +281,13 @@ fn a_folder_flipped_to_a_symlink_never_leads_outside() {
         .collect();
     let made = inside.iter().filter(|n| n.starts_with('f')).count();
     assert_eq!(made, created, "every reported create landed inside");
+    assert!(created > 0, "no write got through in {attempts} attempts");
     let temps: Vec<_> = inside.iter().filter(|n| n.starts_with(".tether")).collect();
     assert!(temps.is_empty(), "{temps:?}");
-    eprintln!("created {created}, read {read_inside} of 400 while flipping");
+    eprintln!(
+        "{attempts} attempts: caught mid-operation {caught_writes} writes and {caught_reads} \
+         reads; created {created}, read {read_inside}"
+    );
 }
 
 /// A name no other flip has used.
