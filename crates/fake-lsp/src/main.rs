@@ -9,7 +9,8 @@
 //! client to apply an edit while answering a hover, and answers with the client's reply),
 //! `flood` (publishes for tens of thousands of files, and thousands of findings for the open
 //! one, each finding carrying a kilobyte of `data`), `late` (publishes an error for each
-//! document version 1.5 s after it arrives).
+//! document version 1.5 s after it arrives), `elsewhere` (answers a definition with places in
+//! `/proc/self/environ`, `/dev/zero`, `/etc/passwd` and the workspace's `fifo`).
 
 use std::io::{BufRead, BufReader, Write};
 
@@ -155,6 +156,26 @@ fn main() {
                 write(
                     &mut out,
                     &json!({"jsonrpc": "2.0", "id": id, "result": null}),
+                );
+            }
+            ("elsewhere", "textDocument/definition") => {
+                let uri = message["params"]["textDocument"]["uri"]
+                    .as_str()
+                    .unwrap_or("");
+                let fifo = format!("{}/fifo", uri.rsplit_once('/').map_or("", |(d, _)| d));
+                let at = |uri: &str| {
+                    json!({"uri": uri, "range": {"start": {"line": 0, "character": 0},
+                        "end": {"line": 0, "character": 1}}})
+                };
+                let places = json!([
+                    at("file:///proc/self/environ"),
+                    at("file:///dev/zero"),
+                    at("file:///etc/passwd"),
+                    at(&fifo)
+                ]);
+                write(
+                    &mut out,
+                    &json!({"jsonrpc": "2.0", "id": id, "result": places}),
                 );
             }
             ("apply-edit", "textDocument/hover" | "textDocument/rename") => {

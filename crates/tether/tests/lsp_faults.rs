@@ -448,3 +448,33 @@ async fn a_late_answer_names_the_write_and_is_waited_for_at_the_end() {
     );
     none_left(run).await;
 }
+
+/// A server that names places outside the workspace, a device and a FIFO: each is shown as
+/// `path:line` without its content, at once, and nothing of them reaches the answer.
+#[tokio::test]
+async fn places_outside_the_workspace_or_not_regular_files_are_named_not_read() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_with(dir.path(), "elsewhere");
+    let fifo = dir.path().join("ws/fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let definition =
+        json!({"action": "definition", "file": "main.rs", "line": 1, "symbol": "main"});
+    let out = tokio::time::timeout(Duration::from_secs(60), lsp(&run, definition))
+        .await
+        .expect("the answer hung on a place it should not read")
+        .unwrap();
+    for place in [
+        "/proc/self/environ:1",
+        "/dev/zero:1",
+        "/etc/passwd:1",
+        "fifo:1",
+    ] {
+        assert!(out.contains(place), "{place} not named: {out}");
+    }
+    assert!(out.contains("not shown"), "{out}");
+    assert!(!out.contains("root:"), "/etc/passwd was read: {out}");
+    assert!(!out.contains("PATH="), "the environment was read: {out}");
+    none_left(run).await;
+}
