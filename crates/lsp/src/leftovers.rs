@@ -73,7 +73,15 @@ pub(crate) struct Left {
 
 /// Searches files of `lang` for every identifier `old` left after the rename: each as
 /// `path:line  | text`, then those files' diagnostics now; or a line saying none is left.
-pub(crate) async fn report(cx: &CallCx, servers: &Supervisor, lang: &str, old: &str) -> Left {
+/// `edited` names the files the server changed, where a name it left is more likely another
+/// symbol's.
+pub(crate) async fn report(
+    cx: &CallCx,
+    servers: &Supervisor,
+    lang: &str,
+    old: &str,
+    edited: &[&str],
+) -> Left {
     // A `$` would make the pattern a metavariable; such a name is not searched.
     if old.contains('$') || grammars(lang).is_empty() {
         return Left {
@@ -130,6 +138,18 @@ pub(crate) async fn report(cx: &CallCx, servers: &Supervisor, lang: &str, old: &
          (another symbol of the same name stays as it is):"
     ));
     out.push(shown_lines(cx, &by_file, found.total).await);
+    let renamed_in: Vec<&str> = by_file
+        .keys()
+        .map(String::as_str)
+        .filter(|f| edited.contains(f))
+        .collect();
+    if !renamed_in.is_empty() {
+        out.push(format!(
+            "(the server renamed other uses in {}, so what it left there is more likely \
+             another symbol of the same name)",
+            renamed_in.join(", ")
+        ));
+    }
     out.push(diagnostics(cx, servers, lang, by_file.keys()).await);
     Left {
         summary: Some(summary),

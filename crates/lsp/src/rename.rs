@@ -119,7 +119,12 @@ impl Tool for LspRenameTool {
         // The server picks the files; what it left is searched, unless the name did not change.
         let mut left = String::new();
         if let (Some(lang), true) = (language_of(&t.abs), ident != args.new_name) {
-            let found = leftovers::report(cx, &self.servers, lang, &ident).await;
+            // Each report line is `path: N edits`, as `write_plan` writes it.
+            let edited: Vec<&str> = report
+                .iter()
+                .filter_map(|line| Some(line.rsplit_once(": ")?.0))
+                .collect();
+            let found = leftovers::report(cx, &self.servers, lang, &ident, &edited).await;
             if let Some(summary) = found.summary {
                 head.push_str(&format!(" ({} chose them; {summary})", server.id));
             }

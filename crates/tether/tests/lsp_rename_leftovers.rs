@@ -32,6 +32,9 @@ fn pyright_run(dir: &std::path::Path, files: &[(&str, &str)]) -> Run {
 
 const MOD: &str = "def compute_total(x: int) -> int:\n    return x + 1\n";
 const USE: &str = "from pkg.mod import compute_total\n\nprint(compute_total(1))\n";
+/// Also has another symbol of the same name, which the server rightly leaves.
+const MOD_K: &str =
+    "def compute_total(x: int) -> int:\n    return x + 1\n\n\nclass K:\n    compute_total = 3\n";
 /// Mentions the name only in a comment and a string.
 const NOTES: &str = "# compute_total is the old name\nWHY = \"compute_total was renamed\"\n";
 
@@ -43,7 +46,7 @@ fn a_use_outside_the_servers_project_is_named_with_its_line_and_diagnostics() {
         let test = "from pkg.mod import compute_total\n\n\ndef test_it() -> None:\n    assert compute_total(1) == 2\n";
         let run = pyright_run(
             dir.path(),
-            &[("pkg/mod.py", MOD), ("pkg/use.py", USE), ("tests/test_x.py", test), ("tests/notes.py", NOTES)],
+            &[("pkg/mod.py", MOD_K), ("pkg/use.py", USE), ("tests/test_x.py", test), ("tests/notes.py", NOTES)],
         );
         run.warm().await;
         let out = common::call_text(&run, "lsp_rename", json!({"file": "pkg/mod.py", "line": 1, "symbol": "compute_total", "new_name": "add_one"})).await;
@@ -60,6 +63,13 @@ fn a_use_outside_the_servers_project_is_named_with_its_line_and_diagnostics() {
         // Its diagnostics now: the import of the old name is broken.
         assert!(out.contains("tests/test_x.py:1  error"), "{out}");
         assert!(!out.contains("tests/test_x.py: no errors"), "{out}");
+        // A name left in a file the server renamed in is listed, as likely another symbol.
+        assert!(out.contains("pkg/mod.py:6  | compute_total = 3"), "{out}");
+        assert!(
+            out.contains("the server renamed other uses in pkg/mod.py, so what it left there is more likely another symbol"),
+            "{out}"
+        );
+        assert!(out.contains("is still used 3 times in 2 files"), "{out}");
         // A comment or a string is not a use.
         assert!(!out.contains("notes.py"), "{out}");
         // The rename does not call itself complete.
