@@ -4,24 +4,34 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
 use tether_fs::{FileReceipt, WritePath};
 use tether_tool::{Baseline, BoxFuture, FileReport, HookBudgets, Surface, WriteHook};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 mod common;
 use common::Put;
 
-/// Numbers each baseline and reports, slowly, the number its `after` got back.
-struct Pairing(std::sync::atomic::AtomicUsize);
+/// Numbers each baseline and reports the number its `after` got back; the report for baseline
+/// 0 waits until baseline 1 is taken, so the two writes overlap however they are scheduled.
+#[derive(Default)]
+struct Pairing {
+    taken: AtomicUsize,
+    took: [Notify; 2],
+}
 impl WriteHook for Pairing {
     fn name(&self) -> &str {
         "pairing"
     }
     fn before<'a>(&'a self, _: &'a [WritePath]) -> BoxFuture<'a, Baseline> {
-        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let n = self.taken.fetch_add(1, Ordering::SeqCst);
+        if let Some(took) = self.took.get(n) {
+            took.notify_one();
+        }
         Box::pin(async move { Box::new(n) as Baseline })
     }
     fn after<'a>(
@@ -30,9 +40,12 @@ impl WriteHook for Pairing {
         receipts: &'a [FileReceipt],
     ) -> BoxFuture<'a, Vec<FileReport>> {
         Box::pin(async move {
-            // The gate is free now, so the next write takes its baseline meanwhile.
-            tokio::time::sleep(Duration::from_millis(200)).await;
             let n = baseline.map(|b| *b.downcast::<usize>().unwrap());
+            // The gate is free now, so the next write takes its baseline meanwhile (a gate still
+            // held would keep it out until this report's 30 s budget cut the report off).
+            if n == Some(0) {
+                self.took[1].notified().await;
+            }
             vec![common::note(
                 "pairing",
                 receipts[0].path.rel(),
@@ -45,7 +58,8 @@ impl WriteHook for Pairing {
 #[tokio::test]
 async fn overlapping_writes_each_get_their_own_baseline() {
     let dir = tempfile::tempdir().unwrap();
-    let mut parts = common::parts(dir.path(), vec![Arc::new(Pairing(0.into()))]);
+    let pairing = Arc::new(Pairing::default());
+    let mut parts = common::parts(dir.path(), vec![pairing.clone()]);
     parts.register(Put);
     let registry = parts.build();
     let put = |path: &'static str| {
@@ -57,7 +71,7 @@ async fn overlapping_writes_each_get_their_own_baseline() {
         }
     };
     let first = tokio::spawn(put("one.txt"));
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    pairing.took[0].notified().await;
     let second = tokio::spawn(put("two.txt"));
     let (first, second) = (first.await.unwrap(), second.await.unwrap());
     assert!(first.contains("baseline Some(0)"), "{first}");
@@ -103,7 +117,8 @@ impl WriteHook for Tardy {
     }
 }
 
-#[tokio::test]
+// Paused time: each hook's sleep meets its 100 ms budget exactly, however loaded the machine.
+#[tokio::test(start_paused = true)]
 async fn each_hook_phase_is_cut_off_at_that_hooks_own_budget() {
     let dir = tempfile::tempdir().unwrap();
     let (quick, slow) = (Duration::from_millis(10), Duration::from_secs(5));
@@ -127,13 +142,14 @@ async fn each_hook_phase_is_cut_off_at_that_hooks_own_budget() {
     let mut parts = common::parts(dir.path(), hooks);
     parts.register(Put);
     let runtime = parts.build();
-    let started = std::time::Instant::now();
+    let started = tokio::time::Instant::now();
     let args = json!({"path": "a.txt", "text": "x"});
     let out = runtime
         .call(Surface::Agent, "put", args, CancellationToken::new())
         .await
         .unwrap()
         .to_text();
+    // Virtual time: a call that waited for a 5 s hook would show those 5 s, load or no load.
     assert!(
         started.elapsed() < Duration::from_secs(4),
         "a slow hook held the call"

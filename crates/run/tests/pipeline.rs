@@ -15,6 +15,7 @@ use tether_tool::{
     ApprovalPolicy, Baseline, BoxFuture, CallCx, Concurrency, FileReport, Outcome, QuestionPort,
     ScriptedPort, Surface, Tier, Tool, ToolError, ToolOutput, WriteHook,
 };
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 mod common;
@@ -48,8 +49,12 @@ impl Tool for LatePut {
     }
 }
 
-/// On cancellation, takes a while to clean up (as a debugger's disconnect would), then says so.
-struct Tidy(Arc<Mutex<bool>>);
+/// On cancellation, takes a while to clean up (as a debugger's disconnect would), then says so;
+/// says when it has started, so the test cancels a running handler and not a call still on its way.
+struct Tidy {
+    started: Arc<Notify>,
+    cleaned: Arc<Mutex<bool>>,
+}
 impl Tool for Tidy {
     type Args = NoArgs;
     fn name(&self) -> &'static str {
@@ -65,9 +70,10 @@ impl Tool for Tidy {
         Concurrency::Free
     }
     async fn call(&self, cx: &CallCx, _: NoArgs) -> Result<ToolOutput, ToolError> {
+        self.started.notify_one();
         cx.cancel_token().cancelled().await;
         tokio::time::sleep(Duration::from_millis(300)).await;
-        *self.0.lock().unwrap() = true;
+        *self.cleaned.lock().unwrap() = true;
         Err(ToolError::Cancelled)
     }
 }
@@ -366,9 +372,12 @@ async fn hooks_bracket_writes_and_notices_reach_only_the_root() {
 async fn client_cancellation_reaches_the_tool() {
     let f = fixture(ApprovalPolicy::Never, None);
     let cancel = CancellationToken::new();
-    let c2 = cancel.clone();
+    let (c2, waited) = (cancel.clone(), f.waited.clone());
+    // Cancelled once the tool runs: earlier, the call would end before its handler ever started.
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        while waited.lock().unwrap().is_none() {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
         c2.cancel();
     });
     let r = tokio::time::timeout(
@@ -419,18 +428,22 @@ async fn a_commit_without_the_workspace_permit_is_refused() {
     assert!(f.dir.path().join("sneak.txt").exists());
 }
 
-#[tokio::test]
+// Paused time: the 300 ms cleanup and the 2 s grace are compared exactly, whatever the load.
+#[tokio::test(start_paused = true)]
 async fn a_cancelled_handler_finishes_its_cleanup_within_the_grace_period() {
     let dir = tempfile::tempdir().unwrap();
     let (hook, _) = recorder();
     let mut b = builder(dir.path(), hook, ApprovalPolicy::Never, None);
-    let cleaned = Arc::new(Mutex::new(false));
-    b.register(Tidy(cleaned.clone()));
+    let (started, cleaned) = (Arc::new(Notify::new()), Arc::new(Mutex::new(false)));
+    b.register(Tidy {
+        started: started.clone(),
+        cleaned: cleaned.clone(),
+    });
     let registry = b.build();
     let cancel = CancellationToken::new();
     let c2 = cancel.clone();
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        started.notified().await;
         c2.cancel();
     });
     let r = registry
@@ -663,8 +676,8 @@ async fn wrapped_host_writes_get_the_same_hooks() {
     assert!(err.to_string().contains("outside the workspace"), "{err}");
 }
 
-/// Writes a file, then waits to be cancelled.
-struct PutThenWait;
+/// Writes a file, says so, then waits to be cancelled.
+struct PutThenWait(Arc<Notify>);
 impl Tool for PutThenWait {
     type Args = PutArgs;
     fn name(&self) -> &'static str {
@@ -681,6 +694,7 @@ impl Tool for PutThenWait {
     }
     async fn call(&self, cx: &CallCx, a: PutArgs) -> Result<ToolOutput, ToolError> {
         Put.call(cx, a).await?;
+        self.0.notify_one();
         cx.cancel_token().cancelled().await;
         Err(ToolError::Cancelled)
     }
@@ -691,12 +705,14 @@ async fn a_call_cancelled_after_writing_says_so_on_the_next_result() {
     let dir = tempfile::tempdir().unwrap();
     let (hook, log) = recorder();
     let mut b = builder(dir.path(), hook, ApprovalPolicy::Never, None);
-    b.register(PutThenWait).register(Put);
+    let wrote = Arc::new(Notify::new());
+    b.register(PutThenWait(wrote.clone())).register(Put);
     let registry = b.build();
     let cancel = CancellationToken::new();
     let c2 = cancel.clone();
+    // Cancelled once the write is done: earlier, the call would be one that never wrote.
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        wrote.notified().await;
         c2.cancel();
     });
     let args = json!({"path": "w.txt", "text": "x"});
