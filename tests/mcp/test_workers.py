@@ -26,6 +26,24 @@ def configure(workspace):
     (cfg / "tether.toml").write_text(f'[workers.fast]\ncommand = ["sh", "{script}", "{workspace}"]\n')
 
 
+def commands(workspace):
+    """The command lines of the processes that name the workspace, tether itself aside."""
+    out = subprocess.run(["pgrep", "-af", str(workspace)], capture_output=True, text=True).stdout
+    ours = set(left(workspace))
+    return [cmd for pid, _, cmd in (line.partition(" ") for line in out.splitlines())
+            if int(pid) in ours]
+
+
+async def running(workspace, ready):
+    """The command lines running for the workspace once `ready(them)` holds; waits at most 60 s,
+    which only a loaded machine starting shells could ever need."""
+    for _ in range(600):
+        if ready(commands(workspace)):
+            break
+        await asyncio.sleep(0.1)
+    return commands(workspace)
+
+
 def test_serve_vibe_runs_a_worker_to_its_result(workspace):
     configure(workspace)
 
@@ -42,8 +60,8 @@ def test_serve_vibe_runs_a_worker_to_its_result(workspace):
             assert "completed" in text(r) and "did: tidy the readme" in text(r), text(r)
             # One left running when the client goes away.
             await s.call_tool("vibe_spawn", {"brief": "hang around", "label": "stays"})
-            await asyncio.sleep(0.5)
-            assert left(workspace), "the hanging worker should be running"
+            cmds = await running(workspace, lambda cmds: len(cmds) >= 1)
+            assert cmds, "the hanging worker should be running"
 
     asyncio.run(asyncio.wait_for(main(), timeout=120))
     assert gone_within(workspace, 10), f"a worker outlived the client: {left(workspace)}"
@@ -63,11 +81,8 @@ def test_a_sigkill_of_tether_takes_what_its_workers_started(workspace):
     async def prepare(s):
         r = await s.call_tool("vibe_spawn", {"brief": "spread out", "label": "children"})
         assert not r.is_error, r
-        for _ in range(50):
-            if len(left(workspace)) >= 3:
-                break
-            await asyncio.sleep(0.1)
-        assert len(left(workspace)) >= 3, f"the worker and its children should run: {left(workspace)}"
+        cmds = await running(workspace, lambda cmds: len(cmds) >= 3)
+        assert len(cmds) >= 3, f"the worker and its children should run: {cmds}"
 
     killed_while(workspace, prepare, extra_args=["--vibe"])
 
@@ -78,10 +93,11 @@ def test_a_sigkill_of_tether_takes_a_daemon_a_worker_started(workspace):
     async def prepare(s):
         r = await s.call_tool("vibe_spawn", {"brief": "daemon please", "label": "daemon"})
         assert not r.is_error, r
-        for _ in range(50):
-            if len(left(workspace)) >= 2:
-                break
-            await asyncio.sleep(0.1)
-        assert len(left(workspace)) >= 2, f"the worker and its daemon should run: {left(workspace)}"
+        # The daemon itself, not the short-lived shell that starts it (which also names the root).
+        def daemon(cmds):
+            return any(c.startswith("sh -c sleep 300; true x ") for c in cmds)
+
+        cmds = await running(workspace, daemon)
+        assert daemon(cmds), f"the worker and its daemon should run: {cmds}"
 
     killed_while(workspace, prepare, extra_args=["--vibe"])
