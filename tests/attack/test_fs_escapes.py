@@ -126,23 +126,45 @@ def test_a_folder_flipped_to_a_symlink_never_leads_outside(scene):
                 parked.rename(d)
             except OSError:
                 parked.rename(root / f"d.{time.monotonic_ns()}")
+                # A write made a fresh `d` meanwhile: the flip carries on with it, and it gets a
+                # secret too, so reads of d/secret.txt can still be caught mid-call.
+                try:
+                    (d / "secret.txt").write_text("inside\n")
+                except OSError:
+                    pass
             time.sleep(0.0005)
+
+    def caught(tool):
+        """How many `tool` calls the flip caught between their path check and its use."""
+        return sum(1 for r in results if r["tool"] == tool and not r["ok"]
+                   and "a symlink appeared on the path while it was used" in r["text"])
 
     flipper = threading.Thread(target=flip)
     flipper.start()
+    results, batches = [], 0
     try:
-        lines = []
-        for i in range(300):
-            lines.append(("write", {"path": f"d/f{i}.txt", "content": "x\n"}))
-            lines.append(("read", {"path": "d/secret.txt"}))
-            if i % 3 == 0:
-                lines.append(("ast_grep", {"pattern": "secret = $X", "path": "d",
-                                           "language": "python"}))
-        results = calls(root, env, lines)
+        # However the threads and processes are scheduled, go on until the flip has landed
+        # mid-call often enough (a run where it never did would prove nothing); the bound only
+        # ends a run in which the flipper never gets to run.
+        while (caught("write") < 10 or caught("read") < 2) and batches < 40:
+            lines = []
+            for i in range(300):
+                lines.append(("write", {"path": f"d/f{batches}-{i}.txt", "content": "x\n"}))
+                lines.append(("read", {"path": "d/secret.txt"}))
+                if i % 3 == 0:
+                    lines.append(("ast_grep", {"pattern": "secret = $X", "path": "d",
+                                               "language": "python"}))
+            batch = calls(root, env, lines)
+            assert len(batch) == 700, batch[-3:]
+            results += batch
+            batches += 1
     finally:
         stop.set()
         flipper.join()
-    assert len(results) == 700
+    assert caught("write") >= 10 and caught("read") >= 2, (
+        f"the flip landed between check and use of {caught('write')} writes and "
+        f"{caught('read')} reads in {batches} batches of 700 calls")
+    print(f"{batches} batches: caught mid-call {caught('write')} writes, {caught('read')} reads")
     assert sorted(p.name for p in outside.iterdir()) == ["secret.py", "secret.txt", "victim.txt"]
     assert not any("OUTSIDE" in r["text"] for r in results)
     inside = [p for p in root.iterdir() if p.name.startswith("d")]
