@@ -99,6 +99,12 @@ impl Server {
     /// The diagnostics for `path`'s current text, within `limit`: pulled where the server
     /// offers it, else its publication for the current version. `None` when none came in time.
     pub async fn diagnostics_within(&self, path: &Path, limit: Duration) -> Option<Vec<Value>> {
+        let end = tokio::time::Instant::now() + limit;
+        // A server still loading the project answers for files it has not read with nothing.
+        if !self.loaded_within(limit).await {
+            return None;
+        }
+        let limit = end.saturating_duration_since(tokio::time::Instant::now());
         if self.capabilities.get("diagnosticProvider").is_some() {
             // A busy server may cancel a pull ("content modified", "server cancelled") and
             // expects it asked again; it is, until the deadline.
@@ -141,6 +147,67 @@ impl Server {
             }
         }
         published.await
+    }
+
+    /// Waits, at most `limit`, until a server that announces its loading says it has loaded
+    /// the project; true at once for a server that never says.
+    pub async fn loaded_within(&self, limit: Duration) -> bool {
+        if !self.announces_loading {
+            return true;
+        }
+        let end = tokio::time::Instant::now() + limit;
+        loop {
+            if lock(&self.heard).quiescent == Some(true) {
+                return true;
+            }
+            if self.peer.closed().is_some() || tokio::time::Instant::now() >= end {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// What `lsp diagnostics` answers for one file, within `limit`: the server's diagnostics
+    /// for its current text and, for a server that checks separately, what the last whole
+    /// check found there (a check running now is waited for; with none yet, one is asked).
+    pub async fn file_answer(&self, path: &Path, limit: Duration) -> Result<Vec<Value>, String> {
+        let end = tokio::time::Instant::now() + limit;
+        let Some(mut items) = self.diagnostics_within(path, limit).await else {
+            return Err(format!(
+                "{} gave no diagnostics for the current text within {} s ({})",
+                self.id,
+                limit.as_secs(),
+                self.state().await
+            ));
+        };
+        if self.separate_check {
+            let (begun, running, ever) = {
+                let heard = lock(&self.heard);
+                (
+                    heard.checks_begun,
+                    !heard.checks.is_empty(),
+                    heard.checked.is_some(),
+                )
+            };
+            let left = end.saturating_duration_since(tokio::time::Instant::now());
+            let done = match (running, ever) {
+                (true, _) => self.check_after(path, begun.saturating_sub(1), left).await,
+                (false, true) => true,
+                (false, false) => {
+                    let _ = self.saved(path).await;
+                    self.check_after(path, begun, left).await
+                }
+            };
+            if !done {
+                return Err(format!(
+                    "{}'s check of the project had not finished within {} s; ask again",
+                    self.id,
+                    limit.as_secs()
+                ));
+            }
+            items.extend(self.whole_now(path));
+        }
+        Ok(items)
     }
 
     /// How many separate checks have begun so far, for [`Server::check_after`].

@@ -291,6 +291,9 @@ pub struct Server {
     /// Whether it diagnoses the whole workspace, not only open files (pyright's workspace
     /// mode), so a change can show up as new problems in files nobody touched.
     pub workspace_mode: bool,
+    /// Whether it says when it has loaded the project (rust-analyzer's `serverStatus`): until
+    /// then its answers are placeholders (an empty pull for a file it has not read yet).
+    pub announces_loading: bool,
     /// Cleared once the server said it has no pull diagnostics, though it never offered them.
     pub(crate) may_pull: std::sync::atomic::AtomicBool,
 }
@@ -431,6 +434,7 @@ impl Server {
             timeout,
             separate_check: entry.id == "rust-analyzer" && allowed.builds,
             workspace_mode: workspace_mode(&options_settings),
+            announces_loading: entry.id == "rust-analyzer",
             may_pull: std::sync::atomic::AtomicBool::new(true),
             restricted,
         })

@@ -433,32 +433,12 @@ async fn diagnostics(
         return Ok(crate::checker::check_project(servers.workspace(), deadline).await);
     }
     let t = target(servers, cx, file).await?;
-    let items = if t.server.capabilities.get("diagnosticProvider").is_some() {
-        let params = json!({"textDocument": {"uri": file_uri(&t.abs)}});
-        let answer = t
-            .server
-            .request("textDocument/diagnostic", params, cx.cancel_token())
-            .await
-            .map_err(ToolError::failed)?;
-        answer["items"].as_array().cloned().unwrap_or_default()
-    } else {
-        cx.progress(&format!(
-            "waiting for {} to publish diagnostics",
-            t.server.id
-        ));
-        match t.server.published(&t.abs).await {
-            Some(items) => items,
-            None => {
-                return Err(ToolError::failed(format!(
-                    "{} published no diagnostics for the current text of {file} within {} s \
-                     ({}); ask again, or see `lsp` status",
-                    t.server.id,
-                    t.server.timeout().as_secs(),
-                    t.server.state().await
-                )));
-            }
-        }
-    };
+    cx.progress(&format!("waiting for {}'s diagnostics", t.server.id));
+    let items = t
+        .server
+        .file_answer(&t.abs, t.server.timeout())
+        .await
+        .map_err(ToolError::failed)?;
     let shown = crate::render::shown(&t.abs, servers.workspace());
     Ok(crate::render::diagnostics(&shown, &items, DIAGNOSTICS_CAP))
 }

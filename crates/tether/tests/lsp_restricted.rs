@@ -228,3 +228,40 @@ fn untrusted_pyright_runs_no_interpreter_or_module_of_the_repository() {
     });
     assert_eq!(ran(&ws), "", "the repository's interpreter or modules ran");
 }
+
+/// A cold rust-analyzer, still loading the project, publishes nothing real yet: a write that
+/// brings errors must not be called clean, nor may `diagnostics` say there are none.
+#[test]
+fn a_loading_rust_analyzer_never_calls_a_broken_file_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join("Cargo.toml"), MANIFEST).unwrap();
+    std::fs::write(ws.join("src/lib.rs"), LIB).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let run = run_on(dir.path(), Surface::Agent);
+        let broken = "pub fn answer() -> u32 {\n    let x: u32 = \"a\";\n    x +\n}\n";
+        let out = run
+            .runtime()
+            .call(
+                Surface::Agent,
+                "write",
+                json!({"path": "src/lib.rs", "content": broken}),
+                CancellationToken::new(),
+            )
+            .await
+            .map(|o| o.to_text())
+            .unwrap_or_else(|e| e.to_string());
+        eprintln!("{out}");
+        assert!(
+            !out.contains("src/lib.rs: clean"),
+            "a broken file was called clean: {out}"
+        );
+        let args = json!({"action": "diagnostics", "file": "src/lib.rs"});
+        let diags = lsp(&run, Surface::Agent, args).await;
+        eprintln!("{diags}");
+        assert!(!diags.contains("no errors or warnings"), "{diags}");
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}

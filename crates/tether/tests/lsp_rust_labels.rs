@@ -1,0 +1,139 @@
+//! The labels diagnostics on write gives with the real rust-analyzer and cargo check, at the
+//! default budgets, counted over many runs: a write that brings a type error must never be
+//! told the error was there before, nor that the file is clean, and a result that says
+//! `pending` must be followed by its notice. `TETHER_LABEL_RUNS` sets how many runs (default
+//! 3); run it under load (a busy loop per core) to look for races.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use serde_json::json;
+use tether::{Run, Surface, TrustStore};
+use tokio_util::sync::CancellationToken;
+
+const MANIFEST: &str = "[package]\nname = \"labels\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
+const GOOD: &str = "pub fn total() -> u32 {\n    let x: u32 = 1;\n    x + 1\n}\n";
+const BAD: &str = "pub fn total() -> u32 {\n    let x: u32 = \"one\";\n    x + 1\n}\n";
+
+async fn call(run: &Run, tool: &str, args: serde_json::Value) -> String {
+    run.runtime()
+        .call(Surface::Agent, tool, args, CancellationToken::new())
+        .await
+        .map(|o| o.to_text())
+        .unwrap_or_else(|e| format!("ERROR {e}"))
+}
+
+async fn notices(run: &Run) -> String {
+    let start = std::time::Instant::now();
+    run.settle(Duration::from_secs(150)).await;
+    eprintln!("settled in {:?}", start.elapsed());
+    let (list, _) = run.runtime().notices().drain();
+    list.iter().map(|n| n.line()).collect::<Vec<_>>().join("\n")
+}
+
+/// What is wrong with one run's labels, if anything.
+async fn one_run() -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    common::write(&ws, "Cargo.toml", MANIFEST);
+    common::write(&ws, "src/lib.rs", GOOD);
+    let cfg = dir.path().join("cfg");
+    std::fs::create_dir_all(&cfg).unwrap();
+    TrustStore::new(&cfg)
+        .trust(&ws.canonicalize().unwrap())
+        .unwrap();
+    let run = common::run_with_config(dir.path(), common::LSP_BUDGETS);
+    run.warm().await;
+    let mut wrong = Vec::new();
+    // Ready: a hover answers once the project is loaded.
+    let hover = json!({"action": "hover", "file": "src/lib.rs", "line": 1, "symbol": "total"});
+    let _ = call(&run, "lsp", hover).await;
+    let first = call(
+        &run,
+        "write",
+        json!({"path": "src/lib.rs", "content": GOOD}),
+    )
+    .await;
+    if first.contains("(new") {
+        wrong.push(format!("an unchanged file was blamed:\n{first}"));
+    }
+    let broke = call(&run, "write", json!({"path": "src/lib.rs", "content": BAD})).await;
+    let pending = broke.contains("pending");
+    eprintln!("---\n{first}\n{broke}");
+    if broke.contains("still") && broke.contains("E0308") {
+        wrong.push(format!("the new error was called old:\n{broke}"));
+    }
+    if broke.contains("src/lib.rs: clean") {
+        wrong.push(format!("the broken file was called clean:\n{broke}"));
+    }
+    if !pending && !(broke.contains("1 new problem") && broke.contains("E0308")) {
+        wrong.push(format!("neither the new error nor pending:\n{broke}"));
+    }
+    let later = notices(&run).await;
+    eprintln!("notices: {later}");
+    if pending && !later.contains("E0308") {
+        eprintln!("{}", call(&run, "lsp", json!({"action": "status"})).await);
+    }
+    if pending && !later.contains("E0308") {
+        wrong.push(format!(
+            "pending, and no notice followed:\n{broke}\nnotices: {later}"
+        ));
+    }
+    let fixed = call(
+        &run,
+        "write",
+        json!({"path": "src/lib.rs", "content": GOOD}),
+    )
+    .await;
+    if fixed.contains("(new") {
+        wrong.push(format!("the fix was said to break something:\n{fixed}"));
+    }
+    run.shutdown(Duration::from_secs(5)).await;
+    wrong
+}
+
+#[test]
+fn a_new_type_error_is_never_labelled_old_or_clean() {
+    let runs: usize = std::env::var("TETHER_LABEL_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut wrong = Vec::new();
+    for n in 0..runs {
+        for w in rt.block_on(one_run()) {
+            wrong.push(format!("run {n}: {w}"));
+        }
+    }
+    eprintln!("wrong labels: {} in {runs} runs", wrong.len());
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+}
+
+/// `lsp diagnostics` on one file includes what cargo check found there (a lint only rustc
+/// reports), not only rust-analyzer's own analysis.
+#[test]
+fn a_files_diagnostics_include_the_checks_findings() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        common::write(&ws, "Cargo.toml", MANIFEST);
+        common::write(&ws, "src/lib.rs", &format!("{GOOD}fn helper() {{}}\n"));
+        let cfg = dir.path().join("cfg");
+        std::fs::create_dir_all(&cfg).unwrap();
+        TrustStore::new(&cfg)
+            .trust(&ws.canonicalize().unwrap())
+            .unwrap();
+        let run = common::run_with_config(dir.path(), common::LSP_BUDGETS);
+        let args = json!({"action": "diagnostics", "file": "src/lib.rs"});
+        let out = call(&run, "lsp", args).await;
+        assert!(
+            out.contains("never used") && out.contains("dead_code"),
+            "{out}"
+        );
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
