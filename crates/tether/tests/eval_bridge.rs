@@ -119,7 +119,6 @@ fn a_bridged_call_longer_than_the_budget_is_waited_for_and_its_image_arrives() {
         );
         let cancelled = eval_on(&run, Surface::Agent, &code, cancel).await;
         assert!(cancelled.contains("cancelled"), "{cancelled}");
-        eprintln!("{cancelled}");
         let kept = eval_on(&run, Surface::Agent, "kept", CancellationToken::new()).await;
         assert_eq!(kept, "Out: 7");
 
