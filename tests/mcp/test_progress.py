@@ -59,13 +59,16 @@ def test_a_call_without_a_progress_token_gets_no_progress(workspace):
     assert seen == []
 
 
-async def _progress_of(s, tool, args):
+async def _progress_of(s, tool, args, heard=None):
     """Calls `tool` with a progress token; its result's text and the (progress, message) pairs
-    that arrived before the result."""
+    that arrived before the result. The file `heard`, when given, is created at the first report,
+    so the code the call runs can wait for it instead of sleeping long enough."""
     seen = []
 
     async def on_progress(progress, total, message):
         seen.append((progress, message))
+        if heard is not None:
+            heard.touch()
 
     r = await s.call_tool(tool, args, progress_callback=on_progress)
     assert not r.is_error, text(r)
@@ -98,11 +101,11 @@ def test_an_eval_cell_that_sleeps_reports_progress_and_stops_with_its_result(wor
             # Start the kernel first, so the progress below is the cell's own.
             await _progress_of(s, "eval", {"code": "1", "description": "start the kernel"})
             before = len(heard)
-            out, seen = await _progress_of(
-                s,
-                "eval",
-                {"code": "import time\ntime.sleep(7)\nprint('slept')", "description": "sleep"},
-            )
+            # The cell waits until the client has heard a report (it is silent meanwhile).
+            mark = workspace.parent / "heard"
+            code = f"import os, time\nwhile not os.path.exists({str(mark)!r}):\n    time.sleep(0.05)\n" \
+                   "print('slept')"
+            out, seen = await _progress_of(s, "eval", {"code": code, "description": "sleep"}, mark)
             assert out.endswith("slept"), out
             assert len(seen) >= 1, seen
             assert all(m.startswith("cell running (") for _, m in seen), seen
@@ -120,12 +123,29 @@ def test_an_eval_cell_that_sleeps_reports_progress_and_stops_with_its_result(wor
     assert total == after, f"progress arrived after the call ended: {heard}"
 
 
-DEBUGGEE = "import time\n\n\ndef main():\n    time.sleep(7)\n    x = 1\n    return x\n\n\nmain()\n"
+# Between its two breakpoints (lines 5 and 6) it waits until the client has heard a report.
+DEBUGGEE = """import os, time
+
+
+def main():
+    settle()
+    x = 1
+    return x
+
+
+def settle():
+    while not os.path.exists(MARK):
+        time.sleep(0.05)
+
+
+main()
+"""
 
 
 def test_a_debug_continue_reports_progress_until_the_program_stops(workspace):
     project(workspace)
-    (workspace / "app.py").write_text(DEBUGGEE)
+    mark = workspace.parent / "heard"
+    (workspace / "app.py").write_text(DEBUGGEE.replace("MARK", repr(str(mark))))
     handler, heard = _watching()
 
     async def main():
@@ -133,7 +153,7 @@ def test_a_debug_continue_reports_progress_until_the_program_stops(workspace):
             await s.call_tool("debug", {"action": "breakpoints", "file": "app.py", "lines": [5, 6]})
             out, _ = await _progress_of(s, "debug", {"action": "launch", "program": "app.py"})
             assert "stopped: breakpoint" in out and "> 5:" in out, out
-            out, seen = await _progress_of(s, "debug", {"action": "continue"})
+            out, seen = await _progress_of(s, "debug", {"action": "continue"}, mark)
             assert "stopped: breakpoint" in out and "> 6:" in out, out
             assert len(seen) >= 1, seen
             assert all(m.startswith("waiting for the program to stop (") for _, m in seen), seen
