@@ -174,7 +174,8 @@ impl Server {
         let end = tokio::time::Instant::now() + limit;
         let Some(mut items) = self.diagnostics_within(path, limit).await else {
             return Err(format!(
-                "{} gave no diagnostics for the current text within {} s ({})",
+                "{} published no diagnostics for the current text within {} s ({}); ask \
+                 again, or see `lsp` status",
                 self.id,
                 limit.as_secs(),
                 self.state().await
@@ -434,6 +435,28 @@ impl Server {
         match self.separate_check {
             true => heard.checked.is_some(),
             false => heard.ended > 0 && heard.progress.is_empty(),
+        }
+    }
+
+    /// Waits, at most `limit`, for a server of the whole workspace to finish re-checking the
+    /// files a change reached: at least `grace`, then until no progress runs and nothing was
+    /// published for `quiet`. True when it went quiet in time; false when it was still busy.
+    pub async fn settle_others(&self, grace: Duration, quiet: Duration, limit: Duration) -> bool {
+        let start = tokio::time::Instant::now();
+        loop {
+            let (running, last) = {
+                let heard = lock(&self.heard);
+                (!heard.progress.is_empty(), heard.published_at)
+            };
+            let waited = start.elapsed();
+            let quiet_for = last.map_or(waited, |t| t.elapsed().min(waited));
+            if !running && waited >= grace && quiet_for >= quiet {
+                return true;
+            }
+            if waited >= limit {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 

@@ -20,8 +20,10 @@ use crate::server::Server;
 use crate::supervisor::Supervisor;
 
 /// How long a server that checks other files after a change (pyright in workspace mode) is
-/// given to begin that work once it answered for the written file.
-const OTHERS_GRACE: Duration = Duration::from_millis(25);
+/// watched at least once it answered for the written file, and how long it must then stay
+/// quiet (no progress, no publication) for its pass over the other files to count as over.
+const OTHERS_GRACE: Duration = Duration::from_millis(400);
+const OTHERS_QUIET: Duration = Duration::from_millis(300);
 
 /// The write hook that reports the diagnostics a write introduced.
 pub struct DiagnosticsOnWrite {
@@ -38,6 +40,14 @@ pub struct DiagnosticsOnWrite {
     pub(crate) writes: Arc<AtomicU64>,
     /// The watch for outside edits, started with the first write if not before.
     pub(crate) outside: Arc<crate::outside::Outside>,
+}
+
+/// What a late answer for one file still owes: the file's state before the write, the checks
+/// begun before its save, and for a server that checks separately, the other files.
+struct Owed {
+    had: Option<Vec<Finding>>,
+    checks_before: u64,
+    others: Option<(Snapshot, HashSet<PathBuf>)>,
 }
 
 /// What was known before one write.
@@ -98,7 +108,12 @@ impl DiagnosticsOnWrite {
     }
 
     /// One written file's report, if there is anything to say about it.
-    async fn one(&self, before: &Before, receipt: &FileReceipt) -> Option<FileReport> {
+    async fn one(
+        &self,
+        before: &Before,
+        receipt: &FileReceipt,
+        touched: &HashSet<PathBuf>,
+    ) -> Option<FileReport> {
         let abs = receipt.path.abs();
         let rel = receipt.path.rel().to_string();
         let lang = language_of(abs)?;
@@ -149,8 +164,18 @@ impl DiagnosticsOnWrite {
                 FileStatus::Unavailable { why, now: vec![] }
             }
             Err(why) => {
-                self.late(before.number, server.clone(), abs, had, checks_before)
-                    .await;
+                // A separate check reports the other files too: the late answer brings them.
+                let others = before
+                    .snapshots
+                    .iter()
+                    .find(|(s, _)| Arc::ptr_eq(s, &server) && s.separate_check)
+                    .map(|(_, snap)| (snap.clone(), touched.clone()));
+                let owed = Owed {
+                    had,
+                    checks_before,
+                    others,
+                };
+                self.late(before.number, server.clone(), abs, owed).await;
                 FileStatus::Pending(format!("{why}; {}", self.follow.promise(before.number)))
             }
         };
@@ -159,17 +184,15 @@ impl DiagnosticsOnWrite {
 
     /// Waits, after the budget, for the answer `server` owes for `path` as this write left
     /// it, and tells it; a later write on the same file makes it moot.
-    async fn late(
-        &self,
-        number: u64,
-        server: Arc<Server>,
-        path: &Path,
-        had: Option<Vec<Finding>>,
-        checks_before: u64,
-    ) {
+    async fn late(&self, number: u64, server: Arc<Server>, path: &Path, owed: Owed) {
         let Some(version) = server.version_of(path).await else {
             return;
         };
+        let Owed {
+            had,
+            checks_before,
+            others,
+        } = owed;
         let (follow, path) = (self.follow.clone(), path.to_path_buf());
         self.follow.spawn(async move {
             let answer = server.answer(&path, checks_before, follow.budget).await;
@@ -177,6 +200,10 @@ impl DiagnosticsOnWrite {
                 return;
             }
             let rel = follow.rel(&path);
+            let mut reports = Vec::new();
+            if let (Ok(_), Some((snap, touched))) = (&answer, &others) {
+                reports.extend(follow.others(&server, snap, snap.seq, touched));
+            }
             let status = match answer {
                 Ok(items) => {
                     let now = follow.findings(&items);
@@ -190,9 +217,9 @@ impl DiagnosticsOnWrite {
                     now: Vec::new(),
                 },
             };
-            let report = follow.report(&server, rel.clone(), status);
+            reports.insert(0, follow.report(&server, rel.clone(), status));
             let event = format!("write #{number} (late; its result said pending)");
-            follow.tell(&format!("write #{number} {rel}"), &event, &[report]);
+            follow.tell(&format!("write #{number} {rel}"), &event, &reports);
         });
     }
 
@@ -325,36 +352,67 @@ impl WriteHook for DiagnosticsOnWrite {
                     snapshots: Vec::new(),
                 });
             before.number = number;
+            // The write's whole report, other files included, keeps within one wait.
+            let end = tokio::time::Instant::now() + self.wait;
+            let touched: HashSet<PathBuf> = receipts
+                .iter()
+                .map(|r| r.path.abs().to_path_buf())
+                .collect();
             // Files are asked about at once, so many files share one wait.
-            let each = receipts.iter().map(|r| self.one(&before, r));
+            let each = receipts.iter().map(|r| self.one(&before, r, &touched));
             let mut reports: Vec<FileReport> = futures::future::join_all(each)
                 .await
                 .into_iter()
                 .flatten()
                 .collect();
-            let touched: HashSet<PathBuf> = receipts
-                .iter()
-                .map(|r| r.path.abs().to_path_buf())
-                .collect();
             for (server, snap) in &before.snapshots {
+                let left = || end.saturating_duration_since(tokio::time::Instant::now());
+                let mut settled = true;
                 if server.workspace_mode {
                     // Such a server publishes the written files with the others it re-checked
                     // (pyright), even when it answered a pull before.
                     for path in &touched {
-                        let _ = server.published_within(path, self.wait).await;
+                        let _ = server.published_within(path, left()).await;
                     }
-                    server
-                        .settle_after(snap.begun, OTHERS_GRACE, self.wait)
+                    settled = server
+                        .settle_others(OTHERS_GRACE, OTHERS_QUIET, left())
                         .await;
                 }
                 reports.extend(self.follow.others(server, snap, snap.seq, &touched));
+                // The result says plainly when other files are still being checked, so an
+                // agent that stops after this write knows more may follow.
+                let own = format!("diagnostics ({})", server.id);
+                let written_pending = reports.iter().any(|r| {
+                    r.source == own && matches!(r.status, tether_tool::FileStatus::Pending(_))
+                });
+                if server.reports_other_files() && (!settled || written_pending) {
+                    let why = match settled {
+                        false => format!(
+                            "{} was still checking them when this write's wait ({} ms) ended",
+                            server.id,
+                            self.wait.as_millis()
+                        ),
+                        true => format!("{} has not finished checking this write", server.id),
+                    };
+                    let status = tether_tool::FileStatus::Pending(format!(
+                        "{why}; what it finds there will follow as a notice about write #{}",
+                        before.number
+                    ));
+                    reports.push(self.follow.report(server, "other files".into(), status));
+                }
                 // A separate check's results are all in once it ended; later checks are not
                 // this write's.
                 if !server.separate_check {
                     let clock = (before.number, self.writes.clone());
                     let (server, snap) = (server.clone(), snap.clone());
+                    // A pass still running is followed for as long as a late answer would be.
+                    let window = if settled {
+                        self.wait
+                    } else {
+                        self.follow.budget
+                    };
                     self.follow
-                        .tail(server, snap, touched.clone(), clock, self.wait);
+                        .tail(server, snap, touched.clone(), clock, window);
                 }
             }
             let written: Vec<PathBuf> = touched.into_iter().collect();
