@@ -78,6 +78,17 @@ impl Supervisor {
         self.allowed.builds
     }
 
+    /// The server that would serve `file` of `lang` under this run's trust, or why none would.
+    fn find(&self, file: &Path, lang: &str) -> Result<Found, Vec<String>> {
+        find(
+            &self.config,
+            lang,
+            file,
+            &self.workspace,
+            self.allowed.trusted,
+        )
+    }
+
     /// The workspace root.
     pub fn workspace(&self) -> &Path {
         &self.workspace
@@ -86,14 +97,7 @@ impl Supervisor {
     /// The server for `file` of `lang`, started if need be (a crashed one is started again);
     /// or why none can serve it.
     pub async fn server_for(&self, lang: &str, file: &Path) -> Result<Arc<Server>, String> {
-        let found = find(
-            &self.config,
-            lang,
-            file,
-            &self.workspace,
-            self.allowed.trusted,
-        )
-        .map_err(|why| {
+        let found = self.find(file, lang).map_err(|why| {
             format!(
                 "no language server can serve {lang} here:\n- {}",
                 why.join("\n- ")
@@ -194,14 +198,7 @@ impl Supervisor {
     pub async fn warm(&self) {
         let probe = self.workspace.join("warm-up");
         for (lang, _, _) in crate::catalog::LANGUAGES {
-            if find(
-                &self.config,
-                lang,
-                &probe,
-                &self.workspace,
-                self.allowed.trusted,
-            )
-            .is_ok()
+            if self.find(&probe, lang).is_ok()
                 && let Err(why) = self.server_for(lang, &probe).await
             {
                 tracing::info!("warming the {lang} server: {why}");
@@ -219,14 +216,7 @@ impl Supervisor {
 
     /// The running server for `file` of `lang`, if one is up; never starts one.
     pub async fn running_for(&self, lang: &str, file: &Path) -> Option<Arc<Server>> {
-        let found = find(
-            &self.config,
-            lang,
-            file,
-            &self.workspace,
-            self.allowed.trusted,
-        )
-        .ok()?;
+        let found = self.find(file, lang).ok()?;
         let map = self.servers.lock().await;
         let slot = map.get(&(found.id, found.root))?;
         slot.get().and_then(|r| r.as_ref().ok()).cloned()

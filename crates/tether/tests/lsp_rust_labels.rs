@@ -34,18 +34,24 @@ async fn notices(run: &Run) -> String {
     list.iter().map(|n| n.line()).collect::<Vec<_>>().join("\n")
 }
 
-/// What is wrong with one run's labels, if anything.
-async fn one_run() -> Vec<String> {
+/// A trusted crate whose lib is `lib`, and a run over it at the default write budgets.
+fn trusted_crate(lib: &str) -> (tempfile::TempDir, Run) {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
     common::write(&ws, "Cargo.toml", MANIFEST);
-    common::write(&ws, "src/lib.rs", GOOD);
+    common::write(&ws, "src/lib.rs", lib);
     let cfg = dir.path().join("cfg");
     std::fs::create_dir_all(&cfg).unwrap();
     TrustStore::new(&cfg)
         .trust(&ws.canonicalize().unwrap())
         .unwrap();
     let run = common::run_with_config(dir.path(), common::LSP_BUDGETS);
+    (dir, run)
+}
+
+/// What is wrong with one run's labels, if anything.
+async fn one_run() -> Vec<String> {
+    let (_dir, run) = trusted_crate(GOOD);
     run.warm().await;
     let mut wrong = Vec::new();
     // Ready: a hover answers once the project is loaded.
@@ -119,16 +125,7 @@ fn a_new_type_error_is_never_labelled_old_or_clean() {
 fn a_files_diagnostics_include_the_checks_findings() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = dir.path().join("ws");
-        common::write(&ws, "Cargo.toml", MANIFEST);
-        common::write(&ws, "src/lib.rs", &format!("{GOOD}fn helper() {{}}\n"));
-        let cfg = dir.path().join("cfg");
-        std::fs::create_dir_all(&cfg).unwrap();
-        TrustStore::new(&cfg)
-            .trust(&ws.canonicalize().unwrap())
-            .unwrap();
-        let run = common::run_with_config(dir.path(), common::LSP_BUDGETS);
+        let (_dir, run) = trusted_crate(&format!("{GOOD}fn helper() {{}}\n"));
         let args = json!({"action": "diagnostics", "file": "src/lib.rs"});
         let out = call(&run, "lsp", args).await;
         assert!(

@@ -497,17 +497,7 @@ async fn under_worktree_isolation_each_worker_works_on_a_branch_of_its_own() {
     run.shutdown(Duration::from_secs(5)).await;
 
     let ws = dir.path().join("ws");
-    let git = |args: &[&str]| {
-        let done = std::process::Command::new("git")
-            .arg("-C")
-            .arg(&ws)
-            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(done.status.success(), "git {args:?}: {done:?}");
-        String::from_utf8_lossy(&done.stdout).to_string()
-    };
+    let git = |args: &[&str]| git_in(&ws, args);
     git(&["init", "-q"]);
     std::fs::write(ws.join("README"), "hi\n").unwrap();
     git(&["add", "README"]);
@@ -551,16 +541,7 @@ async fn worktree_isolation_runs_no_hook_or_fsmonitor_of_the_repository() {
         "[workers]\nisolation = \"worktree\"\n[workers.fast]\ncommand = [\"sh\", \"SCRIPT\"]\n";
     let run = run_with_worker(dir.path(), "cat > made.txt\necho done\n", config, true);
     let ws = dir.path().join("ws");
-    let git = |args: &[&str]| {
-        let done = std::process::Command::new("git")
-            .arg("-C")
-            .arg(&ws)
-            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(done.status.success(), "git {args:?}: {done:?}");
-    };
+    let git = |args: &[&str]| git_in(&ws, args);
     git(&["init", "-q"]);
     std::fs::write(ws.join("README"), "hi\n").unwrap();
     git(&["add", "README"]);
@@ -599,4 +580,17 @@ async fn worktree_isolation_runs_no_hook_or_fsmonitor_of_the_repository() {
         "tether's git ran the repository's programs: {}",
         std::fs::read_to_string(&ran).unwrap_or_default()
     );
+}
+
+/// Runs git in `ws` as a test's user, and returns what it printed.
+fn git_in(ws: &Path, args: &[&str]) -> String {
+    let done = std::process::Command::new("git")
+        .arg("-C")
+        .arg(ws)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(done.status.success(), "git {args:?}: {done:?}");
+    String::from_utf8_lossy(&done.stdout).to_string()
 }
