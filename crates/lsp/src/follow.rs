@@ -174,6 +174,7 @@ impl Follow {
                 }
                 let seq = server.seq_now();
                 let reports = me.others(&server, &snap, since, &touched);
+                tracing::trace!(write = number, since, seq, reports = reports.len(), "tail");
                 since = seq;
                 let event = format!("write #{number}, found later");
                 me.tell(&format!("write #{number} at {seq}"), &event, &reports);

@@ -45,3 +45,19 @@ pub(crate) async fn lines(ws: &Workspace, wanted: HashMap<PathBuf, BTreeSet<usiz
 pub(crate) fn named_inside(ws: &Workspace, path: &Path) -> bool {
     path.starts_with(ws.root()) || ws.read_roots().iter().any(|r| path.starts_with(r))
 }
+
+/// Files checked at most for a mention of a written module.
+const MENTION_FILES: usize = 1_000;
+
+/// Whether any of `files` (at most [`MENTION_FILES`]) mentions `word`, read in one trip to the
+/// blocking pool: a cheap sign that a server of the whole workspace will re-check them.
+pub(crate) async fn any_mentions(ws: &Workspace, files: Vec<PathBuf>, word: String) -> bool {
+    let ws = ws.clone();
+    let look = move || {
+        files
+            .iter()
+            .take(MENTION_FILES)
+            .any(|path| ws.read_named(path).is_ok_and(|text| text.contains(&word)))
+    };
+    tokio::task::spawn_blocking(look).await.unwrap_or(true)
+}

@@ -42,6 +42,32 @@ pub struct DiagnosticsOnWrite {
     pub(crate) outside: Arc<crate::outside::Outside>,
 }
 
+impl DiagnosticsOnWrite {
+    /// Whether a file the server reported on before (not one written) names a written module.
+    async fn importers(&self, snap: &Snapshot, touched: &HashSet<PathBuf>) -> bool {
+        let files: Vec<PathBuf> = snap
+            .files
+            .keys()
+            .filter(|p| !touched.contains(*p))
+            .cloned()
+            .collect();
+        for path in touched {
+            let module = match path.file_stem().and_then(|s| s.to_str()) {
+                Some("__init__") => path.parent().and_then(|d| d.file_name()),
+                _ => path.file_stem(),
+            };
+            let Some(word) = module.and_then(|m| m.to_str()) else {
+                continue;
+            };
+            let ws = &self.follow.files;
+            if crate::named::any_mentions(ws, files.clone(), word.to_string()).await {
+                return true;
+            }
+        }
+        false
+    }
+}
+
 /// What a late answer for one file still owes: the file's state before the write, the checks
 /// begun before its save, and for a server that checks separately, the other files.
 struct Owed {
@@ -378,24 +404,46 @@ impl WriteHook for DiagnosticsOnWrite {
                         .settle_others(OTHERS_GRACE, OTHERS_QUIET, left())
                         .await;
                 }
-                reports.extend(self.follow.others(server, snap, snap.seq, &touched));
+                let others = self.follow.others(server, snap, snap.seq, &touched);
+                tracing::debug!(
+                    server = %server.id, settled, others = others.len(), write = before.number,
+                    "other files after a write"
+                );
+                reports.extend(others);
                 // The result says plainly when other files are still being checked, so an
                 // agent that stops after this write knows more may follow.
                 let own = format!("diagnostics ({})", server.id);
                 let written_pending = reports.iter().any(|r| {
                     r.source == own && matches!(r.status, tether_tool::FileStatus::Pending(_))
                 });
-                if server.reports_other_files() && (!settled || written_pending) {
-                    let why = match settled {
-                        false => format!(
+                // A server of the whole workspace re-checks importers in the background, with
+                // no sign of when it is done: when some file names the written module and none
+                // was reported, the result says more may come.
+                let importers = server.workspace_mode
+                    && self.follow.enabled
+                    && !reports.iter().any(|r| r.path.contains("(another file"))
+                    && self.importers(snap, &touched).await;
+                if server.reports_other_files() && (!settled || written_pending || importers) {
+                    let why = match (settled, written_pending) {
+                        (false, _) => format!(
                             "{} was still checking them when this write's wait ({} ms) ended",
                             server.id,
                             self.wait.as_millis()
                         ),
-                        true => format!("{} has not finished checking this write", server.id),
+                        (true, true) => {
+                            format!("{} has not finished checking this write", server.id)
+                        }
+                        (true, false) => format!(
+                            "{} re-checks the files that name the written module in the \
+                             background and had reported none of them when this write's wait \
+                             ended",
+                            server.id
+                        ),
                     };
                     let status = tether_tool::FileStatus::Pending(format!(
-                        "{why}; what it finds there will follow as a notice about write #{}",
+                        "{why}; what it reports within {} s will follow as a notice about write \
+                         #{}, and `lsp` `diagnostics` on one of those files answers at once",
+                        self.follow.budget.as_secs(),
                         before.number
                     ));
                     reports.push(self.follow.report(server, "other files".into(), status));
@@ -405,8 +453,9 @@ impl WriteHook for DiagnosticsOnWrite {
                 if !server.separate_check {
                     let clock = (before.number, self.writes.clone());
                     let (server, snap) = (server.clone(), snap.clone());
-                    // A pass still running is followed for as long as a late answer would be.
-                    let window = if settled {
+                    // A pass that may still run is followed for as long as a late answer
+                    // would be (a later write ends the watch sooner).
+                    let window = if settled && !importers {
                         self.wait
                     } else {
                         self.follow.budget

@@ -375,7 +375,8 @@ async fn a_server_that_floods_diagnostics_is_kept_within_bounds_and_status_says_
     let end = Instant::now() + Duration::from_secs(60);
     let status = loop {
         let status = lsp(&run, json!({"action": "status"})).await.unwrap();
-        if status.contains("finding(s) cut") || Instant::now() > end {
+        // The open file's 3,000 findings come last, after the 25,000 other files.
+        if status.contains("2000 finding(s) cut") || Instant::now() > end {
             break status;
         }
         tokio::time::sleep(Duration::from_millis(200)).await;

@@ -150,6 +150,8 @@ fn a_broken_caller_in_another_file_and_an_outside_edit_are_reported() {
 
         // A changed signature: the caller in app.py breaks, and the write says so.
         let out = call(&run, "edit", json!({"path": "lib.py", "old_string": "width: int, height: int", "new_string": "width: int, height: int, depth: int"})).await;
+        // The result is never silent about the other file: it names it, or says it may follow.
+        assert!(out.contains("app.py (another file") || out.contains("other files: pending"), "{out}");
         let seen = if out.contains("app.py (another file") { out.clone() } else { notices_until(&run, "app.py (another file", 60).await };
         assert!(seen.contains("app.py (another file, not written): 1 new problem"), "{out}\n---\n{seen}");
         assert!(seen.contains("line 3 (new): error") && seen.contains("depth"), "{seen}");
