@@ -88,6 +88,36 @@ def test_a_sigkill_of_tether_takes_a_running_debuggee(workspace):
     killed_while(workspace, prepare)
 
 
+async def running_debuggee(s, workspace):
+    """Launches a debuggee that loops forever, and waits until it runs."""
+    r = await s.call_tool("debug", {"action": "launch", "program": "app.py"})
+    assert not r.is_error, text(r)
+    for _ in range(300):
+        if [p for p in left(workspace) if "app.py" in open(f"/proc/{p}/cmdline").read()]:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"the debuggee should run: {left(workspace)}")
+
+
+def test_a_running_debuggee_goes_with_terminate_and_with_the_run(workspace):
+    # debugpy's launcher puts a running debuggee in a group of its own: a kill of the
+    # adapter's group alone would leave it.
+    project(workspace)
+    (workspace / "app.py").write_text("import time\nwhile True:\n    time.sleep(0.1)\n")
+
+    async def main():
+        async with session(workspace) as s:
+            await running_debuggee(s, workspace)
+            r = await s.call_tool("debug", {"action": "terminate"})
+            assert not r.is_error, text(r)
+            assert gone_within(workspace, 30), f"left after terminate: {left(workspace)}"
+            await running_debuggee(s, workspace)
+        # The client went away while the debuggee ran: the run ends, and it goes too.
+
+    asyncio.run(asyncio.wait_for(main(), timeout=120))
+    assert gone_within(workspace, 30), f"left after the run ended: {left(workspace)}"
+
+
 def killed_while(workspace, prepare, extra_args=()):
     """Runs `prepare(session)` once, then kills its `tether serve` with SIGKILL; nothing started
     for the workspace may be left. The client's own errors at its server's death are expected,
