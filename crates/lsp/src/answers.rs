@@ -211,6 +211,36 @@ impl Server {
         Ok(items)
     }
 
+    /// `path`'s diagnostics asked for directly (a pull, asked again while the server cancels
+    /// it), within `limit`, whether or not the file is open; `None` from a server that will not
+    /// answer pulls, or past the limit.
+    pub async fn pulled_within(&self, path: &Path, limit: Duration) -> Option<Vec<Value>> {
+        let offered = self.capabilities.get("diagnosticProvider").is_some();
+        if !offered && !self.may_pull.load(Ordering::Relaxed) {
+            return None;
+        }
+        let end = tokio::time::Instant::now() + limit;
+        let params = json!({"textDocument": {"uri": file_uri(path)}});
+        loop {
+            let left = end.saturating_duration_since(tokio::time::Instant::now());
+            match self
+                .peer
+                .request("textDocument/diagnostic", params.clone(), left)
+                .await
+            {
+                Ok(pull) => return full_report(&pull),
+                Err(RpcError::Remote { error, .. }) if error.code == METHOD_NOT_FOUND => {
+                    self.may_pull.store(false, Ordering::Relaxed);
+                    return None;
+                }
+                Err(_) if self.peer.closed().is_none() && left > PULL_AGAIN => {
+                    tokio::time::sleep(PULL_AGAIN).await;
+                }
+                Err(_) => return None,
+            }
+        }
+    }
+
     /// How many separate checks have begun so far, for [`Server::check_after`].
     pub fn checks_begun(&self) -> u64 {
         lock(&self.heard).checks_begun

@@ -12,7 +12,7 @@ use tether_tool::{FileReport, FileStatus, Finding, NoticeQueue, format_reports_a
 use tokio_util::sync::CancellationToken;
 
 use crate::answers::Snapshot;
-use crate::ledger::{Ledger, Severities, findings, judge};
+use crate::ledger::{Ledger, Severities, findings, judge_unwritten};
 use crate::server::Server;
 
 /// How a file's diagnostics are labelled when nothing was known of it before.
@@ -122,11 +122,24 @@ impl Follow {
         since: u64,
         touched: &HashSet<PathBuf>,
     ) -> Vec<FileReport> {
-        let mut out = Vec::new();
         if server.checking() {
-            return out;
+            return Vec::new();
         }
-        for (path, items) in server.published_since(since) {
+        self.compared(server, snap, server.published_since(since), touched)
+    }
+
+    /// What changed in each of `answers` (a file other than `touched` and what the server
+    /// says of it now) against what that file had in `snap` (or the ledger), as
+    /// [`Follow::others`] tells it.
+    pub fn compared(
+        &self,
+        server: &Server,
+        snap: &Snapshot,
+        answers: Vec<(PathBuf, Vec<Value>)>,
+        touched: &HashSet<PathBuf>,
+    ) -> Vec<FileReport> {
+        let mut out = Vec::new();
+        for (path, items) in answers {
             if touched.contains(&path) || !path.starts_with(&self.workspace) {
                 continue;
             }
@@ -138,7 +151,7 @@ impl Follow {
             }
             self.ledger
                 .record(path.clone(), before.as_ref(), now.clone());
-            let status = judge(before.as_ref(), now, NO_BASELINE);
+            let status = judge_unwritten(before.as_ref(), now, NO_BASELINE);
             if worth_telling(&status) {
                 let label = format!("{} (another file, not written)", self.rel(&path));
                 out.push(self.report(server, label, status));

@@ -113,6 +113,26 @@ pub fn judge(before: Option<&Vec<Finding>>, now: Vec<Finding>, no_baseline: &str
     }
 }
 
+/// [`judge`] for a file the write did not touch: a different problem on an unchanged line is
+/// new, not an old one reshaped.
+pub fn judge_unwritten(
+    before: Option<&Vec<Finding>>,
+    now: Vec<Finding>,
+    no_baseline: &str,
+) -> FileStatus {
+    match before {
+        Some(old) => match FileStatus::compare_unwritten(old, now) {
+            FileStatus::Compared {
+                new,
+                still,
+                fixed: 0,
+            } if new.is_empty() && still.is_empty() => FileStatus::Clean,
+            other => other,
+        },
+        None => judge(None, now, no_baseline),
+    }
+}
+
 /// Which severities count: errors and warnings, plus those `[lsp.diagnostics] severities`
 /// adds.
 #[derive(Debug, Clone, PartialEq, Eq)]

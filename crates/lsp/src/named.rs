@@ -49,15 +49,16 @@ pub(crate) fn named_inside(ws: &Workspace, path: &Path) -> bool {
 /// Files checked at most for a mention of a written module.
 const MENTION_FILES: usize = 1_000;
 
-/// Whether any of `files` (at most [`MENTION_FILES`]) mentions `word`, read in one trip to the
-/// blocking pool: a cheap sign that a server of the whole workspace will re-check them.
-pub(crate) async fn any_mentions(ws: &Workspace, files: Vec<PathBuf>, word: String) -> bool {
+/// Those of `files` (at most [`MENTION_FILES`] read) that mention `word`, read in one trip to
+/// the blocking pool: the files a server of the whole workspace will likely re-check.
+pub(crate) async fn mentioning(ws: &Workspace, files: Vec<PathBuf>, word: String) -> Vec<PathBuf> {
     let ws = ws.clone();
     let look = move || {
         files
-            .iter()
+            .into_iter()
             .take(MENTION_FILES)
-            .any(|path| ws.read_named(path).is_ok_and(|text| text.contains(&word)))
+            .filter(|path| ws.read_named(path).is_ok_and(|text| text.contains(&word)))
+            .collect()
     };
-    tokio::task::spawn_blocking(look).await.unwrap_or(true)
+    tokio::task::spawn_blocking(look).await.unwrap_or_default()
 }

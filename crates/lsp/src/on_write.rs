@@ -24,6 +24,8 @@ use crate::supervisor::Supervisor;
 /// quiet (no progress, no publication) for its pass over the other files to count as over.
 const OTHERS_GRACE: Duration = Duration::from_millis(400);
 const OTHERS_QUIET: Duration = Duration::from_millis(300);
+/// Files that name a written module asked for their diagnostics directly, at most.
+const PULLED_IMPORTERS: usize = 20;
 
 /// The write hook that reports the diagnostics a write introduced.
 pub struct DiagnosticsOnWrite {
@@ -43,14 +45,15 @@ pub struct DiagnosticsOnWrite {
 }
 
 impl DiagnosticsOnWrite {
-    /// Whether a file the server reported on before (not one written) names a written module.
-    async fn importers(&self, snap: &Snapshot, touched: &HashSet<PathBuf>) -> bool {
+    /// The files the server reported on before (not ones written) that name a written module.
+    async fn importers(&self, snap: &Snapshot, touched: &HashSet<PathBuf>) -> Vec<PathBuf> {
         let files: Vec<PathBuf> = snap
             .files
             .keys()
             .filter(|p| !touched.contains(*p))
             .cloned()
             .collect();
+        let mut found = Vec::new();
         for path in touched {
             let module = match path.file_stem().and_then(|s| s.to_str()) {
                 Some("__init__") => path.parent().and_then(|d| d.file_name()),
@@ -60,11 +63,41 @@ impl DiagnosticsOnWrite {
                 continue;
             };
             let ws = &self.follow.files;
-            if crate::named::any_mentions(ws, files.clone(), word.to_string()).await {
-                return true;
+            for file in crate::named::mentioning(ws, files.clone(), word.to_string()).await {
+                if !found.contains(&file) {
+                    found.push(file);
+                }
             }
         }
-        false
+        found
+    }
+
+    /// Asks a server that answers pulls for the diagnostics of `files` (the first
+    /// [`PULLED_IMPORTERS`]), within `end`: its background pass over them may come much later.
+    async fn pulled(
+        &self,
+        server: &Server,
+        files: &[PathBuf],
+        end: tokio::time::Instant,
+    ) -> Vec<(PathBuf, Vec<serde_json::Value>)> {
+        let mut out = Vec::new();
+        for file in files.iter().take(PULLED_IMPORTERS) {
+            let left = end.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            // A closed file is answered with nothing: it is opened first, as an editor would.
+            let Ok(text) = crate::named::read(&self.follow.files, file).await else {
+                continue;
+            };
+            if server.sync(file, &text).await.is_err() {
+                break;
+            }
+            if let Some(items) = server.pulled_within(file, left).await {
+                out.push((file.clone(), items));
+            }
+        }
+        out
     }
 }
 
@@ -419,10 +452,17 @@ impl WriteHook for DiagnosticsOnWrite {
                 // A server of the whole workspace re-checks importers in the background, with
                 // no sign of when it is done: when some file names the written module and none
                 // was reported, the result says more may come.
-                let importers = server.workspace_mode
-                    && self.follow.enabled
+                let mut importers = false;
+                if server.workspace_mode
                     && !reports.iter().any(|r| r.path.contains("(another file"))
-                    && self.importers(snap, &touched).await;
+                {
+                    let files = self.importers(snap, &touched).await;
+                    let answers = self.pulled(server, &files, end).await;
+                    let asked = answers.len();
+                    reports.extend(self.follow.compared(server, snap, answers, &touched));
+                    // Those not asked in time may still change, later.
+                    importers = self.follow.enabled && asked < files.len();
+                }
                 if server.reports_other_files() && (!settled || written_pending || importers) {
                     let why = match (settled, written_pending) {
                         (false, _) => format!(

@@ -195,3 +195,24 @@ fn a_write_before_the_server_is_ready_is_not_blamed() {
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
+
+/// A file the write did not touch, with a problem on a line before the write and a different
+/// one on that same line after it: the new one is new (its line did not change), never the
+/// old one "still there". Tested with a caller whose return type was already wrong.
+#[test]
+fn a_new_problem_in_another_file_on_the_line_of_an_old_one_is_new() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let lexer = "def split(s: str, comments: bool = False) -> list:\n    return [s]\n";
+        let caller = "from lexer import split\n\n\ndef words(s: str) -> int:\n    return split(s)\n";
+        let run = pyright_run(dir.path(), &[("lexer.py", lexer), ("caller.py", caller)]);
+        run.warm().await;
+        let out = call(&run, "edit", json!({"path": "lexer.py", "old_string": "comments: bool = False", "new_string": "comments: bool"})).await;
+        assert!(!out.contains("caller.py (another file, not written): still"), "{out}");
+        let seen = if out.contains("caller.py (another file") { out.clone() } else { notices_until(&run, "caller.py (another file", 60).await };
+        assert!(seen.contains("caller.py (another file, not written): 1 new problem"), "{out}\n---\n{seen}");
+        assert!(seen.contains("(new): error [reportCallIssue]"), "{seen}");
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}

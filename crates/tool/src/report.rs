@@ -53,6 +53,16 @@ pub enum FileStatus {
 impl FileStatus {
     /// Compares a file's problems after a write with those before it, key by key.
     pub fn compare(before: &[Finding], after: Vec<Finding>) -> FileStatus {
+        Self::compare_with(before, after, true)
+    }
+
+    /// [`FileStatus::compare`] for a file nobody wrote: its lines did not change, so a new
+    /// problem on the line of one that went away is new, not the old one reshaped.
+    pub fn compare_unwritten(before: &[Finding], after: Vec<Finding>) -> FileStatus {
+        Self::compare_with(before, after, false)
+    }
+
+    fn compare_with(before: &[Finding], after: Vec<Finding>, reshapes: bool) -> FileStatus {
         let mut left: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
         for f in before {
             left.entry(f.key.as_str()).or_default().push(f);
@@ -76,7 +86,7 @@ impl FileStatus {
         let mut gone: Vec<usize> = left.values().flatten().map(|f| f.line).collect();
         let (reshaped, new): (Vec<Finding>, Vec<Finding>) = new.into_iter().partition(|f| {
             let at = gone.iter().position(|&line| line == f.line);
-            at.map(|i| gone.swap_remove(i)).is_some()
+            reshapes && at.map(|i| gone.swap_remove(i)).is_some()
         });
         still.extend(reshaped);
         let fixed = gone.len();
@@ -272,6 +282,24 @@ fn noun_for(n: usize, noun: &str) -> String {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn a_new_problem_on_an_unwritten_line_is_not_an_old_one_reshaped() {
+        let f = |line: usize, key: &str| Finding {
+            line,
+            text: key.to_string(),
+            key: key.to_string(),
+        };
+        let before = [f(5, "error [reportReturnType] wrong return")];
+        let after = vec![f(5, "error [reportCallIssue] argument missing")];
+        let written = FileStatus::compare(&before, after.clone());
+        assert!(matches!(&written, FileStatus::Compared { new, .. } if new.is_empty()));
+        let unwritten = FileStatus::compare_unwritten(&before, after);
+        assert!(
+            matches!(&unwritten, FileStatus::Compared { new, fixed: 1, .. } if new.len() == 1),
+            "{unwritten:?}"
+        );
+    }
 
     fn f(line: usize, text: &str, key: &str) -> Finding {
         Finding {
