@@ -96,8 +96,17 @@ impl Ledger {
 
 /// What a server's answer says, given what the file had before (`None`: nothing known).
 pub fn judge(before: Option<&Vec<Finding>>, now: Vec<Finding>, no_baseline: &str) -> FileStatus {
+    judge_by(before, now, no_baseline, FileStatus::compare)
+}
+
+fn judge_by(
+    before: Option<&Vec<Finding>>,
+    now: Vec<Finding>,
+    no_baseline: &str,
+    compare: fn(&[Finding], Vec<Finding>) -> FileStatus,
+) -> FileStatus {
     match before {
-        Some(old) => match FileStatus::compare(old, now) {
+        Some(old) => match compare(old, now) {
             FileStatus::Compared {
                 new,
                 still,
@@ -120,17 +129,7 @@ pub fn judge_unwritten(
     now: Vec<Finding>,
     no_baseline: &str,
 ) -> FileStatus {
-    match before {
-        Some(old) => match FileStatus::compare_unwritten(old, now) {
-            FileStatus::Compared {
-                new,
-                still,
-                fixed: 0,
-            } if new.is_empty() && still.is_empty() => FileStatus::Clean,
-            other => other,
-        },
-        None => judge(None, now, no_baseline),
-    }
+    judge_by(before, now, no_baseline, FileStatus::compare_unwritten)
 }
 
 /// Which severities count: errors and warnings, plus those `[lsp.diagnostics] severities`
