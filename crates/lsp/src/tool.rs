@@ -172,6 +172,19 @@ pub(crate) async fn target(
         .refresh_open(cx.workspace())
         .await
         .map_err(ToolError::failed)?;
+    // A server still loading the project answers "nothing here" for what it has not read yet
+    // (rust-analyzer refuses a rename with "No references found"): its answer waits.
+    if !server.loaded_within(std::time::Duration::ZERO).await {
+        cx.progress(&format!("waiting for {} to load the project", server.id));
+        if !server.loaded_within(server.timeout()).await {
+            return Err(ToolError::failed(format!(
+                "{} was still loading the project after {} s ({}); ask again shortly",
+                server.id,
+                server.timeout().as_secs(),
+                server.state().await
+            )));
+        }
+    }
     Ok(Target { abs, text, server })
 }
 

@@ -98,3 +98,31 @@ fn a_name_left_only_in_comments_and_strings_is_not_reported() {
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
+
+/// rust-analyzer renames in the crate's module tree only: a file no `mod` names keeps the old
+/// name, and the result lists that use with its line.
+#[test]
+fn rust_analyzer_leaves_a_file_outside_the_module_tree_and_the_result_says_so() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        let manifest = "[package]\nname = \"r\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
+        common::write(&ws, "Cargo.toml", manifest);
+        let lib = "mod used;\n\npub fn compute_total() -> u32 {\n    1\n}\n";
+        common::write(&ws, "src/lib.rs", lib);
+        common::write(&ws, "src/used.rs", "pub fn twice() -> u32 {\n    crate::compute_total() * 2\n}\n");
+        let orphan = "// not in any mod\npub fn thrice() -> u32 {\n    crate::compute_total() * 3\n}\n";
+        common::write(&ws, "src/orphan.rs", orphan);
+        let run = common::run_with_config(dir.path(), common::LSP_BUDGETS);
+        run.warm().await;
+        let args = json!({"file": "src/lib.rs", "line": 3, "symbol": "compute_total", "new_name": "add_one"});
+        let out = common::call_text(&run, "lsp_rename", args).await;
+        let used = std::fs::read_to_string(ws.join("src/used.rs")).unwrap();
+        assert!(used.contains("crate::add_one()"), "{out}\n{used}");
+        assert_eq!(std::fs::read_to_string(ws.join("src/orphan.rs")).unwrap(), orphan, "{out}");
+        assert!(out.contains("not renamed by the server"), "{out}");
+        assert!(out.contains("src/orphan.rs:3"), "{out}");
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
