@@ -106,25 +106,7 @@ impl Server {
         }
         let limit = end.saturating_duration_since(tokio::time::Instant::now());
         if self.capabilities.get("diagnosticProvider").is_some() {
-            // A busy server may cancel a pull ("content modified", "server cancelled") and
-            // expects it asked again; it is, until the deadline.
-            let end = tokio::time::Instant::now() + limit;
-            let params = json!({"textDocument": {"uri": file_uri(path)}});
-            loop {
-                let left = end.saturating_duration_since(tokio::time::Instant::now());
-                let pulled = self
-                    .peer
-                    .request("textDocument/diagnostic", params.clone(), left)
-                    .await;
-                match pulled {
-                    Ok(pull) if full_report(&pull).is_some() => return full_report(&pull),
-                    Ok(_) => return None,
-                    Err(_) if self.peer.closed().is_none() && left > PULL_AGAIN => {
-                        tokio::time::sleep(PULL_AGAIN).await;
-                    }
-                    Err(_) => return None,
-                }
-            }
+            return self.pulled_within(path, limit).await;
         }
         // Some servers answer a pull they never offered (pyright, which publishes only after a
         // pause): the pull and the publication race, and a refusal is remembered.
@@ -211,9 +193,10 @@ impl Server {
         Ok(items)
     }
 
-    /// `path`'s diagnostics asked for directly (a pull, asked again while the server cancels
-    /// it), within `limit`, whether or not the file is open; `None` from a server that will not
-    /// answer pulls, or past the limit.
+    /// `path`'s diagnostics asked for directly, within `limit`, whether or not the file is
+    /// open; `None` from a server that will not answer pulls, or past the limit. A busy server
+    /// may cancel a pull ("content modified", "server cancelled") and expects it asked again;
+    /// it is, until the deadline.
     pub async fn pulled_within(&self, path: &Path, limit: Duration) -> Option<Vec<Value>> {
         let offered = self.capabilities.get("diagnosticProvider").is_some();
         if !offered && !self.may_pull.load(Ordering::Relaxed) {
@@ -229,7 +212,10 @@ impl Server {
                 .await
             {
                 Ok(pull) => return full_report(&pull),
-                Err(RpcError::Remote { error, .. }) if error.code == METHOD_NOT_FOUND => {
+                // A server that never offered pulls and refuses one is not asked again.
+                Err(RpcError::Remote { error, .. })
+                    if !offered && error.code == METHOD_NOT_FOUND =>
+                {
                     self.may_pull.store(false, Ordering::Relaxed);
                     return None;
                 }

@@ -49,15 +49,22 @@ pub(crate) fn named_inside(ws: &Workspace, path: &Path) -> bool {
 /// Files checked at most for a mention of a written module.
 const MENTION_FILES: usize = 1_000;
 
-/// Those of `files` (at most [`MENTION_FILES`] read) that mention `word`, read in one trip to
-/// the blocking pool: the files a server of the whole workspace will likely re-check.
-pub(crate) async fn mentioning(ws: &Workspace, files: Vec<PathBuf>, word: String) -> Vec<PathBuf> {
+/// Those of `files` (at most [`MENTION_FILES`] read) that mention any of `words`, read in one
+/// trip to the blocking pool: the files a server of the whole workspace will likely re-check.
+pub(crate) async fn mentioning(
+    ws: &Workspace,
+    files: Vec<PathBuf>,
+    words: Vec<String>,
+) -> Vec<PathBuf> {
     let ws = ws.clone();
     let look = move || {
         files
             .into_iter()
             .take(MENTION_FILES)
-            .filter(|path| ws.read_named(path).is_ok_and(|text| text.contains(&word)))
+            .filter(|path| {
+                ws.read_named(path)
+                    .is_ok_and(|text| words.iter().any(|w| text.contains(w.as_str())))
+            })
             .collect()
     };
     tokio::task::spawn_blocking(look).await.unwrap_or_default()

@@ -45,7 +45,8 @@ pub struct DiagnosticsOnWrite {
 }
 
 impl DiagnosticsOnWrite {
-    /// The files the server reported on before (not ones written) that name a written module.
+    /// The files the server reported on before (not ones written) that name a written module,
+    /// each file read once whatever the number of modules written.
     async fn importers(&self, snap: &Snapshot, touched: &HashSet<PathBuf>) -> Vec<PathBuf> {
         let files: Vec<PathBuf> = snap
             .files
@@ -53,23 +54,20 @@ impl DiagnosticsOnWrite {
             .filter(|p| !touched.contains(*p))
             .cloned()
             .collect();
-        let mut found = Vec::new();
-        for path in touched {
-            let module = match path.file_stem().and_then(|s| s.to_str()) {
-                Some("__init__") => path.parent().and_then(|d| d.file_name()),
-                _ => path.file_stem(),
-            };
-            let Some(word) = module.and_then(|m| m.to_str()) else {
-                continue;
-            };
-            let ws = &self.follow.files;
-            for file in crate::named::mentioning(ws, files.clone(), word.to_string()).await {
-                if !found.contains(&file) {
-                    found.push(file);
-                }
-            }
+        let words: Vec<String> = touched
+            .iter()
+            .filter_map(|path| {
+                let module = match path.file_stem().and_then(|s| s.to_str()) {
+                    Some("__init__") => path.parent().and_then(|d| d.file_name()),
+                    _ => path.file_stem(),
+                };
+                module.and_then(|m| m.to_str()).map(str::to_string)
+            })
+            .collect();
+        if words.is_empty() {
+            return Vec::new();
         }
-        found
+        crate::named::mentioning(&self.follow.files, files, words).await
     }
 
     /// Asks a server that answers pulls for the diagnostics of `files` (the first
@@ -111,8 +109,6 @@ struct Owed {
 
 /// What was known before one write.
 struct Before {
-    /// The run's number for the write, known once it committed.
-    number: u64,
     /// Per written file, what its server said before the write (`None`: it could not say).
     files: HashMap<PathBuf, Option<Vec<Finding>>>,
     /// The servers of the written files, with what they had published for every file, so
@@ -169,6 +165,7 @@ impl DiagnosticsOnWrite {
     /// One written file's report, if there is anything to say about it.
     async fn one(
         &self,
+        number: u64,
         before: &Before,
         receipt: &FileReceipt,
         touched: &HashSet<PathBuf>,
@@ -179,14 +176,14 @@ impl DiagnosticsOnWrite {
         let server = match self.server_within(lang, abs).await {
             Ok(server) => server,
             Err(Some(starting)) => {
-                self.late_start(before.number, lang, abs);
+                self.late_start(number, lang, abs);
                 return Some(FileReport {
                     path: rel,
                     source: "diagnostics".into(),
                     noun: "problem".into(),
                     status: FileStatus::Pending(format!(
                         "{starting}; {}",
-                        self.follow.promise(before.number)
+                        self.follow.promise(number)
                     )),
                 });
             }
@@ -234,8 +231,8 @@ impl DiagnosticsOnWrite {
                     checks_before,
                     others,
                 };
-                self.late(before.number, server.clone(), abs, owed).await;
-                FileStatus::Pending(format!("{why}; {}", self.follow.promise(before.number)))
+                self.late(number, server.clone(), abs, owed).await;
+                FileStatus::Pending(format!("{why}; {}", self.follow.promise(number)))
             }
         };
         Some(self.follow.report(&server, rel, status))
@@ -354,7 +351,6 @@ impl WriteHook for DiagnosticsOnWrite {
             let abs: Vec<PathBuf> = paths.iter().map(|p| p.abs().to_path_buf()).collect();
             self.follow.ledger.writing(&abs);
             let mut before = Before {
-                number: 0,
                 files: HashMap::new(),
                 snapshots: Vec::new(),
             };
@@ -402,15 +398,13 @@ impl WriteHook for DiagnosticsOnWrite {
         Box::pin(async move {
             self.writes.fetch_max(number, Ordering::SeqCst);
             self.outside.start(&self.servers, &self.follow);
-            let mut before = baseline
+            let before = baseline
                 .and_then(|b| b.downcast::<Before>().ok())
                 .map(|b| *b)
                 .unwrap_or(Before {
-                    number,
                     files: HashMap::new(),
                     snapshots: Vec::new(),
                 });
-            before.number = number;
             // The write's whole report, other files included, keeps within one wait.
             let end = tokio::time::Instant::now() + self.wait;
             let touched: HashSet<PathBuf> = receipts
@@ -418,7 +412,9 @@ impl WriteHook for DiagnosticsOnWrite {
                 .map(|r| r.path.abs().to_path_buf())
                 .collect();
             // Files are asked about at once, so many files share one wait.
-            let each = receipts.iter().map(|r| self.one(&before, r, &touched));
+            let each = receipts
+                .iter()
+                .map(|r| self.one(number, &before, r, &touched));
             let mut reports: Vec<FileReport> = futures::future::join_all(each)
                 .await
                 .into_iter()
@@ -439,7 +435,7 @@ impl WriteHook for DiagnosticsOnWrite {
                 }
                 let others = self.follow.others(server, snap, snap.seq, &touched);
                 tracing::debug!(
-                    server = %server.id, settled, others = others.len(), write = before.number,
+                    server = %server.id, settled, others = others.len(), write = number,
                     "other files after a write"
                 );
                 reports.extend(others);
@@ -484,14 +480,14 @@ impl WriteHook for DiagnosticsOnWrite {
                         "{why}; what it reports within {} s will follow as a notice about write \
                          #{}, and `lsp` `diagnostics` on one of those files answers at once",
                         self.follow.budget.as_secs(),
-                        before.number
+                        number
                     ));
                     reports.push(self.follow.report(server, "other files".into(), status));
                 }
                 // A separate check's results are all in once it ended; later checks are not
                 // this write's.
                 if !server.separate_check {
-                    let clock = (before.number, self.writes.clone());
+                    let clock = (number, self.writes.clone());
                     let (server, snap) = (server.clone(), snap.clone());
                     // A pass that may still run is followed for as long as a late answer
                     // would be (a later write ends the watch sooner).

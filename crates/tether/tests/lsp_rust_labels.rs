@@ -8,23 +8,16 @@
 
 mod common;
 
+use common::call_text as call;
+
 use std::time::Duration;
 
 use serde_json::json;
-use tether::{Run, Surface, TrustStore};
-use tokio_util::sync::CancellationToken;
+use tether::{Run, TrustStore};
 
 const MANIFEST: &str = "[package]\nname = \"labels\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
 const GOOD: &str = "pub fn total() -> u32 {\n    let x: u32 = 1;\n    x + 1\n}\n";
 const BAD: &str = "pub fn total() -> u32 {\n    let x: u32 = \"one\";\n    x + 1\n}\n";
-
-async fn call(run: &Run, tool: &str, args: serde_json::Value) -> String {
-    run.runtime()
-        .call(Surface::Agent, tool, args, CancellationToken::new())
-        .await
-        .map(|o| o.to_text())
-        .unwrap_or_else(|e| format!("ERROR {e}"))
-}
 
 async fn notices(run: &Run) -> String {
     let start = std::time::Instant::now();
