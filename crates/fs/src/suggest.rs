@@ -45,7 +45,12 @@ pub fn similar_paths(ws: &Workspace, wanted: &str, kind: Kind) -> Vec<String> {
         .hidden(false)
         .require_git(false)
         .follow_links(false)
-        .filter_entry(|e| !matches!(e.file_name().to_str(), Some(".git" | ".tether")))
+        .filter_entry(|e| {
+            let dir = e.file_type().is_some_and(|t| t.is_dir());
+            let vcs = matches!(e.file_name().to_str(), Some(".git" | ".tether"));
+            let installed = dir && e.depth() > 0 && not_the_projects(e.path());
+            !vcs && !installed
+        })
         .build();
     for entry in walk.take(MAX_ENTRIES) {
         if started.elapsed() > MAX_WALK {
@@ -83,6 +88,17 @@ pub fn similar_paths(ws: &Workspace, wanted: &str, kind: Kind) -> Vec<String> {
         .take(MAX_SUGGESTIONS)
         .map(|(_, p)| p)
         .collect()
+}
+
+/// Whether a folder holds what was installed or generated, not the project's own files: a
+/// virtual environment, installed packages, vendored code or a cache. A file there is never
+/// what a model meant.
+fn not_the_projects(dir: &Path) -> bool {
+    let by_name = matches!(
+        dir.file_name().and_then(|n| n.to_str()),
+        Some("node_modules" | "site-packages" | "vendor" | "__pycache__")
+    );
+    by_name || dir.join("pyvenv.cfg").exists() || dir.join("CACHEDIR.TAG").exists()
 }
 
 /// How alike two file names are, from 0 to 1: the better of their matching-characters ratio
@@ -181,6 +197,21 @@ mod tests {
         );
         assert!(similar_paths(&ws, "/etc/mian.rs", Kind::File).is_empty());
         assert!(similar_paths(&ws, "../src/main.rs", Kind::File).is_empty());
+    }
+
+    #[test]
+    fn a_bare_name_finds_its_folder_but_never_a_virtual_environment_or_vendored_copy() {
+        let (d, ws) = tree(&[
+            "src/pkg/timed.py",
+            "env/lib/python3/site-packages/pkg/timed.py",
+            "vendor/pkg/timed.py",
+            "web/node_modules/timed.py",
+        ]);
+        std::fs::write(d.path().join("env/pyvenv.cfg"), "home = /usr\n").unwrap();
+        assert_eq!(
+            similar_paths(&ws, "timed.py", Kind::File),
+            ["src/pkg/timed.py"]
+        );
     }
 
     #[test]

@@ -30,6 +30,13 @@ const METHOD_NOT_FOUND: i64 = -32601;
 /// How long to wait before asking again for a pull the server cancelled.
 const PULL_AGAIN: Duration = Duration::from_millis(50);
 
+/// How long after a check ended no other may begin before its results count: rust-analyzer
+/// cancels a running check when a save comes and starts the next one only after 50 ms with
+/// no further save, so a check that ends early, cancelled, is followed by that one.
+const RESTART_QUIET: Duration = Duration::from_millis(200);
+/// How long the server may take to answer the request that shows it has taken a save in.
+const TAKEN_IN: Duration = Duration::from_secs(5);
+
 /// How long nothing may be published after a check ended before its results count as in.
 const CHECK_QUIET: Duration = Duration::from_millis(40);
 /// The longest wait for a check's results after it ended.
@@ -232,6 +239,28 @@ impl Server {
         lock(&self.heard).checks_begun
     }
 
+    /// Gives the server `path`'s `text` as saved, and returns the count of checks begun before
+    /// any check of this save, for [`Server::answer`]. For a server that checks separately it
+    /// is taken once the server has handled the save (it answers a request sent after it only
+    /// then), so a check begun for an older save, whose start was still on the wire, is not
+    /// taken for this one.
+    pub async fn save_for_check(&self, path: &Path, text: &str) -> Result<u64, String> {
+        let before = self.checks_begun();
+        self.sync_saved(path, text).await?;
+        if !self.separate_check {
+            return Ok(before);
+        }
+        // A method the server does not know is answered at once, with an error.
+        match self
+            .peer
+            .request("tether/barrier", json!({}), TAKEN_IN)
+            .await
+        {
+            Ok(_) | Err(RpcError::Remote { .. }) => Ok(self.checks_begun()),
+            Err(_) => Ok(before),
+        }
+    }
+
     /// Waits, at most `limit`, for a separate check that began after `begun` checks had to
     /// end and for publications to settle; true when it did. A server without one is done at
     /// once. (A check running at the save may end early, cancelled; that one does not count.)
@@ -242,16 +271,18 @@ impl Server {
         let end = tokio::time::Instant::now() + limit;
         let mut asked = tokio::time::Instant::now();
         loop {
-            let (done, running, idle) = {
+            let (done, running, idle, ended) = {
                 let heard = lock(&self.heard);
                 let idle = heard.quiescent == Some(true) && heard.progress.is_empty();
                 (
                     heard.last_ended_begun > begun,
                     !heard.checks.is_empty(),
                     idle,
+                    heard.check_ended_at,
                 )
             };
-            if done && !running {
+            let restart_due = ended.is_some_and(|at| at.elapsed() < RESTART_QUIET);
+            if done && !running && !restart_due {
                 self.check_published().await;
                 let mut heard = lock(&self.heard);
                 if heard.checks.is_empty() {

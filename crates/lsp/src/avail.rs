@@ -94,6 +94,37 @@ pub fn catalog_report(config: &LspConfig) -> Vec<String> {
         .collect()
 }
 
+/// Entries looked at, at most, when `status` looks for files no server can serve.
+const STATUS_WALK: usize = 5_000;
+
+/// For each language with files in the workspace (the first [`STATUS_WALK`] entries, ignores
+/// applied) that no server can serve, other than those in `skip`: the language, a file, and
+/// why, as a call on that file would say it.
+pub fn unserved(
+    config: &LspConfig,
+    workspace: &Path,
+    trusted: bool,
+    skip: &[&str],
+) -> Vec<(&'static str, PathBuf, Vec<String>)> {
+    let mut seen: Vec<&str> = skip.to_vec();
+    let mut out = Vec::new();
+    let walk = ignore::WalkBuilder::new(workspace).build();
+    for entry in walk.flatten().take(STATUS_WALK) {
+        let path = entry.path();
+        let Some(lang) = crate::catalog::language_of(path) else {
+            continue;
+        };
+        if seen.contains(&lang) || !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        seen.push(lang);
+        if let Err(why) = find(config, lang, path, workspace, trusted) {
+            out.push((lang, path.to_path_buf(), why));
+        }
+    }
+    out
+}
+
 /// The top-most folder from the file's folder up to the workspace root that holds a marker.
 pub fn find_root(entry: &ServerEntry, file: &Path, workspace: &Path) -> Option<PathBuf> {
     let mut found = None;

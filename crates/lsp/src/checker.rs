@@ -21,38 +21,45 @@ struct Problem {
     message: String,
 }
 
+/// How a checker's command is made for a project root; `None` when it is not installed.
+type Argv = fn(&Path) -> Option<Vec<String>>;
+
 /// A checker: the marker that says the language is present, the command, and its reader.
 struct Checker {
     lang: &'static str,
     marker: &'static [&'static str],
-    argv: fn(&Path) -> Option<Vec<String>>,
+    argv: Argv,
     read: fn(&str, &str, &Path) -> Vec<Problem>,
+    /// A narrower run made when the wide one finds errors, naming what it leaves out, so an
+    /// error only the wider configuration has is marked as such (features may exclude one
+    /// another, and then `--all-features` fails where no real build does).
+    narrower: Option<(&'static str, Argv)>,
+}
+
+/// `cargo check` over every member and target, with `extra` arguments.
+fn cargo_check(extra: &[&str]) -> Option<Vec<String>> {
+    let base = [
+        "cargo",
+        "check",
+        "--workspace",
+        "--all-targets",
+        "--message-format=json",
+        "--target-dir",
+        "target/rust-analyzer",
+    ];
+    Some(base.iter().chain(extra).map(|s| s.to_string()).collect())
 }
 
 const CHECKERS: &[Checker] = &[
     Checker {
-        lang: "rust (cargo check: every member, every target with tests and examples, default \
+        lang: "rust (cargo check: every member, every target with tests and examples, all \
                features)",
         marker: &["Cargo.toml"],
         // rust-analyzer's own target folder (`cargo.targetDir`), not a third cold build. Every
-        // target, since an error in test code breaks `cargo test` as surely as one in the lib;
-        // default features only, since features may exclude one another.
-        argv: |_| {
-            Some(
-                [
-                    "cargo",
-                    "check",
-                    "--workspace",
-                    "--all-targets",
-                    "--message-format=json",
-                    "--target-dir",
-                    "target/rust-analyzer",
-                ]
-                .map(String::from)
-                .to_vec(),
-            )
-        },
+        // target, since an error in test code breaks `cargo test` as surely as one in the lib.
+        argv: |_| cargo_check(&["--all-features"]),
         read: read_cargo,
+        narrower: Some(("--all-features", |_| cargo_check(&[]))),
     },
     Checker {
         lang: "python (pyright)",
@@ -70,6 +77,7 @@ const CHECKERS: &[Checker] = &[
             Some(vec![bin.into(), "--outputjson".into()])
         },
         read: read_pyright,
+        narrower: None,
     },
     Checker {
         lang: "typescript (tsc)",
@@ -83,6 +91,7 @@ const CHECKERS: &[Checker] = &[
             )
         },
         read: read_tsc,
+        narrower: None,
     },
     Checker {
         lang: "go (go vet)",
@@ -92,6 +101,7 @@ const CHECKERS: &[Checker] = &[
             Some(["go", "vet", "./..."].map(String::from).to_vec())
         },
         read: read_colon_lines,
+        narrower: None,
     },
     Checker {
         lang: "dart (dart analyze)",
@@ -105,6 +115,7 @@ const CHECKERS: &[Checker] = &[
             )
         },
         read: read_dart,
+        narrower: None,
     },
 ];
 
@@ -121,30 +132,36 @@ pub async fn check_project(root: &Path, deadline: Duration) -> String {
             sections.push(format!("{}: the checker is not installed", c.lang));
             continue;
         };
-        let spec = ChildSpec {
-            argv: argv.clone(),
-            cwd: Some(root.to_path_buf()),
-            env: vec![("CARGO_TERM_COLOR".into(), "never".into())],
-        };
-        match run_with_deadline(&spec, deadline).await {
-            Ok(out) => {
-                let stdout = String::from_utf8_lossy(&out.stdout);
-                let stderr = String::from_utf8_lossy(&out.stderr);
-                let mut found = (c.read)(&stdout, &stderr, root);
-                // Every target checks the lib again (its test harness): one error, not two.
-                let mut seen = std::collections::HashSet::new();
-                found.retain(|p| {
-                    seen.insert((p.path.clone(), p.line, p.severity, p.message.clone()))
-                });
-                sections.push(format!("{}: {}", c.lang, counts(&found)));
-                all.extend(found);
+        let start = std::time::Instant::now();
+        let mut found = match run_one(c, argv, root, deadline).await {
+            Ok(found) => found,
+            Err(why) => {
+                sections.push(format!("{}: {why}", c.lang));
+                continue;
             }
-            Err(e @ ProcError::Deadline { .. }) => sections.push(format!(
-                "{}: {e}; its process group was killed (raise [lsp] check_timeout_s)",
-                c.lang
-            )),
-            Err(e) => sections.push(format!("{}: {e}", c.lang)),
+        };
+        let mut header = format!("{}: {}", c.lang, counts(&found));
+        let has_errors = found.iter().any(|p| p.severity == "error");
+        if let (Some((wider, narrow)), true) = (c.narrower, has_errors) {
+            let left = deadline.saturating_sub(start.elapsed());
+            let narrow = match narrow(root) {
+                Some(argv) => run_one(c, argv, root, left).await,
+                None => Err("the checker is not installed".into()),
+            };
+            match narrow {
+                Ok(narrow) => {
+                    let key = |p: &Problem| (p.path.clone(), p.line, p.message.clone());
+                    let there: std::collections::HashSet<_> = narrow.iter().map(key).collect();
+                    for p in found.iter_mut().filter(|p| !there.contains(&key(p))) {
+                        p.message.push_str(&format!(" (only with {wider})"));
+                    }
+                    header.push_str(&format!("; without {wider}: {}", counts(&narrow)));
+                }
+                Err(why) => header.push_str(&format!("; without {wider}: not checked ({why})")),
+            }
         }
+        sections.push(header);
+        all.extend(found);
     }
     if sections.is_empty() {
         return "no project checker applies here: no Cargo.toml, pyproject.toml (or other \
@@ -166,6 +183,36 @@ pub async fn check_project(root: &Path, deadline: Duration) -> String {
         out.push(format!("… {} more not shown (cap {CAP})", all.len() - CAP));
     }
     out.join("\n")
+}
+
+/// One checker run within `deadline`, its findings read and deduplicated; `Err` says why
+/// there are none.
+async fn run_one(
+    c: &Checker,
+    argv: Vec<String>,
+    root: &Path,
+    deadline: Duration,
+) -> Result<Vec<Problem>, String> {
+    let spec = ChildSpec {
+        argv,
+        cwd: Some(root.to_path_buf()),
+        env: vec![("CARGO_TERM_COLOR".into(), "never".into())],
+    };
+    match run_with_deadline(&spec, deadline).await {
+        Ok(out) => {
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let mut found = (c.read)(&stdout, &stderr, root);
+            // Every target checks the lib again (its test harness): one error, not two.
+            let mut seen = std::collections::HashSet::new();
+            found.retain(|p| seen.insert((p.path.clone(), p.line, p.severity, p.message.clone())));
+            Ok(found)
+        }
+        Err(e @ ProcError::Deadline { .. }) => Err(format!(
+            "{e}; its process group was killed (raise [lsp] check_timeout_s)"
+        )),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 fn counts(found: &[Problem]) -> String {

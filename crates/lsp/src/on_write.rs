@@ -201,11 +201,13 @@ impl DiagnosticsOnWrite {
             }
         };
         let text = crate::named::read(&self.follow.files, abs).await.ok()?;
-        let checks_before = server.checks_begun();
-        if let Err(why) = server.sync_saved(abs, &text).await {
-            let status = FileStatus::Unavailable { why, now: vec![] };
-            return Some(self.follow.report(&server, rel, status));
-        }
+        let checks_before = match server.save_for_check(abs, &text).await {
+            Ok(begun) => begun,
+            Err(why) => {
+                let status = FileStatus::Unavailable { why, now: vec![] };
+                return Some(self.follow.report(&server, rel, status));
+            }
+        };
         let had = before.files.get(abs).cloned().flatten();
         let status = match server.answer(abs, checks_before, self.wait).await {
             Ok(items) => {
@@ -294,10 +296,9 @@ impl DiagnosticsOnWrite {
             let Ok(text) = crate::named::read(&follow.files, &path).await else {
                 return;
             };
-            let checks_before = server.checks_begun();
-            if server.sync_saved(&path, &text).await.is_err() {
+            let Ok(checks_before) = server.save_for_check(&path, &text).await else {
                 return;
-            }
+            };
             let Ok(items) = server.answer(&path, checks_before, follow.budget).await else {
                 return;
             };

@@ -217,13 +217,20 @@ async fn changed(servers: &Supervisor, follow: &Follow, path: &Path) {
         .ledger
         .latest(path)
         .or_else(|| snap.before(path, follow));
-    let checks_before = server.checks_begun();
-    if server.sync_saved(path, &text).await.is_err() {
+    let Ok(checks_before) = server.save_for_check(path, &text).await else {
         return;
-    }
+    };
+    let synced = server.version_of(path).await;
     let rel = follow.rel(path);
     let mut reports = Vec::new();
-    match server.answer(path, checks_before, follow.budget).await {
+    let answer = server.answer(path, checks_before, follow.budget).await;
+    // A tether write to the file while this change was diagnosed makes the answer the write's
+    // (a check reads the disk as it is when it runs): the write reports it, this does not.
+    if follow.ledger.is_writing(path) || server.version_of(path).await != synced {
+        tracing::info!("the outside change to {rel} was overtaken by a tether write");
+        return;
+    }
+    match answer {
         Ok(items) => {
             let now = follow.findings(&items);
             follow

@@ -129,6 +129,27 @@ pub fn locate(line: &str, line_no: usize, symbol: &str) -> Result<(usize, String
     Ok((at, ident))
 }
 
+/// The name a `symbol` ends with, as typed (`self.foo` and `foo(` end with `foo`; a `#N` is
+/// not part of it): compared with the identifier [`locate`] chose, it tells a misspelt or cut
+/// name (`want_byte` inside `want_bytes`) from the whole one.
+pub fn typed_name(symbol: &str) -> Option<String> {
+    let text = match symbol.rsplit_once('#') {
+        Some((s, n)) if !s.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+            s
+        }
+        _ => symbol,
+    };
+    let end = text.rfind(is_ident)?;
+    let end = end + text[end..].chars().next()?.len_utf8();
+    let start = text[..end]
+        .char_indices()
+        .rev()
+        .take_while(|&(_, c)| is_ident(c))
+        .last()?
+        .0;
+    Some(text[start..end].to_string())
+}
+
 fn whole_word(line: &str, at: usize, len: usize) -> bool {
     let before = line[..at].chars().next_back().is_none_or(|c| !is_ident(c));
     let after = line[at + len..].chars().next().is_none_or(|c| !is_ident(c));
@@ -182,6 +203,17 @@ mod tests {
         assert!(err.contains("#9 does not exist"), "{err}");
         let err = locate(line, 3, "baz").unwrap_err();
         assert_eq!(err, format!("`baz` does not occur on line 3: `{line}`"));
+    }
+
+    #[test]
+    fn the_name_a_symbol_ends_with() {
+        assert_eq!(typed_name("self.foo").as_deref(), Some("foo"));
+        assert_eq!(typed_name("foobar(").as_deref(), Some("foobar"));
+        assert_eq!(typed_name("Foo::foo#2").as_deref(), Some("foo"));
+        assert_eq!(typed_name("want_byte").as_deref(), Some("want_byte"));
+        assert_eq!(typed_name("(").as_deref(), None);
+        let (_, ident) = locate("    x = want_bytes(1)", 1, "want_byte").unwrap();
+        assert_eq!(ident, "want_bytes");
     }
 
     #[test]

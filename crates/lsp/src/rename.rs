@@ -79,6 +79,14 @@ impl Tool for LspRenameTool {
             ))
         })?;
         let (byte, ident) = locate(line, args.line, &args.symbol).map_err(ToolError::invalid)?;
+        // A rename writes: a name that is only part of the identifier it lands on is refused.
+        if let Some(typed) = crate::position::typed_name(&args.symbol).filter(|t| *t != ident) {
+            return Err(ToolError::invalid(format!(
+                "`{typed}` is not a whole name on line {}: it is part of `{ident}`; to rename \
+                 that, give `symbol: \"{ident}\"`",
+                args.line
+            )));
+        }
         let server = &t.server;
         let position =
             json!({"line": args.line - 1, "character": server.encoding.column(line, byte)});

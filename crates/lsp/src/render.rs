@@ -133,9 +133,53 @@ pub fn hover(answer: &Value) -> Option<String> {
             _ => String::new(),
         }
     }
-    let t = text(answer.get("contents")?);
+    let t = plain(&text(answer.get("contents")?));
     let t = t.trim();
     (!t.is_empty()).then(|| cut(t, HOVER_CHARS))
+}
+
+/// Markdown as a model reads it best, plain: code fences dropped with their code kept as it
+/// is, and elsewhere backslash escapes (`secret\_key`) and HTML entities (`&nbsp;`) undone.
+fn plain(markdown: &str) -> String {
+    let mut out = Vec::new();
+    let mut in_code = false;
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        out.push(match in_code {
+            true => line.to_string(),
+            false => unescape(line),
+        });
+    }
+    out.join("\n")
+}
+
+/// One line of markdown prose without its escapes and entities.
+fn unescape(line: &str) -> String {
+    const ENTITIES: [(&str, &str); 6] = [
+        ("&nbsp;", " "),
+        ("&lt;", "<"),
+        ("&gt;", ">"),
+        ("&quot;", "\""),
+        ("&#39;", "'"),
+        ("&amp;", "&"),
+    ];
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('\\', Some(&next)) if next.is_ascii_punctuation() => {
+                out.push(next);
+                chars.next();
+            }
+            _ => out.push(c),
+        }
+    }
+    ENTITIES
+        .iter()
+        .fold(out, |text, (entity, with)| text.replace(entity, with))
 }
 
 /// The LSP name of a `SymbolKind`.
@@ -174,42 +218,72 @@ pub fn symbol_kind(kind: u64) -> &'static str {
         .unwrap_or("symbol")
 }
 
+/// Symbol kinds whose children are parameters and local variables: function, method,
+/// constructor.
+const BODIES: [u64; 3] = [12, 6, 9];
+
 /// A document's outline: `line  kind name`, nested by indentation, at most `cap` entries.
-pub fn outline(answer: &Value, cap: usize) -> String {
-    fn walk(items: &[Value], depth: usize, out: &mut Vec<String>, total: &mut usize, cap: usize) {
+/// The names inside a function or method body (its parameters and locals) are listed only
+/// with `locals`; otherwise the last line says how many were left out.
+pub fn outline(answer: &Value, cap: usize, locals: bool) -> String {
+    struct Walk {
+        out: Vec<String>,
+        total: usize,
+        hidden: usize,
+        cap: usize,
+        locals: bool,
+    }
+    fn count(items: &[Value]) -> usize {
+        items
+            .iter()
+            .map(|i| 1 + i["children"].as_array().map_or(0, |c| count(c)))
+            .sum()
+    }
+    fn walk(items: &[Value], depth: usize, w: &mut Walk) {
         for item in items {
-            *total += 1;
+            w.total += 1;
             let range = item
                 .get("selectionRange")
                 .or_else(|| item.get("location").and_then(|l| l.get("range")))
                 .or_else(|| item.get("range"));
             let line = range.and_then(|r| r["start"]["line"].as_u64()).unwrap_or(0) + 1;
-            if out.len() < cap {
-                out.push(format!(
+            let kind = item["kind"].as_u64().unwrap_or(0);
+            if w.out.len() < w.cap {
+                w.out.push(format!(
                     "{}{line}  {} {}",
                     "  ".repeat(depth),
-                    symbol_kind(item["kind"].as_u64().unwrap_or(0)),
+                    symbol_kind(kind),
                     item["name"].as_str().unwrap_or("?")
                 ));
             }
-            if let Some(children) = item.get("children").and_then(Value::as_array) {
-                walk(children, depth + 1, out, total, cap);
+            let Some(children) = item.get("children").and_then(Value::as_array) else {
+                continue;
+            };
+            if BODIES.contains(&kind) && !w.locals {
+                w.hidden += count(children);
+            } else {
+                walk(children, depth + 1, w);
             }
         }
     }
-    let mut out = Vec::new();
-    let mut total = 0;
-    walk(
-        answer.as_array().map_or(&[][..], |a| a),
-        0,
-        &mut out,
-        &mut total,
+    let mut w = Walk {
+        out: Vec::new(),
+        total: 0,
+        hidden: 0,
         cap,
-    );
-    if total > out.len() {
+        locals,
+    };
+    walk(answer.as_array().map_or(&[][..], |a| a), 0, &mut w);
+    let mut out = w.out;
+    let shown = out.len();
+    if w.total > shown {
+        out.push(format!("… {} more not shown (cap {cap})", w.total - shown));
+    }
+    if w.hidden > 0 {
         out.push(format!(
-            "… {} more not shown (cap {cap})",
-            total - out.len()
+            "({} inside function and method bodies not listed: parameters and locals; \
+             `locals: true` lists them)",
+            tether_tool::counted(w.hidden, "name")
         ));
     }
     out.join("\n")
@@ -264,4 +338,50 @@ pub fn diagnostics(shown_path: &str, items: &[Value], cap: usize) -> String {
         out.push(format!("… {} more not shown (cap {cap})", rows.len() - cap));
     }
     out.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn hover_markdown_reads_as_plain_text() {
+        let answer = json!({"contents": {"kind": "markdown", "value":
+            "```python\ndef sign(secret_key: str) -> str\n```\n---\nSigns with the `secret\\_key`:&nbsp;a &lt;str&gt; \\*only\\*."}});
+        assert_eq!(
+            hover(&answer).unwrap(),
+            "def sign(secret_key: str) -> str\n---\nSigns with the `secret_key`: a <str> *only*."
+        );
+    }
+
+    #[test]
+    fn an_outline_leaves_out_what_is_inside_bodies_unless_asked() {
+        let symbol = |name: &str, kind: u64, line: u64, children: Vec<Value>| {
+            json!({"name": name, "kind": kind, "children": children,
+                   "selectionRange": {"start": {"line": line, "character": 0}}})
+        };
+        let method = symbol(
+            "run",
+            6,
+            2,
+            vec![symbol("self", 13, 2, vec![]), symbol("n", 13, 3, vec![])],
+        );
+        let class = symbol("Job", 5, 1, vec![method, symbol("name", 8, 5, vec![])]);
+        let answer = json!([class, symbol("LIMIT", 14, 7, vec![])]);
+        let short = outline(&answer, 50, false);
+        assert_eq!(
+            short,
+            "2  class Job\n  3  method run\n  6  field name\n8  constant LIMIT\n(2 names inside \
+             function and method bodies not listed: parameters and locals; `locals: true` lists \
+             them)"
+        );
+        let long = outline(&answer, 50, true);
+        assert!(
+            long.contains("    3  variable self\n    4  variable n"),
+            "{long}"
+        );
+        assert!(!long.contains("not listed"), "{long}");
+    }
 }

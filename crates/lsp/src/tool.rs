@@ -64,6 +64,9 @@ pub struct LspArgs {
     symbol: Option<String>,
     /// For `symbols`: a workspace-wide search instead of a file's outline.
     query: Option<String>,
+    /// For a file's `symbols` outline: also list the parameters and local variables inside
+    /// functions and methods (default false: classes, functions, methods, module names).
+    locals: Option<bool>,
 }
 
 /// The `lsp` tool over the run's supervisor.
@@ -159,9 +162,18 @@ pub(crate) async fn target(
         )));
     };
     // Read by descriptor, as `read` does: what is synced is what the model may read.
-    let text = crate::named::read(cx.workspace(), &abs)
-        .await
-        .map_err(|why| ToolError::invalid(format!("cannot read {file}: {why}")))?;
+    let text = match crate::named::read(cx.workspace(), &abs).await {
+        Ok(text) => text,
+        Err(why) => {
+            let hint = match abs.exists() {
+                true => String::new(),
+                false => similar_files(cx, file).await,
+            };
+            return Err(ToolError::invalid(format!(
+                "cannot read {file}: {why}{hint}"
+            )));
+        }
+    };
     cx.progress(&format!("waiting for the {lang} language server"));
     let server = servers
         .server_for(lang, &abs)
@@ -243,8 +255,21 @@ async fn navigate(
             json!({"textDocument": doc, "position": position}),
         ),
     };
-    let ask = || t.server.request(method, params.clone(), cx.cancel_token());
-    let mut answer = ask().await.map_err(ToolError::failed)?;
+    let offered = |v: &serde_json::Value| !v.is_null() && *v != serde_json::Value::Bool(false);
+    let refused = |_| unoffered(&t.server.id, action);
+    if !offered(&t.server.capabilities[provider(action)]) {
+        return Err(refused(()));
+    }
+    let ask = || async {
+        t.server
+            .request(method, params.clone(), cx.cancel_token())
+            .await
+            .map_err(|e| match e.contains("(code -32601)") {
+                true => refused(()),
+                false => ToolError::failed(e),
+            })
+    };
+    let mut answer = ask().await?;
     // While a server indexes, an empty answer (or references holding only the declaration)
     // is not final: wait for it to finish, within the request's deadline, and ask again.
     let thin = |a: &serde_json::Value| match a {
@@ -259,12 +284,18 @@ async fn navigate(
             t.server.id
         ));
         if t.server.settled(t.server.timeout()).await {
-            answer = ask().await.map_err(ToolError::failed)?;
+            answer = ask().await?;
         } else {
             incomplete = true;
         }
     }
-    let at = format!("`{ident}` at {file}:{line_no}");
+    let at = match crate::position::typed_name(symbol) {
+        Some(typed) if typed != ident => format!(
+            "`{ident}` (`{typed}` is not a whole name on that line; this is the one it is part \
+             of) at {file}:{line_no}"
+        ),
+        _ => format!("`{ident}` at {file}:{line_no}"),
+    };
     if action == Action::Hover {
         return Ok(match (hover(&answer), t.server.health()) {
             (Some(h), _) => match withheld(&t, cx, &doc, &position).await {
@@ -310,6 +341,42 @@ async fn navigate(
         ));
     }
     Ok(text)
+}
+
+/// " (did you mean …?)" with workspace files like `file` (never in a virtual environment or
+/// vendored folder), found on the blocking pool, or "".
+async fn similar_files(cx: &CallCx, file: &str) -> String {
+    use tether_fs::suggest::{Kind, did_you_mean, similar_paths};
+    let (ws, wanted) = (cx.workspace().clone(), file.to_string());
+    let found = tokio::task::spawn_blocking(move || similar_paths(&ws, &wanted, Kind::File));
+    did_you_mean(&found.await.unwrap_or_default())
+}
+
+/// The capability a server announces when it answers `action`.
+fn provider(action: Action) -> &'static str {
+    match action {
+        Action::Definition => "definitionProvider",
+        Action::TypeDefinition => "typeDefinitionProvider",
+        Action::Implementation => "implementationProvider",
+        Action::References => "referencesProvider",
+        _ => "hoverProvider",
+    }
+}
+
+/// The error for an action the server does not offer, with what to ask instead.
+fn unoffered(server: &str, action: Action) -> ToolError {
+    let instead = match action {
+        Action::Implementation => {
+            "ask `references` on the interface or base method (its overrides and \
+             implementations are among them), or `definition` on a call"
+        }
+        Action::TypeDefinition => "ask `hover` for the type, then `definition` on its name",
+        _ => "ask `hover` or `references` instead",
+    };
+    ToolError::invalid(format!(
+        "{server} does not offer `{}`; {instead}",
+        action_name(action)
+    ))
 }
 
 /// Why a hover is not shown, when the symbol is declared in a file the server reached through
@@ -504,7 +571,7 @@ async fn symbols(servers: &Supervisor, cx: &CallCx, args: &LspArgs) -> Result<St
                 .map_err(ToolError::failed)?;
             Ok(format!(
                 "outline of {file}:\n{}",
-                outline(&answer, OUTLINE_CAP)
+                outline(&answer, OUTLINE_CAP, args.locals.unwrap_or(false))
             ))
         }
         (None, None) => Err(ToolError::invalid(
@@ -552,6 +619,20 @@ async fn status(servers: &Supervisor) -> String {
     }
     // Servers whose project marker is at the root but that cannot start, and why.
     let probe = workspace.join("probe");
+    // Languages a running server serves, and those already said to be unavailable.
+    let mut told: Vec<&'static str> = LANGUAGES
+        .iter()
+        .filter(|(lang, _, _)| {
+            let wanted = servers
+                .config()
+                .languages
+                .get(*lang)
+                .cloned()
+                .unwrap_or_default();
+            running.iter().any(|s| wanted.contains(&s.id))
+        })
+        .map(|(lang, _, _)| *lang)
+        .collect();
     for (lang, _, _) in LANGUAGES {
         let cfg = servers.config();
         let wanted = cfg.languages.get(*lang).cloned().unwrap_or_default();
@@ -565,7 +646,22 @@ async fn status(servers: &Supervisor) -> String {
         }
         if let Err(why) = crate::avail::find(cfg, lang, &probe, workspace, servers.trusted()) {
             out.push(format!("{lang}: unavailable:\n  - {}", why.join("\n  - ")));
+            told.push(lang);
         }
+    }
+    // Files of a language whose server is installed but finds no project marker above them.
+    let (cfg, root, trusted) = (
+        servers.config().clone(),
+        workspace.to_path_buf(),
+        servers.trusted(),
+    );
+    let look = move || crate::avail::unserved(&cfg, &root, trusted, &told);
+    for (lang, file, why) in tokio::task::spawn_blocking(look).await.unwrap_or_default() {
+        out.push(format!(
+            "{lang}: unavailable for {} (and files like it):\n  - {}",
+            crate::avail::shown(&file, workspace),
+            why.join("\n  - ")
+        ));
     }
     if !servers.trusted() {
         out.push(

@@ -13,8 +13,7 @@ use serde_json::json;
 use tether::{Run, Surface, TrustStore};
 use tokio_util::sync::CancellationToken;
 
-const MANIFEST: &str =
-    "[package]\nname = \"marked\"\nversion = \"0.1.0\"\nedition = \"2021\"\nbuild = \"build.rs\"\n";
+const MANIFEST: &str = "[package]\nname = \"marked\"\nversion = \"0.1.0\"\nedition = \"2021\"\nbuild = \"build.rs\"\n[features]\nextra = []\n";
 const BUILD: &str = "fn main() {\n    let dir = std::env::var(\"CARGO_MANIFEST_DIR\").unwrap();\n    std::fs::write(format!(\"{dir}/build-script-ran\"), \"yes\").unwrap();\n}\n";
 const LIB: &str = "pub fn answer() -> u32 {\n    42\n}\n";
 
@@ -80,13 +79,22 @@ fn an_untrusted_workspace_runs_no_build_script_until_trusted() {
         std::fs::write(ws.join("src/lib.rs"), "pub fn answer() -> u32 {\n    \"forty-two\"\n}\n").unwrap();
         let all = lsp(&run, json!({"action": "diagnostics", "file": "*"})).await;
         assert!(all.contains("rust (cargo check: every member, every target"), "{all}");
-        assert!(all.contains("default features): 1 error"), "{all}");
+        assert!(all.contains("all features): 1 error; without --all-features: 1 error"), "{all}");
         assert!(all.contains("src/lib.rs:2  error  mismatched types [E0308]"), "{all}");
         // An error only test code has counts too (cargo test would fail on it).
         let in_tests = "pub fn answer() -> u32 {\n    42\n}\n#[cfg(test)]\nmod tests {\n    fn f() -> u32 {\n        \"x\"\n    }\n}\n";
         std::fs::write(ws.join("src/lib.rs"), in_tests).unwrap();
         let all = lsp(&run, json!({"action": "diagnostics", "file": "*"})).await;
         assert!(all.contains("src/lib.rs:7  error  mismatched types [E0308]"), "{all}");
+        // So does an error behind a feature, marked as one only that feature set has.
+        let featured = "pub fn answer() -> u32 {\n    42\n}\n#[cfg(feature = \"extra\")]\npub fn more() -> u32 {\n    \"x\"\n}\n";
+        std::fs::write(ws.join("src/lib.rs"), featured).unwrap();
+        let all = lsp(&run, json!({"action": "diagnostics", "file": "*"})).await;
+        assert!(
+            all.contains("src/lib.rs:6  error  mismatched types [E0308] (only with --all-features)"),
+            "{all}"
+        );
+        assert!(all.contains("without --all-features: no errors or warnings"), "{all}");
         std::fs::write(ws.join("src/lib.rs"), "pub fn answer() -> u32 {\n    \"forty-two\"\n}\n").unwrap();
         // Diagnostics on write wait for cargo check (a separate check) before answering, and
         // never call a file clean before it has ended.

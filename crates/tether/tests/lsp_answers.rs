@@ -1,0 +1,178 @@
+//! What `lsp` answers read like with the real pyright, at the edges a model hits: hover text
+//! without markdown escapes, an action the server does not offer, an outline without locals,
+//! a symbol that is only part of a name, a file named without its folder, and `status` when a
+//! server is installed but finds no project marker.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::call_text as call;
+use serde_json::json;
+use tether::Run;
+
+const TIMED: &str = "\
+def want_bytes(value: str) -> bytes:
+    \"\"\"Encodes the value with secret_key.
+
+    Args:
+        value: what to encode
+    \"\"\"
+    total = len(value)
+    padded = value.ljust(total)
+    return padded.encode()
+
+
+LIMIT = 10
+
+
+class Signer:
+    def sign(self, data: bytes) -> bytes:
+        digest = data[:LIMIT]
+        return digest
+
+
+print(want_bytes(\"x\"))
+";
+
+fn pyright_on_path() {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    assert!(
+        std::env::split_paths(&path).any(|d| d.join("pyright-langserver").is_file()),
+        "pyright-langserver is not on PATH: run scripts/test, which installs it"
+    );
+}
+
+fn run_over(dir: &Path, marker: bool) -> Run {
+    pyright_on_path();
+    let ws = dir.join("ws");
+    if marker {
+        common::write(
+            &ws,
+            "pyproject.toml",
+            "[project]\nname = \"w\"\nversion = \"0.1\"\n",
+        );
+    }
+    common::write(&ws, "pkg/timed.py", TIMED);
+    common::write(&ws, ".venv/pyvenv.cfg", "home = /usr/bin\n");
+    common::write(&ws, ".venv/lib/python3/site-packages/timed.py", "x = 1\n");
+    common::run_with_config(dir, common::LSP_BUDGETS)
+}
+
+#[test]
+fn pyright_answers_read_as_a_model_needs_them() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let run = run_over(dir.path(), true);
+        let file = "pkg/timed.py";
+
+        // Hover: plain text, no `secret\_key`, no `&nbsp;`.
+        let out = call(
+            &run,
+            "lsp",
+            json!({"action": "hover", "file": file, "line": 1, "symbol": "want_bytes"}),
+        )
+        .await;
+        assert!(out.contains("def want_bytes(value: str) -> bytes"), "{out}");
+        assert!(out.contains("secret_key") && !out.contains("\\_"), "{out}");
+        assert!(!out.contains("&nbsp;") && !out.contains("```"), "{out}");
+
+        // An action pyright does not offer: said so, with what to ask instead.
+        let out = call(
+            &run,
+            "lsp",
+            json!({"action": "implementation", "file": file, "line": 16, "symbol": "sign"}),
+        )
+        .await;
+        assert!(
+            out.contains("pyright does not offer `implementation`"),
+            "{out}"
+        );
+        assert!(
+            out.contains("references") && !out.contains("-32601"),
+            "{out}"
+        );
+
+        // The outline: functions, classes, methods and module names; no locals unless asked.
+        let out = call(&run, "lsp", json!({"action": "symbols", "file": file})).await;
+        assert!(
+            out.contains("function want_bytes") && out.contains("method sign"),
+            "{out}"
+        );
+        assert!(
+            out.contains("LIMIT") && out.contains("class Signer"),
+            "{out}"
+        );
+        assert!(!out.contains("total") && !out.contains("digest"), "{out}");
+        assert!(out.contains("`locals: true` lists them"), "{out}");
+        let out = call(
+            &run,
+            "lsp",
+            json!({"action": "symbols", "file": file, "locals": true}),
+        )
+        .await;
+        assert!(out.contains("total") && out.contains("digest"), "{out}");
+
+        // A symbol that is only part of a name: a read says which name it took; a rename
+        // refuses.
+        let out = call(
+            &run,
+            "lsp",
+            json!({"action": "hover", "file": file, "line": 21, "symbol": "want_byte"}),
+        )
+        .await;
+        assert!(
+            out.contains("`want_byte` is not a whole name on that line"),
+            "{out}"
+        );
+        assert!(out.contains("def want_bytes"), "{out}");
+        let out = call(
+            &run,
+            "lsp_rename",
+            json!({"file": file, "line": 21, "symbol": "want_byte", "new_name": "to_bytes"}),
+        )
+        .await;
+        assert!(
+            out.contains("`want_byte` is not a whole name on line 21: it is part of `want_bytes`"),
+            "{out}"
+        );
+        let after = std::fs::read_to_string(dir.path().join("ws").join(file)).unwrap();
+        assert_eq!(after, TIMED, "the refused rename changed the file");
+
+        // A file named without its folder: the one in the project is suggested, never the
+        // copy in the virtual environment.
+        let out = call(
+            &run,
+            "lsp",
+            json!({"action": "hover", "file": "timed.py", "line": 1, "symbol": "want_bytes"}),
+        )
+        .await;
+        assert!(out.contains("did you mean pkg/timed.py?"), "{out}");
+        assert!(!out.contains("site-packages"), "{out}");
+
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
+#[test]
+fn status_names_a_language_whose_server_finds_no_project_marker() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let run = run_over(dir.path(), false);
+        let out = call(&run, "lsp", json!({"action": "status"})).await;
+        assert!(
+            out.contains("python: unavailable for pkg/timed.py"),
+            "{out}"
+        );
+        assert!(
+            out.contains("is installed, but no root marker (pyproject.toml"),
+            "{out}"
+        );
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
