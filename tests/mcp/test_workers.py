@@ -101,3 +101,61 @@ def test_a_sigkill_of_tether_takes_a_daemon_a_worker_started(workspace):
         assert daemon(cmds), f"the worker and its daemon should run: {cmds}"
 
     killed_while(workspace, prepare, extra_args=["--vibe"])
+
+
+def git(workspace, *args):
+    """Runs git in the workspace as a test's user; what it printed."""
+    done = subprocess.run(["git", "-C", str(workspace), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done
+    return done.stdout
+
+
+def test_a_sigkill_of_tether_while_git_makes_a_worktree_leaves_nothing_in_the_next_run_s_way(workspace):
+    # `slow.txt` goes through a smudge filter that holds the first checkout (at most 60 s), so
+    # the first run's `git worktree add` is cut off half done, its worktree locked.
+    outer = workspace.parent
+    for name, body in [("README", "hi\n"), (".gitattributes", "slow.txt filter=slow\n"), ("slow.txt", "slow\n")]:
+        (workspace / name).write_text(body)
+    git(workspace, "init", "-q")
+    git(workspace, "add", ".")
+    git(workspace, "commit", "-q", "-m", "first")
+    (outer / "filter.sh").write_text(
+        f'if mkdir {outer}/once 2>/dev/null; then touch {outer}/held; i=0; '
+        f'until [ $i -ge 1200 ]; do sleep 0.05; i=$((i+1)); done; fi\ncat\n')
+    git(workspace, "config", "filter.slow.smudge", f"sh {outer}/filter.sh")
+    git(workspace, "config", "filter.slow.clean", "cat")
+    script = outer / "worker.sh"
+    script.write_text('brief=$(cat)\necho "$brief" > made.txt\necho "made it"\n')
+    cfg = outer / (workspace.name + "-cfg")
+    cfg.mkdir(exist_ok=True)
+    (cfg / "tether.toml").write_text(
+        f'[workers]\nisolation = "worktree"\n[workers.fast]\ncommand = ["sh", "{script}"]\n')
+
+    async def prepare(s):
+        r = await s.call_tool("vibe_spawn", {"brief": "held", "label": "held"})
+        assert not r.is_error, r
+        for _ in range(600):
+            if (outer / "held").exists():
+                break
+            await asyncio.sleep(0.1)
+        assert (outer / "held").exists(), "the first checkout was never held"
+
+    killed_while(workspace, prepare, extra_args=["--vibe"])
+    listed = git(workspace, "worktree", "list", "--porcelain")
+    assert listed.count("locked initializing") == 1, listed
+
+    async def again():
+        async with session(workspace, extra_args=["--vibe"]) as s:
+            await s.call_tool("vibe_spawn", {"brief": "the change", "label": "next"})
+            r = await s.call_tool("vibe_wait", {"worker_id": "w1", "timeout_seconds": 60})
+            assert "completed" in text(r), text(r)
+
+    asyncio.run(asyncio.wait_for(again(), timeout=120))
+    listed = git(workspace, "worktree", "list", "--porcelain")
+    assert "initializing" not in listed, listed
+    branches = git(workspace, "branch", "--list", "--format=%(refname:short)", "tether/*").split()
+    assert len(branches) == 1, branches
+    trees = [p for p in (workspace / ".tether/worktrees").iterdir() if p.is_dir()]
+    assert [p.name for p in trees] == [branches[0].removeprefix("tether/")], trees
+    assert (trees[0] / "made.txt").read_text() == "the change\n"

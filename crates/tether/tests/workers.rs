@@ -6,12 +6,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+mod vibe;
 
 use std::path::Path;
 use std::time::Duration;
 
 use serde_json::json;
-use tether::{Run, RunBuilder};
+use tether::Run;
+use vibe::{git_in, logged_pid, run_with_worker, send, spawn, transcript, wait};
 
 /// Reads the brief from stdin and acts on its first word; prints its pid so tests can find it.
 const WORKER: &str = r#"
@@ -32,69 +34,11 @@ case "$brief" in
 esac
 "#;
 
-/// A run over `dir/ws` whose user config is `config` with `SCRIPT` replaced by the path of
-/// a script holding `worker`.
-fn run_with_worker(dir: &Path, worker: &str, config: &str, vibe: bool) -> Run {
-    let script = dir.join("worker.sh");
-    std::fs::write(&script, worker).unwrap();
-    let cfg = dir.join("cfg");
-    std::fs::create_dir_all(&cfg).unwrap();
-    std::fs::create_dir_all(dir.join("ws")).unwrap();
-    let config = config.replace("SCRIPT", &script.display().to_string());
-    std::fs::write(cfg.join("tether.toml"), config).unwrap();
-    RunBuilder::new(dir.join("ws"))
-        .user_config_dir(&cfg)
-        .state_dir(dir.join("state"))
-        .vibe(vibe)
-        .build()
-        .unwrap()
-}
-
 fn run_vibe(dir: &Path, extra: &str, vibe: bool) -> Run {
     let config = format!(
         "[workers]\nmax_concurrent = 2\n{extra}\n[workers.fast]\ncommand = [\"sh\", \"SCRIPT\"]\n"
     );
     run_with_worker(dir, WORKER, &config, vibe)
-}
-
-async fn send(run: &Run, id: &str, message: &str) -> String {
-    common::call_text(
-        run,
-        "vibe_send",
-        json!({"worker_id": id, "message": message}),
-    )
-    .await
-}
-
-/// The pid a worker printed on a line `PREFIX PID` of its transcript, once it has.
-async fn logged_pid(dir: &Path, id: &str, prefix: &str) -> u32 {
-    let path = dir.join(format!("ws/.tether/workers/{id}.log"));
-    // Generous: a loaded machine may take seconds to start a shell.
-    for _ in 0..600 {
-        let log = std::fs::read_to_string(&path).unwrap_or_default();
-        let found = log
-            .lines()
-            .find_map(|l| l.strip_prefix(prefix)?.trim().parse().ok());
-        if let Some(pid) = found {
-            return pid;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("{id} never printed `{prefix} PID` in {}", path.display());
-}
-
-async fn spawn(run: &Run, brief: &str) -> String {
-    let out = common::call_text(run, "vibe_spawn", json!({"brief": brief, "label": brief})).await;
-    out.split_whitespace().next().unwrap().to_string()
-}
-
-async fn wait(run: &Run, id: &str, secs: u64) -> String {
-    common::call_text(
-        run,
-        "vibe_wait",
-        json!({"worker_id": id, "timeout_seconds": secs}),
-    )
-    .await
 }
 
 #[tokio::test]
@@ -107,12 +51,15 @@ async fn workers_run_end_fail_and_are_listed_with_their_results() {
     assert!(
         done.contains("w1 (succeed at the task, fast): completed")
             && done.contains("working on: succeed at the task\nall done")
-            && done.contains(".tether/workers/w1.log"),
+            && done.contains(&format!(
+                "transcript: {}",
+                transcript(dir.path(), "w1").display()
+            )),
         "{done}"
     );
     // Waiting again after the end answers at once, the result kept.
     assert_eq!(wait(&run, "w1", 30).await, done);
-    let transcript = std::fs::read_to_string(dir.path().join("ws/.tether/workers/w1.log")).unwrap();
+    let transcript = std::fs::read_to_string(transcript(dir.path(), "w1")).unwrap();
     assert!(
         transcript.contains("--- run 1 ---")
             && transcript.contains("all done")
@@ -175,7 +122,7 @@ async fn waits_time_out_sends_rerun_and_kill_takes_the_grandchild() {
     let killed = common::call_text(&run, "vibe_kill", json!({"worker_id": "w1"})).await;
     assert!(killed.contains("w1 killed"), "{killed}");
     assert!(wait(&run, "w1", 60).await.contains("killed"));
-    let transcript = std::fs::read_to_string(dir.path().join("ws/.tether/workers/w1.log")).unwrap();
+    let transcript = std::fs::read_to_string(transcript(dir.path(), "w1")).unwrap();
     assert!(
         transcript.contains("--- run 1 stopped by vibe_send, to run again after")
             && transcript.contains("--- run 2 killed by vibe_kill after"),
@@ -334,7 +281,7 @@ async fn outside_vibe_mode_there_are_no_workers_and_none_outlive_the_run() {
     ];
 
     run.shutdown(Duration::from_secs(5)).await;
-    let transcript = std::fs::read_to_string(dir.path().join("ws/.tether/workers/w2.log")).unwrap();
+    let transcript = std::fs::read_to_string(transcript(dir.path(), "w2")).unwrap();
     assert!(
         transcript.contains("--- run 1 killed as the run ended after"),
         "{transcript}"
@@ -379,7 +326,7 @@ async fn a_worker_never_gets_a_wider_surface_than_its_caller() {
     assert!(spawned.starts_with("w1 spawned"), "{spawned}");
     let done = plan("vibe_wait", json!({"worker_id": "w1"})).await;
     assert!(done.contains("completed"), "{done}");
-    let log = std::fs::read_to_string(dir.path().join("ws/.tether/workers/w1.log")).unwrap();
+    let log = std::fs::read_to_string(transcript(dir.path(), "w1")).unwrap();
     assert!(
         log.contains("args --read-only") && log.contains("surface plan"),
         "{log}"
@@ -394,11 +341,11 @@ async fn a_worker_never_gets_a_wider_surface_than_its_caller() {
         refused.starts_with("ERROR") && refused.contains("has no `read_only_args`"),
         "{refused}"
     );
-    assert!(!dir.path().join("ws/.tether/workers/w2.log").exists());
+    assert!(!transcript(dir.path(), "w2").exists());
     // The agent surface runs with no extra flags.
     spawn(&run, "succeed openly").await;
     wait(&run, "w2", 30).await;
-    let log = std::fs::read_to_string(dir.path().join("ws/.tether/workers/w2.log")).unwrap();
+    let log = std::fs::read_to_string(transcript(dir.path(), "w2")).unwrap();
     assert!(log.contains("args \n") || log.contains("args\n"), "{log}");
     assert!(log.contains("surface agent"), "{log}");
     run.shutdown(Duration::from_secs(5)).await;
@@ -505,19 +452,25 @@ async fn under_worktree_isolation_each_worker_works_on_a_branch_of_its_own() {
     let run = run_with_worker(dir.path(), worker, config, true);
     spawn(&run, "the change").await;
     let done = wait(&run, "w1", 30).await;
-    let tree = ws.join(".tether/worktrees/w1");
-    let expected = format!(
-        "its worktree: {} on branch tether/w1 (not committed: ?? made.txt)",
-        tree.display()
-    );
+    // Its folder and branch carry the run's id, so a later run's `w1` never meets this one's.
+    let (tree, branch) = vibe::worktree_of(&done);
+    let name = tree.file_name().unwrap().to_string_lossy().into_owned();
     assert!(
-        done.contains("completed") && done.contains(&expected),
+        name.ends_with("-w1") && tree.parent() == Some(ws.join(".tether/worktrees").as_path()),
+        "{done}"
+    );
+    assert_eq!(branch, format!("tether/{name}"));
+    assert!(
+        done.contains("completed") && done.contains("(not committed: ?? made.txt)"),
         "{done}"
     );
     spawn(&run, "commit this").await;
     let done = wait(&run, "W2", 30).await;
     assert!(
-        done.contains("on branch tether/w2 (1 commit on the branch)"),
+        done.contains(&format!(
+            "on branch {} (1 commit on the branch)",
+            branch.replace("-w1", "-w2")
+        )),
         "{done}"
     );
     assert_eq!(
@@ -528,7 +481,7 @@ async fn under_worktree_isolation_each_worker_works_on_a_branch_of_its_own() {
         !ws.join("made.txt").exists(),
         "the worker wrote into the workspace itself"
     );
-    assert!(git(&["branch", "--list", "tether/w1"]).contains("tether/w1"));
+    assert!(git(&["branch", "--list", &branch]).contains(&branch));
     run.shutdown(Duration::from_secs(5)).await;
 }
 
@@ -580,17 +533,4 @@ async fn worktree_isolation_runs_no_hook_or_fsmonitor_of_the_repository() {
         "tether's git ran the repository's programs: {}",
         std::fs::read_to_string(&ran).unwrap_or_default()
     );
-}
-
-/// Runs git in `ws` as a test's user, and returns what it printed.
-fn git_in(ws: &Path, args: &[&str]) -> String {
-    let done = std::process::Command::new("git")
-        .arg("-C")
-        .arg(ws)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(done.status.success(), "git {args:?}: {done:?}");
-    String::from_utf8_lossy(&done.stdout).to_string()
 }

@@ -65,7 +65,7 @@ pub struct WorkersConfig {
     pub stall_after: Duration,
     /// `fast`, `good`, by name.
     pub tiers: BTreeMap<String, TierConfig>,
-    /// Each worker in a git worktree of its own, on a branch `tether/wN`.
+    /// Each worker in a git worktree of its own, on a branch `tether/RUN-wN`.
     pub worktrees: bool,
 }
 

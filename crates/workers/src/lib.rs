@@ -6,6 +6,7 @@ mod config;
 mod output;
 mod pool;
 mod tools;
+mod transcript;
 mod worktree;
 
 use std::sync::Arc;
@@ -62,7 +63,7 @@ impl Capability for Workers {
         for (tier, _) in &held {
             config.tiers.remove(tier);
         }
-        let pool = Arc::new(pool::Pool::new(config, run.workspace.root()));
+        let pool = Arc::new(pool::Pool::new(config, run.workspace.root(), run_id()));
         let shared = Arc::new(tools::Shared {
             pool: pool.clone(),
             held,
@@ -82,4 +83,26 @@ impl Capability for Workers {
             }
         })
     }
+}
+
+/// A short id for this run of tether (six of `0-9a-z`), in the names of its transcripts and
+/// worktrees, so that no two runs on one workspace share one.
+fn run_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static MADE: AtomicU64 = AtomicU64::new(0);
+    // `RandomState` is seeded from the system's randomness; the rest tells apart runs anyway.
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(std::process::id());
+    hasher.write_u64(MADE.fetch_add(1, Ordering::Relaxed));
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    hasher.write_u128(now.map(|d| d.as_nanos()).unwrap_or_default());
+    let mut n = hasher.finish();
+    (0..6)
+        .map(|_| {
+            let digit = (n % 36) as u32;
+            n /= 36;
+            char::from_digit(digit, 36).unwrap_or('0')
+        })
+        .collect()
 }

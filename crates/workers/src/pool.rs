@@ -3,7 +3,6 @@
 //! that ends frees its slot at once for the next.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -15,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{TierConfig, WorkersConfig};
 use crate::output::OutputReader;
+use crate::transcript::Transcript;
 use crate::worktree::{self, Worktree};
 
 /// Where a worker is in its life.
@@ -76,8 +76,8 @@ pub struct Worker {
     pub started: Option<Instant>,
     /// When its last run ended.
     pub ended: Option<Instant>,
-    /// Its full stdout, every run, under `.tether/workers/`.
-    pub transcript: PathBuf,
+    /// Its full stdout, every run of it in this run of tether, under `.tether/workers/`.
+    pub transcript: Arc<Transcript>,
     /// The final message of its last finished run.
     pub result: Option<String>,
     /// How its last run ended, in words ("exit code 1"), when it did not succeed.
@@ -98,6 +98,8 @@ pub struct Worker {
     group: Option<u32>,
     /// Ends the current run.
     stop: Option<CancellationToken>,
+    /// Held while its worktree is made, so a run started meanwhile waits for that one.
+    making: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Worker {
@@ -107,12 +109,7 @@ impl Worker {
             .started
             .map(|s| format!(" after {:.1} s", s.elapsed().as_secs_f64()))
             .unwrap_or_default();
-        let file = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&self.transcript);
-        if let Ok(mut file) = file {
-            let _ = writeln!(file, "--- run {} {how}{after} ---", self.runs);
-        }
+        self.transcript.end(self.runs, &format!("{how}{after}"));
     }
 
     /// Its state, and why when it did not succeed.
@@ -144,6 +141,10 @@ struct Inner {
 pub struct Pool {
     config: WorkersConfig,
     root: PathBuf,
+    /// This run's id, in its transcripts' and worktrees' names.
+    run: String,
+    /// This run's hold on its worktrees, taken when the first is made.
+    claim: tokio::sync::OnceCell<worktree::Claim>,
     inner: Mutex<Inner>,
     /// Woken at every change of state.
     pub changed: Notify,
@@ -157,11 +158,13 @@ pub fn number(id: &str) -> Option<u32> {
 }
 
 impl Pool {
-    /// An empty pool for workers in `root`.
-    pub fn new(config: WorkersConfig, root: &Path) -> Self {
+    /// An empty pool for workers in `root`, in the run of tether with id `run`.
+    pub fn new(config: WorkersConfig, root: &Path, run: String) -> Self {
         Pool {
             config,
             root: root.to_path_buf(),
+            run,
+            claim: tokio::sync::OnceCell::new(),
             inner: Mutex::default(),
             changed: Notify::new(),
         }
@@ -199,7 +202,10 @@ impl Pool {
             inner.next += 1;
             let n = inner.next;
             let id = format!("w{n}");
-            let transcript = self.root.join(".tether/workers").join(format!("{id}.log"));
+            let transcript = self
+                .root
+                .join(".tether/workers")
+                .join(format!("{}-{id}.log", self.run));
             let worker = Worker {
                 id,
                 label,
@@ -211,7 +217,7 @@ impl Pool {
                 changes: vec![(State::Queued, SystemTime::now())],
                 started: None,
                 ended: None,
-                transcript,
+                transcript: Arc::new(Transcript::new(transcript)),
                 result: None,
                 exit: None,
                 stderr_tail: Vec::new(),
@@ -222,6 +228,7 @@ impl Pool {
                 resumed: None,
                 group: None,
                 stop: None,
+                making: Arc::default(),
             };
             inner.workers.insert(n, worker);
             inner.queue.push_back(n);
@@ -354,12 +361,17 @@ impl Pool {
                 worker.started = Some(Instant::now());
                 worker.ended = None;
                 worker.set(State::Running);
+                // Written here, under the lock every end line is written under: first.
+                let begun = worker.transcript.begin(worker.runs);
                 let follow_up = worker.follow_up.take();
                 worker.resumed = follow_up.as_ref().and(worker.session.clone());
-                (n, (worker.clone(), follow_up))
+                (n, (worker.clone(), follow_up, begun))
             };
             self.changed.notify_waiters();
-            self.start(n, worker.0, worker.1);
+            match worker.2 {
+                Ok(()) => self.start(n, worker.0, worker.1),
+                Err(why) => self.finish(n, None, Err(why)),
+            }
         }
     }
 
@@ -402,6 +414,10 @@ impl Pool {
                 Ok(cwd) => cwd,
                 Err(why) => return pool.finish(n, None, Err(why)),
             };
+            // Killed or sent more while its worktree was made: nothing to start.
+            if stop.is_cancelled() {
+                return;
+            }
             // A worker that runs `tether serve` itself inherits its surface.
             let spec = ChildSpec {
                 argv,
@@ -431,15 +447,21 @@ impl Pool {
     }
 
     /// Where the worker runs: the workspace root, or under `isolation = "worktree"` a git
-    /// worktree of its own on branch `tether/wN`, made on its first run.
+    /// worktree of its own on branch `tether/RUN-wN`, made on its first run.
     async fn worktree_for(&self, n: u32, worker: &Worker) -> Result<PathBuf, String> {
         if !self.config.worktrees {
             return Ok(self.root.clone());
         }
-        if let Some(tree) = &worker.worktree {
-            return Ok(tree.path.clone());
+        let _making = worker.making.lock().await;
+        // An earlier run, stopped while it made the worktree, may have finished it meanwhile.
+        if let Some(tree) = self.get(n).and_then(|w| w.worktree) {
+            return Ok(tree.path);
         }
-        let tree = worktree::make(&self.root, &worker.id).await?;
+        self.claim
+            .get_or_try_init(|| worktree::Claim::take(&self.root, &self.run))
+            .await?;
+        let name = format!("{}-{}", self.run, worker.id);
+        let tree = worktree::make(&self.root, &name).await?;
         let path = tree.path.clone();
         if let Some(w) = self.lock().workers.get_mut(&n) {
             w.worktree = Some(tree);
@@ -552,20 +574,6 @@ async fn watch(
     child: &mut LongChild,
     stop: &CancellationToken,
 ) -> Result<String, String> {
-    if let Some(parent) = worker.transcript.parent() {
-        let _ = std::fs::create_dir_all(parent);
-    }
-    let mut transcript = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&worker.transcript)
-        .map_err(|e| {
-            format!(
-                "cannot open its transcript {}: {e}",
-                worker.transcript.display()
-            )
-        })?;
-    let _ = writeln!(transcript, "--- run {} ---", worker.runs);
     if let Some(mut stdin) = child.take_stdin() {
         tokio::spawn(async move {
             let _ = stdin.write_all(input.as_bytes()).await;
@@ -584,7 +592,7 @@ async fn watch(
         tokio::select! {
             line = lines.next_line(), if open => match line {
                 Ok(Some(line)) => {
-                    let _ = writeln!(transcript, "{line}");
+                    worker.transcript.line(worker.runs, &line);
                     last = Instant::now();
                     pool.heard(n, output.line(&line));
                 }

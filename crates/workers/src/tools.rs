@@ -111,7 +111,10 @@ fn report(worker: &Worker, stall: Duration) -> String {
         }
     }
     out.push_str(&format!("\nhistory: {}", history(worker)));
-    out.push_str(&format!("\ntranscript: {}", worker.transcript.display()));
+    out.push_str(&format!(
+        "\ntranscript: {}",
+        worker.transcript.path().display()
+    ));
     out
 }
 
