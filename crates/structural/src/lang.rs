@@ -37,6 +37,10 @@ pub struct Lang {
     id: &'static str,
     sg: SupportLang,
     rungs: &'static [Rung],
+    /// Kinds a fragment reads as in an early rung (inside a function body) that are other
+    /// kinds in a class or at the top level, where the same fragment must match too: each
+    /// first kind with the kinds its later readings may have.
+    context_bound: &'static [Bound],
 }
 
 impl Lang {
@@ -51,6 +55,15 @@ impl Lang {
 
     pub(crate) fn rungs(&self) -> &'static [Rung] {
         self.rungs
+    }
+
+    /// The kinds a later reading of a fragment first read as `kind` may have (none: it has
+    /// no other reading).
+    pub(crate) fn elsewhere(&self, kind: &str) -> &'static [&'static str] {
+        self.context_bound
+            .iter()
+            .find(|(first, _)| *first == kind)
+            .map_or(&[], |(_, later)| later)
     }
 
     /// Looks a language up by id (a few common aliases are accepted).
@@ -88,11 +101,14 @@ impl Lang {
 }
 
 macro_rules! lang {
-    ($id:literal, $sg:ident, [$($r:expr),* $(,)?]) => {
-        Lang { id: $id, sg: SupportLang::$sg, rungs: &[$($r),*] }
+    ($id:literal, $sg:ident, [$($r:expr),* $(,)?] $(, bound: $b:expr)?) => {
+        lang!($id, $sg, &[$($r),*] $(, bound: $b)?)
     };
     ($id:literal, $sg:ident, $rungs:expr) => {
-        Lang { id: $id, sg: SupportLang::$sg, rungs: $rungs }
+        lang!($id, $sg, $rungs, bound: &[])
+    };
+    ($id:literal, $sg:ident, $rungs:expr, bound: $bound:expr) => {
+        Lang { id: $id, sg: SupportLang::$sg, rungs: $rungs, context_bound: $bound }
     };
 }
 
@@ -120,6 +136,24 @@ const JAVA_LIKE_RUNGS: &[Rung] = &[
     rung("declaration", "@@HOLE@@", true),
 ];
 
+/// A first reading's kind, and the kinds its readings in later rungs may have.
+type Bound = (&'static str, &'static [&'static str]);
+
+/// `count = 0;` in a function is an assignment, in a class a field.
+const JS_BOUND: &[Bound] = &[
+    (
+        "expression_statement",
+        &["field_definition", "public_field_definition"],
+    ),
+    (
+        "assignment_expression",
+        &["field_definition", "public_field_definition"],
+    ),
+];
+
+/// `int count;` in a function is a local, in a struct a field.
+const C_BOUND: &[Bound] = &[("declaration", &["field_declaration"])];
+
 const C_LIKE_MEMBER: &str = "struct __Tether {\n@@HOLE@@\n};";
 
 static LANGS: &[Lang] = &[
@@ -136,7 +170,8 @@ static LANGS: &[Lang] = &[
             ),
             rung("class member", C_LIKE_MEMBER, true),
             rung("declaration", "@@HOLE@@", true),
-        ]
+        ],
+        bound: C_BOUND
     ),
     lang!(
         "cpp",
@@ -150,9 +185,18 @@ static LANGS: &[Lang] = &[
             ),
             rung("class member", "class __Tether {\n@@HOLE@@\n};", true),
             rung("declaration", "@@HOLE@@", true),
+        ],
+        bound: C_BOUND
+    ),
+    lang!(
+        "csharp",
+        CSharp,
+        JAVA_LIKE_RUNGS,
+        bound: &[
+            ("local_function_statement", &["method_declaration"]),
+            ("local_declaration_statement", &["field_declaration"]),
         ]
     ),
-    lang!("csharp", CSharp, JAVA_LIKE_RUNGS),
     lang!(
         "css",
         Css,
@@ -173,6 +217,16 @@ static LANGS: &[Lang] = &[
             ),
             rung("class member", "class __Tether {\n@@HOLE@@\n}", true),
             rung("declaration", "@@HOLE@@", true),
+        ],
+        bound: &[
+            (
+                "local_function_declaration",
+                &["method_declaration", "function_declaration"]
+            ),
+            (
+                "local_variable_declaration",
+                &["member_declaration", "top_level_variable_declaration"]
+            ),
         ]
     ),
     lang!(
@@ -216,8 +270,13 @@ static LANGS: &[Lang] = &[
         ]
     ),
     lang!("html", Html, [rung("declaration", "@@HOLE@@", false)]),
-    lang!("java", Java, JAVA_LIKE_RUNGS),
-    lang!("javascript", JavaScript, JS_RUNGS),
+    lang!(
+        "java",
+        Java,
+        JAVA_LIKE_RUNGS,
+        bound: &[("local_variable_declaration", &["field_declaration"])]
+    ),
+    lang!("javascript", JavaScript, JS_RUNGS, bound: JS_BOUND),
     lang!("json", Json, [rung("declaration", "@@HOLE@@", false)]),
     lang!(
         "kotlin",
@@ -279,6 +338,7 @@ static LANGS: &[Lang] = &[
             rung("statement", "fn __tether() {\n@@HOLE@@\n}", true),
             rung("expression", "fn __tether() { __tether(@@HOLE@@); }", false),
             rung("class member", "impl __Tether {\n@@HOLE@@\n}", false),
+            rung("class member", "struct __Tether {\n@@HOLE@@\n}", false),
             rung("declaration", "@@HOLE@@", false),
         ]
     ),
@@ -306,8 +366,8 @@ static LANGS: &[Lang] = &[
             rung("declaration", "@@HOLE@@", false),
         ]
     ),
-    lang!("tsx", Tsx, JS_RUNGS),
-    lang!("typescript", TypeScript, JS_RUNGS),
+    lang!("tsx", Tsx, JS_RUNGS, bound: JS_BOUND),
+    lang!("typescript", TypeScript, JS_RUNGS, bound: JS_BOUND),
     lang!("yaml", Yaml, [rung("declaration", "@@HOLE@@", false)]),
 ];
 

@@ -17,8 +17,11 @@
 mod budget;
 mod cache;
 mod capability;
+#[cfg(test)]
+mod cli_parity;
 mod config;
 mod footer;
+mod hint;
 mod index;
 mod lang;
 mod pattern;

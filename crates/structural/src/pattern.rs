@@ -1,18 +1,24 @@
 //! Compiling a pattern fragment: the context ladder, the no-ERROR/MISSING rule, the fixed
 //! text used to skip files cheaply, and the "unparseable" error.
 
-use ast_grep_core::matcher::PatternNode;
+use ast_grep_core::matcher::{MatcherExt as _, PatternNode};
 use ast_grep_core::meta_var::MetaVariable;
-use ast_grep_core::{Language as _, Node, Pattern};
+use ast_grep_core::tree_sitter::StrDoc;
+use ast_grep_core::{Language as _, Matcher as _, Node, NodeMatch, Pattern};
+use ast_grep_language::SupportLang;
 
 use crate::budget::{MAX_PATTERN_BYTES, MAX_PATTERN_DEPTH};
 use crate::index::subtree_depth;
-use crate::lang::{HOLE, Lang, Tree};
+use crate::lang::{HOLE, Lang, Rung, Tree};
 
 /// A pattern ready to match: the ast-grep pattern, the rung that accepted it, and the texts
 /// every match must contain.
 pub struct Compiled {
     pub(crate) pattern: Pattern,
+    /// The same fragment read in later contexts, when its first reading is a declaration whose
+    /// kind depends on where it stands (a Dart local function is a method in a class); a node
+    /// matching any reading is a match.
+    pub(crate) elsewhere: Vec<Pattern>,
     pub(crate) lang: Lang,
     /// Which rung of the ladder parsed it.
     pub rung: &'static str,
@@ -33,6 +39,15 @@ pub struct Unparseable {
 /// It recurses once per pattern level (up to [`MAX_PATTERN_DEPTH`]): call it on a thread with a
 /// [`STACK_BYTES`](crate::STACK_BYTES) stack, as the tools do.
 pub fn compile(fragment: &str, lang: Lang) -> Result<Compiled, Unparseable> {
+    compile_with(fragment, lang, true)
+}
+
+/// [`compile`] without looking for advice on a refusal, for the advice's own check.
+pub(crate) fn compile_without_hint(fragment: &str, lang: Lang) -> Result<Compiled, Unparseable> {
+    compile_with(fragment, lang, false)
+}
+
+fn compile_with(fragment: &str, lang: Lang, hint: bool) -> Result<Compiled, Unparseable> {
     let fragment = fragment.trim();
     if fragment.is_empty() {
         return Err(Unparseable {
@@ -53,57 +68,114 @@ pub fn compile(fragment: &str, lang: Lang) -> Result<Compiled, Unparseable> {
     }
     let processed = lang.sg().pre_process_pattern(fragment).into_owned();
     let mut first_failure: Option<String> = None;
-    // Each rung strictly first, then allowing a list metavariable (`$$$ITEMS` where the grammar
-    // wants items or statements) to stand in an ERROR or before a MISSING `;`. Leniency stays
-    // within the rung: a later rung's error recovery can yield a clean but meaningless tree
-    // (`while ($C) { $$$B }` as a C++ class member), which must not win.
-    for rung in lang.rungs() {
-        for lenient in [false, true] {
-            let suffixes: &[&str] = if rung.semicolon { &["", ";"] } else { &[""] };
-            for suffix in suffixes {
-                let attempt = Attempt {
-                    fragment: &processed,
-                    original: fragment,
-                    template: rung.template,
-                    suffix,
-                    lenient,
-                };
-                match try_rung(&attempt, lang) {
-                    Ok(pattern) => {
-                        let mut literals = Vec::new();
-                        collect_literals(&pattern.node, lang, &mut literals);
-                        literals.sort();
-                        literals.dedup();
-                        return Ok(Compiled {
-                            pattern,
-                            lang,
-                            rung: rung.name,
-                            literals,
-                        });
-                    }
-                    Err(Failure::TooDeep(depth)) => {
-                        return Err(Unparseable {
-                            message: too_deep(depth, lang),
-                        });
-                    }
-                    Err(Failure::Rung(why)) => {
-                        if first_failure.is_none() {
-                            first_failure = Some(why);
-                        }
-                    }
+    let rungs = lang.rungs();
+    for (at, rung) in rungs.iter().enumerate() {
+        let (pattern, kind) = match read_in(rung, &processed, fragment, lang) {
+            Ok(reading) => reading,
+            Err(Failure::TooDeep(depth)) => {
+                return Err(Unparseable {
+                    message: too_deep(depth, lang),
+                });
+            }
+            Err(Failure::Rung(why)) => {
+                first_failure.get_or_insert(why);
+                continue;
+            }
+        };
+        let elsewhere = readings_elsewhere(&rungs[at + 1..], &processed, fragment, lang, &kind);
+        // A file lacking a text cannot match any reading only if every reading has that text.
+        let mut literals = Vec::new();
+        collect_literals(&pattern.node, lang, &mut literals);
+        for other in &elsewhere {
+            let mut theirs = Vec::new();
+            collect_literals(&other.node, lang, &mut theirs);
+            literals.retain(|l| theirs.contains(l));
+        }
+        literals.sort();
+        literals.dedup();
+        return Ok(Compiled {
+            pattern,
+            elsewhere,
+            lang,
+            rung: rung.name,
+            literals,
+        });
+    }
+    let tried: Vec<&str> = rungs.iter().map(|r| r.name).collect();
+    let advice = if hint {
+        crate::hint::body_hint(fragment, lang)
+    } else {
+        String::new()
+    };
+    Err(Unparseable {
+        message: format!(
+            "unparseable {} pattern: no context ({}) parses it as one node without errors. {}{advice}",
+            lang.id(),
+            tried.join(", "),
+            first_failure.unwrap_or_default(),
+        ),
+    })
+}
+
+/// The fragment read in one rung: strictly first, then allowing a list metavariable
+/// (`$$$ITEMS` where the grammar wants items or statements) to stand in an ERROR or before a
+/// MISSING `;`. Leniency stays within the rung: a later rung's error recovery can yield a clean
+/// but meaningless tree (`while ($C) { $$$B }` as a C++ class member), which must not win.
+fn read_in(
+    rung: &Rung,
+    processed: &str,
+    fragment: &str,
+    lang: Lang,
+) -> Result<(Pattern, String), Failure> {
+    let mut first_failure = None;
+    for lenient in [false, true] {
+        let suffixes: &[&str] = if rung.semicolon { &["", ";"] } else { &[""] };
+        for suffix in suffixes {
+            let attempt = Attempt {
+                fragment: processed,
+                original: fragment,
+                template: rung.template,
+                suffix,
+                lenient,
+            };
+            match try_rung(&attempt, lang) {
+                Ok(reading) => return Ok(reading),
+                Err(Failure::Rung(why)) => {
+                    first_failure.get_or_insert(why);
                 }
+                Err(too_deep) => return Err(too_deep),
             }
         }
     }
-    let tried: Vec<&str> = lang.rungs().iter().map(|r| r.name).collect();
-    Err(Unparseable {
-        message: format!(
-            "unparseable {} pattern: no context ({}) parses it as one node without errors. {}",
-            lang.id(),
-            tried.join(", "),
-            first_failure.unwrap_or_default()
-        ),
-    })
+    Err(Failure::Rung(first_failure.unwrap_or_default()))
+}
+
+/// The readings of a context-bound fragment in the rungs after the one that accepted it, one
+/// per kind the language allows for it, so `void $M($$$P) { $$$B }` in Dart also finds methods
+/// and top-level functions. Other readings (a Dart call read as an abstract method) are left.
+fn readings_elsewhere(
+    later: &[Rung],
+    processed: &str,
+    fragment: &str,
+    lang: Lang,
+    first_kind: &str,
+) -> Vec<Pattern> {
+    let allowed = lang.elsewhere(first_kind);
+    let mut kinds: Vec<String> = Vec::new();
+    let mut found = Vec::new();
+    if allowed.is_empty() {
+        return found;
+    }
+    for rung in later {
+        if let Ok((pattern, kind)) = read_in(rung, processed, fragment, lang)
+            && allowed.contains(&kind.as_str())
+            && !kinds.contains(&kind)
+        {
+            kinds.push(kind);
+            found.push(pattern);
+        }
+    }
+    found
 }
 
 /// The refusal of a pattern deeper than [`MAX_PATTERN_DEPTH`], with what to do instead.
@@ -142,8 +214,9 @@ struct Attempt<'a> {
     lenient: bool,
 }
 
-/// Parses the fragment inside one scaffold; Err says where it failed, in fragment coordinates.
-fn try_rung(attempt: &Attempt<'_>, lang: Lang) -> Result<Pattern, Failure> {
+/// Parses the fragment inside one scaffold, giving the pattern and its node's kind; Err says
+/// where it failed, in fragment coordinates.
+fn try_rung(attempt: &Attempt<'_>, lang: Lang) -> Result<(Pattern, String), Failure> {
     let Attempt {
         fragment,
         original,
@@ -214,6 +287,7 @@ fn try_rung(attempt: &Attempt<'_>, lang: Lang) -> Result<Pattern, Failure> {
             .to_string()
     })?;
     let node = descend_single_children(node);
+    let kind = node.kind().to_string();
     // Converting and matching recurse once per level: measure first, with a cursor.
     let depth = subtree_depth(&node);
     if depth > MAX_PATTERN_DEPTH {
@@ -232,7 +306,7 @@ fn try_rung(attempt: &Attempt<'_>, lang: Lang) -> Result<Pattern, Failure> {
             "A pattern cannot be only a `$$$` list; put it inside a larger pattern.".to_string(),
         ));
     }
-    Ok(pattern)
+    Ok((pattern, kind))
 }
 
 /// The `;` a rung added is the pattern's last token. Where it follows a metavariable, it only
@@ -396,6 +470,27 @@ fn collect_literals(node: &PatternNode, lang: Lang, out: &mut Vec<String>) {
 }
 
 impl Compiled {
+    /// Matches `node` against the first reading, then the others.
+    pub(crate) fn match_node<'t>(
+        &self,
+        node: Node<'t, StrDoc<SupportLang>>,
+    ) -> Option<NodeMatch<'t, StrDoc<SupportLang>>> {
+        std::iter::once(&self.pattern)
+            .chain(&self.elsewhere)
+            .find_map(|p| p.match_node(node.clone()))
+    }
+
+    /// The node kinds a match can have, sorted; None when a reading can match any kind.
+    pub(crate) fn kinds(&self) -> Option<Vec<u16>> {
+        let mut kinds = Vec::new();
+        for p in std::iter::once(&self.pattern).chain(&self.elsewhere) {
+            kinds.extend(p.potential_kinds()?.iter().map(|k| k as u16));
+        }
+        kinds.sort_unstable();
+        kinds.dedup();
+        Some(kinds)
+    }
+
     /// The same pattern with the fixed-text prefilter switched off, so tests can check that the
     /// prefilter never drops a match.
     #[doc(hidden)]
@@ -519,6 +614,27 @@ mod tests {
             "{}",
             e.message
         );
+    }
+
+    #[test]
+    fn a_dart_declaration_matches_in_a_function_a_class_and_at_the_top() {
+        let src = "class W {\n  C? a;\n  void m() { C? b; }\n}\nC? c;\nvoid f() {}\n";
+        let tree = lang("dart").parse(src);
+        let lines = |p: &str| -> Vec<usize> {
+            let c = compile(p, lang("dart")).unwrap();
+            let mut found: Vec<usize> = tree
+                .root()
+                .dfs()
+                .filter_map(|n| c.match_node(n))
+                .map(|m| m.start_pos().line() + 1)
+                .collect();
+            found.dedup();
+            found
+        };
+        assert_eq!(lines("C? $F;"), [2, 3, 5]);
+        assert_eq!(lines("void $F($$$P) { $$$B }"), [3, 6]);
+        // A call is not a declaration: it never reads as an abstract method elsewhere.
+        assert!(compile("m()", lang("dart")).unwrap().elsewhere.is_empty());
     }
 
     #[test]

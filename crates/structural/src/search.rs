@@ -6,9 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use ast_grep_core::matcher::MatcherExt as _;
+use ast_grep_core::NodeMatch;
 use ast_grep_core::tree_sitter::StrDoc;
-use ast_grep_core::{Matcher as _, NodeMatch};
 use ast_grep_language::SupportLang;
 use tether_fs::{ContentHash, hash_bytes};
 
@@ -279,7 +278,7 @@ pub(crate) fn recount(pattern: &str, lang: crate::Lang) -> tether_fs::Recount {
                     }
                     let root = tree.root();
                     root.dfs()
-                        .filter(|n| compiled.pattern.match_node(n.clone()).is_some())
+                        .filter(|n| compiled.match_node(n.clone()).is_some())
                         .count()
                 });
             count.ok().and_then(|h| h.join().ok()).unwrap_or(0)
@@ -366,12 +365,9 @@ fn search_file(
     if root.get_inner_node().has_error() {
         stats.syntax_errors += 1;
     }
-    let kinds = compiled.pattern.potential_kinds();
-    let indexed = match (&cached.index, &kinds) {
-        (Some(index), Some(kinds)) => match kinds.iter().collect::<Vec<_>>().as_slice() {
-            [kind] => index.nodes(tree, *kind as u16),
-            _ => None,
-        },
+    let kinds = compiled.kinds();
+    let indexed = match (&cached.index, kinds.as_deref()) {
+        (Some(index), Some(&[kind])) => index.nodes(tree, kind),
         _ => None,
     };
     let mut sink = Sink {
@@ -391,7 +387,7 @@ fn search_file(
                 if i % CHECK_EVERY == 0 {
                     budget.check()?;
                 }
-                if let Some(nm) = compiled.pattern.match_node(node) {
+                if let Some(nm) = compiled.match_node(node) {
                     sink.take(nm)?;
                 }
             }
@@ -402,11 +398,11 @@ fn search_file(
                     budget.check()?;
                 }
                 if let Some(k) = &kinds
-                    && !k.contains(node.kind_id().into())
+                    && k.binary_search(&node.kind_id()).is_err()
                 {
                     continue;
                 }
-                if let Some(nm) = compiled.pattern.match_node(node) {
+                if let Some(nm) = compiled.match_node(node) {
                     sink.take(nm)?;
                 }
             }
