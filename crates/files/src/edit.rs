@@ -145,9 +145,40 @@ fn not_found_hint(text: &str, old: &str) -> String {
                 true => format!("{lines} match it except for whitespace (indentation or spacing)"),
                 false => format!("the nearest text is at {lines}"),
             };
+            // Only the file's text may go into old_string: the + lines and, when some lines
+            // were alike, the unmarked ones between them.
+            let copy = match near.has_context {
+                true => format!(
+                    "The file's {lines} are the unmarked and + lines, in order: to edit these \
+                     lines, copy them (without the markers) into old_string exactly"
+                ),
+                false => format!(
+                    "The + lines are the file's {lines}: to edit these lines, copy them (without \
+                     the +) into old_string exactly"
+                ),
+            };
+            let unlike = match near.unlike.as_slice() {
+                [] => String::new(),
+                lines => format!(
+                    " The file's line{} {} look{} nothing like what you gave in {}: the text you \
+                     meant is likely elsewhere, so read around it first.",
+                    if lines.len() == 1 { "" } else { "s" },
+                    lines
+                        .iter()
+                        .map(usize::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    if lines.len() == 1 { "s" } else { "" },
+                    if lines.len() == 1 {
+                        "its place"
+                    } else {
+                        "their places"
+                    },
+                ),
+            };
             format!(
                 "{head}; {what}{mixed}. As a diff from your old_string (-) to the file (+):\n{}\n\
-                 Copy the + lines into old_string exactly; the file need not be read again.",
+                 {copy}; the file need not be read again for these.{unlike}",
                 near.diff
             )
         }
@@ -227,6 +258,28 @@ mod tests {
         assert_eq!(
             e,
             "old_string was not found (0 matches); read the file and copy the text exactly"
+        );
+    }
+
+    #[test]
+    fn the_advice_names_the_lines_to_copy_and_warns_when_the_rest_is_elsewhere() {
+        let text = "fn main() {\n    let name = \"world\";\n    println!(\"hello {name}\");\n    \
+                    save(&name);\n}\n";
+        // The first line alike, the second misspelt: old_string must take both, not just +.
+        let old = "    let name = \"world\";\n    println!(\"helo {name}\");";
+        let e = replace(text, old, "x", false).unwrap_err();
+        assert!(
+            e.contains("The file's lines 2-3 are the unmarked and + lines, in order"),
+            "{e}"
+        );
+        assert!(!e.contains("nothing like"), "{e}");
+        // A third line the file does not have there: the advice says so.
+        let old =
+            "    let name = \"world\";\n    println!(\"helo {name}\");\n    upload_all(&files, 3);";
+        let e = replace(text, old, "x", false).unwrap_err();
+        assert!(
+            e.contains("line 4 looks nothing like what you gave in its place"),
+            "{e}"
         );
     }
 

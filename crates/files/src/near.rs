@@ -38,7 +38,16 @@ pub(crate) struct Nearest {
     pub whitespace_only: bool,
     /// `-` lines as asked, `+` lines as in the file, ` ` lines alike.
     pub diff: String,
+    /// Whether some of the window's lines are alike (shown unmarked in the diff), so the `+`
+    /// lines alone are not the window.
+    pub has_context: bool,
+    /// 1-based lines of the window that look nothing like the line asked in their place: the
+    /// text meant there is likely elsewhere.
+    pub unlike: Vec<usize>,
 }
+
+/// Below this character similarity a window line is "unlike" the line asked in its place.
+const UNLIKE: f32 = 0.5;
 
 /// The region of `text` most like `wanted`, or `None` when nothing is reasonably close (or the
 /// file is too large to scan quickly).
@@ -75,10 +84,22 @@ pub(crate) fn nearest(text: &str, wanted: &str) -> Option<Nearest> {
             .iter()
             .zip(&wanted_lines)
             .all(|(a, b)| normalized(a) == normalized(b));
+    let unlike = window
+        .iter()
+        .zip(&wanted_lines)
+        .enumerate()
+        .filter(|(_, (have, want))| {
+            TextDiff::from_chars(normalized(have).as_str(), normalized(want).as_str()).ratio()
+                < UNLIKE
+        })
+        .map(|(i, _)| start + i + 1)
+        .collect();
     Some(Nearest {
         first_line: start + 1,
         last_line: start + k,
         whitespace_only,
+        has_context: window.iter().any(|line| wanted_lines.contains(line)),
+        unlike,
         diff: render_diff(&wanted_lines, window),
     })
 }

@@ -118,25 +118,39 @@ struct Before {
 }
 
 impl DiagnosticsOnWrite {
-    /// Why no server gives `lang` diagnostics, when a project marker says one should (a
-    /// missing binary, an untrusted one): in full the first time in the run, then a short
-    /// tag. Nothing when there is no marker, or a server could start.
+    /// Why no server gives `lang` diagnostics (no project marker above the file, a missing
+    /// binary, an untrusted one): in full the first time in the run, then a short tag.
+    /// Nothing when a server could start.
     fn unavailable(&self, lang: &str, file: &Path) -> Option<String> {
         let s = &self.servers;
         let why = crate::avail::find(s.config(), lang, file, s.workspace(), s.trusted()).err()?;
-        let with_marker: Vec<String> = why
-            .into_iter()
-            .filter(|w| w.contains(" found at "))
-            .collect();
-        if with_marker.is_empty() {
+        Some(self.once(lang, || {
+            format!("no language server checked it: {}", why.join("; "))
+        }))
+    }
+
+    /// Why a configuration file (TOML, YAML, JSON) gets no diagnostics: no language server
+    /// checks its kind. Said once per kind in full; nothing for prose and other kinds.
+    fn unchecked_kind(&self, file: &Path) -> Option<String> {
+        let ext = file.extension()?.to_str()?.to_ascii_lowercase();
+        if !matches!(ext.as_str(), "toml" | "yaml" | "yml" | "json" | "jsonc") {
             return None;
         }
+        Some(self.once(&format!(".{ext}"), || {
+            format!(
+                "no language server checks .{ext} files; tether's syntax check, where it has \
+                 a grammar for them, is the only check"
+            )
+        }))
+    }
+
+    /// `full()` the first time `key` is told in the run, then a short reference to it.
+    fn once(&self, key: &str, full: impl FnOnce() -> String) -> String {
         let mut told = self.told.lock().unwrap_or_else(|p| p.into_inner());
-        Some(if told.insert(lang.to_string()) {
-            with_marker.join("; ")
-        } else {
-            "no server, as said above".to_string()
-        })
+        match told.insert(key.to_string()) {
+            true => full(),
+            false => "not checked by a language server, as said above".to_string(),
+        }
     }
 
     /// The server for `file`, waiting at most the write's budget for one still starting (or
@@ -172,7 +186,17 @@ impl DiagnosticsOnWrite {
     ) -> Option<FileReport> {
         let abs = receipt.path.abs();
         let rel = receipt.path.rel().to_string();
-        let lang = language_of(abs)?;
+        let Some(lang) = language_of(abs) else {
+            return self.unchecked_kind(abs).map(|why| FileReport {
+                path: rel,
+                source: "diagnostics".into(),
+                noun: "problem".into(),
+                status: FileStatus::Unavailable {
+                    why,
+                    now: Vec::new(),
+                },
+            });
+        };
         let server = match self.server_within(lang, abs).await {
             Ok(server) => server,
             Err(Some(starting)) => {

@@ -371,9 +371,10 @@ async fn a_one_word_typo_in_old_string_gets_the_nearest_line() {
     )
     .await
     .unwrap();
-    assert_eq!(
-        out,
-        "edited src/main.rs: 1 replacement (first at line 3)\n\nwrite #1: nothing to report"
+    // No Cargo.toml here: the result says no language server checked the file.
+    assert!(
+        out.starts_with("edited src/main.rs: 1 replacement (first at line 3)\n\nwrite #1:\n"),
+        "{out}"
     );
     assert!(
         std::fs::read_to_string(dir.path().join("src/main.rs"))
@@ -423,10 +424,13 @@ async fn missing_paths_suggest_similar_workspace_files() {
     )
     .await
     .unwrap();
-    assert_eq!(
-        wrote,
-        "created scr/new.rs (1 line); the folder scr/ did not exist and was created (did you \
-         mean src/?)\n\nwrite #1: nothing to report"
+    assert!(
+        wrote.starts_with(
+            "created scr/new.rs (1 line); the folder scr/ did not exist and was created (did \
+             you mean src/?)\n\nwrite #1:\ndiagnostics after this write:\n  scr/new.rs: \
+             unavailable (no language server checked it: rust-analyzer: "
+        ) && wrote.contains("no root marker (Cargo.toml)"),
+        "{wrote}"
     );
     let again = call(
         &run,
@@ -437,7 +441,8 @@ async fn missing_paths_suggest_similar_workspace_files() {
     .unwrap();
     assert_eq!(
         again,
-        "wrote scr/new.rs (2 lines)\n\nwrite #2: nothing to report"
+        "wrote scr/new.rs (2 lines)\n\nwrite #2:\ndiagnostics after this write:\n  scr/new.rs: \
+         unavailable (not checked by a language server, as said above)"
     );
 }
 

@@ -328,18 +328,19 @@ fn a_write_says_once_why_no_server_gives_diagnostics() {
         };
         let first = write("int one() => 1;\n").await;
         assert!(
-            first.contains("diagnostics after this write:\n  lib/main.dart: unavailable (dart: pubspec.yaml found at ., but dart is not on PATH)"),
+            first.contains("diagnostics after this write:\n  lib/main.dart: unavailable (no language server checked it: dart: pubspec.yaml found at ., but dart is not on PATH)"),
             "{first}"
         );
         let second = write("int two() => 2;\n").await;
-        assert!(second.contains("lib/main.dart: unavailable (no server, as said above)"), "{second}");
-        // Without a project marker there is nothing to say about servers at all.
+        assert!(second.contains("lib/main.dart: unavailable (not checked by a language server, as said above)"), "{second}");
+        // Without a project marker, the write says no server checked it, and why.
         let plain = run
             .runtime()
             .call(Surface::Agent, "write", json!({"path": "notes.py", "content": "x = 1\n"}), CancellationToken::new())
             .await
             .unwrap()
             .to_text();
-        assert!(!plain.contains("diagnostics"), "{plain}");
+        assert!(plain.contains("notes.py: unavailable (no language server checked it:"), "{plain}");
+        assert!(plain.contains("no root marker (pyproject.toml"), "{plain}");
     });
 }

@@ -1,8 +1,10 @@
 //! The labels diagnostics on write gives with the real rust-analyzer and cargo check, at the
 //! default budgets, counted over many runs: a write that brings a type error must never be
 //! told the error was there before, nor that the file is clean, and a result that says
-//! `pending` must be followed by its notice. `TETHER_LABEL_RUNS` sets how many runs (default
-//! 3); run it under load (a busy loop per core) to look for races.
+//! `pending` must be followed by its notice. In every other run the file is changed behind
+//! tether's back just before the write, so a check of that change runs when the write is saved.
+//! `TETHER_LABEL_RUNS` sets how many runs (default 3); run it under load (a busy loop per
+//! core) to look for races.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -43,8 +45,8 @@ fn trusted_crate(lib: &str) -> (tempfile::TempDir, Run) {
 }
 
 /// What is wrong with one run's labels, if anything.
-async fn one_run() -> Vec<String> {
-    let (_dir, run) = trusted_crate(GOOD);
+async fn one_run(n: usize) -> Vec<String> {
+    let (dir, run) = trusted_crate(GOOD);
     run.warm().await;
     let mut wrong = Vec::new();
     // Ready: a hover answers once the project is loaded.
@@ -58,6 +60,13 @@ async fn one_run() -> Vec<String> {
     .await;
     if first.contains("(new") {
         wrong.push(format!("an unchanged file was blamed:\n{first}"));
+    }
+    if n % 2 == 1 {
+        // An outside change whose check is under way, or about to begin, when the write is
+        // saved: the server cancels it and checks again.
+        let lib = dir.path().join("ws/src/lib.rs");
+        std::fs::write(&lib, format!("{GOOD}// touched\n")).unwrap();
+        tokio::time::sleep(Duration::from_millis(100 * (n as u64 / 2 % 5))).await;
     }
     let broke = call(&run, "write", json!({"path": "src/lib.rs", "content": BAD})).await;
     let pending = broke.contains("pending");
@@ -104,7 +113,7 @@ fn a_new_type_error_is_never_labelled_old_or_clean() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let mut wrong = Vec::new();
     for n in 0..runs {
-        for w in rt.block_on(one_run()) {
+        for w in rt.block_on(one_run(n)) {
             wrong.push(format!("run {n}: {w}"));
         }
     }

@@ -13,6 +13,9 @@ const DELETE: &str = "*** Delete File:";
 const UPDATE: &str = "*** Update File:";
 const MOVE: &str = "*** Move to:";
 const END_OF_FILE: &str = "*** End of File";
+/// The smallest whole patch, shown when a patch in another format is given.
+const EXAMPLE: &str =
+    "*** Begin Patch\n*** Update File: src/app.py\n-    return 1\n+    return 2\n*** End Patch";
 
 mod apply;
 mod matcher;
@@ -147,9 +150,21 @@ pub fn parse_patch(text: &str) -> Result<Patch, PatchParseError> {
     };
     let first_line = lines.get(first).copied().unwrap_or_default().trim();
     if first_line != BEGIN {
+        let unified = ["--- ", "diff --git", "Index: ", "@@ "]
+            .iter()
+            .any(|p| first_line.starts_with(p));
+        let what = match unified {
+            true => format!(
+                "this is a unified diff (`{}`), which apply_patch does not take",
+                first_line.chars().take(60).collect::<String>()
+            ),
+            false => format!("expected `{BEGIN}`, found `{first_line}`"),
+        };
         return Err(parse_err(
             first + 1,
-            format!("expected `{BEGIN}`, found `{first_line}`"),
+            format!(
+                "{what}; write it in this format, the lines found by their text, not by number:\n{EXAMPLE}"
+            ),
         ));
     }
     let last = lines

@@ -144,6 +144,24 @@ fn missing_begin_is_an_error() {
 }
 
 #[test]
+fn a_unified_diff_is_named_and_the_format_shown() {
+    let diff =
+        "--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2\n";
+    let err = parse_patch(diff).unwrap_err();
+    assert!(
+        err.message
+            .contains("this is a unified diff (`--- a/app.py`)"),
+        "{err}"
+    );
+    assert!(
+        err.message.ends_with("*** Begin Patch\n*** Update File: src/app.py\n-    return 1\n+    return 2\n*** End Patch"),
+        "{err}"
+    );
+    // The example shown is itself a patch this parser takes.
+    assert!(parse_patch(EXAMPLE).is_ok());
+}
+
+#[test]
 fn missing_end_is_an_error() {
     let err = parse_patch("*** Begin Patch\n*** Delete File: a\n").unwrap_err();
     assert_eq!(err.line, 2);
