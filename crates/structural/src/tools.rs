@@ -9,14 +9,14 @@ use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
 
 use crate::budget::{Budget, Limits, MAX_RESULTS, Stop, on_large_stack};
 use crate::cache::TreeCache;
-use crate::footer::{no_match_hint, searched_line};
+use crate::footer::{count, no_match_hint, searched_line};
 use crate::lang::Lang;
 use crate::pattern::compile;
 use crate::render::render_matches;
 use crate::search::{FileMatches, Io, Mode, SearchError, SearchStats, search};
 use crate::stage::{prepare, stage_edit};
 use crate::template::Template;
-use crate::walk::files_for;
+use crate::walk::{files_for, languages_under};
 
 /// `ast_grep`: structural search with metavariables.
 pub struct AstGrepTool {
@@ -70,8 +70,8 @@ pub struct AstGrepArgs {
     /// File or directory to search. Default: the whole workspace. A folder named here is
     /// searched even if it would be skipped by default (a `.venv`, a `node_modules`).
     path: Option<String>,
-    /// Language id (python, rust, dart, typescript, c, …). Required when `path` is a folder;
-    /// inferred when it is a file.
+    /// Language id (python, rust, dart, typescript, c, …). Inferred from a file's extension,
+    /// and for a folder whose files are all of one language; required for a mixed folder.
     language: Option<String>,
     /// How many matches to show: 1 to 1000, default 50.
     #[schemars(range(min = 1, max = crate::budget::MAX_RESULTS))]
@@ -92,7 +92,7 @@ pub struct AstEditArgs {
     /// File or directory to rewrite. Default: the whole workspace. A folder named here is
     /// rewritten even if it would be skipped by default.
     path: Option<String>,
-    /// Language id. Required when `path` is a folder; inferred when it is a file.
+    /// Language id; inferred as in ast_grep (a file, or a folder of one language).
     language: Option<String>,
     /// Also rewrite in dot-folders, as in ast_grep; default false.
     hidden: Option<bool>,
@@ -111,6 +111,8 @@ struct Request {
     /// Files are opened beneath the workspace's descriptors, never by path alone.
     workspace: tether_fs::Workspace,
     cache: Arc<TreeCache>,
+    /// How the language was inferred for a folder, for the result's first line.
+    note: Option<String>,
 }
 
 impl Request {
@@ -129,11 +131,16 @@ impl Request {
             )));
         }
         let shown_target = ws.display(&target);
-        let lang = pick_language(&target, &shown_target, scope.language)?;
+        let hidden = scope.hidden.unwrap_or(false);
+        let (lang, note) = match scope.language {
+            None if target.is_dir() => infer_language(&target, &shown_target, hidden)?,
+            language => (pick_language(&target, &shown_target, language)?, None),
+        };
         Ok(Request {
             pattern: pattern.to_string(),
             lang,
-            hidden: scope.hidden.unwrap_or(false),
+            hidden,
+            note,
             shown_target,
             target,
             root: ws.root().to_path_buf(),
@@ -251,6 +258,47 @@ fn display_path(root: &std::path::Path, p: &std::path::Path) -> String {
     }
 }
 
+/// The one language of a folder's files (those a search would walk), with a note saying so;
+/// an error listing the languages found when there are several, or none.
+fn infer_language(
+    target: &std::path::Path,
+    shown: &str,
+    hidden: bool,
+) -> Result<(Lang, Option<String>), ToolError> {
+    let stop = AtomicBool::new(false);
+    let budget = Budget::new(Limits::default(), &stop);
+    let census = languages_under(target, hidden, &budget)
+        .map_err(|s| stop_error("the language inference", s, &budget))?;
+    let found: Vec<String> = census
+        .langs
+        .iter()
+        .map(|(id, (n, _))| format!("{id} ({})", count(*n, "file", "files")))
+        .collect();
+    if let [(id, (_, exts))] = census.langs.iter().collect::<Vec<_>>().as_slice()
+        && let Some(lang) = Lang::by_id(id)
+    {
+        let exts: Vec<&str> = exts.iter().map(String::as_str).collect();
+        let besides = match census.others {
+            0 => String::new(),
+            n => format!(" (besides {n} in no bundled language)"),
+        };
+        let note = format!(
+            "language inferred: {id}, every file under {shown} is {}{besides}",
+            exts.join(" or ")
+        );
+        return Ok((lang, Some(note)));
+    }
+    let what = if found.is_empty() {
+        "it holds no file of a bundled language".to_string()
+    } else {
+        format!("it holds {}", found.join(", "))
+    };
+    Err(ToolError::invalid(format!(
+        "`language` is required when `path` is a folder ({shown}) whose files are not all of          one language: {what}; valid ids: {}",
+        Lang::ids().join(", ")
+    )))
+}
+
 /// The language to search: `language` if given (checked against a file's extension), else
 /// the file's own; `shown` is the target as errors name it.
 fn pick_language(
@@ -306,9 +354,9 @@ impl Tool for AstGrepTool {
             "Structural code search: find code by shape with a pattern parsed by the language's \
              grammar, so spacing, line breaks and comments do not matter and strings/comments \
              never match. `$X` matches one node, `$$$ARGS` a run of siblings, `$_` anything; a \
-             repeated `$X` must match the same text. `language` is required when `path` is a \
-             folder (default: the whole workspace) and inferred from a file's extension; ids: \
-             {}. Like ripgrep, a folder search honours .gitignore and skips dot-folders, \
+             repeated `$X` must match the same text. `language` is inferred from a file's \
+             extension, and for a folder (default: the whole workspace) whose files are all \
+             of one language; a mixed folder needs it; ids: {}. Like ripgrep, a folder search honours .gitignore and skips dot-folders, \
              node_modules, virtual environments (pyvenv.cfg) and caches (CACHEDIR.TAG): \
              `hidden: true` adds dot-folders, and a skipped folder named in `path` is searched. \
              Results are `path:line` with captures, and always say how many files were \
@@ -345,13 +393,11 @@ impl Tool for AstGrepTool {
         )?;
         let text = run_job(cx, self.limits, move |budget| {
             let (found, stats) = req.search("ast_grep", None, max, budget)?;
-            Ok(render_matches(
-                &found,
-                &stats,
-                max,
-                req.lang.id(),
-                &req.shown_target,
-            ))
+            let text = render_matches(&found, &stats, max, req.lang.id(), &req.shown_target);
+            Ok(match &req.note {
+                Some(note) => format!("{note}\n{text}"),
+                None => text,
+            })
         })
         .await?;
         Ok(ToolOutput::text(text))
@@ -367,7 +413,7 @@ impl Tool for AstEditTool {
 
     fn description(&self) -> String {
         "Structural rewrite: the same matching, languages and folder defaults as ast_grep \
-         (`language` required for a folder; dot-folders, node_modules, virtual environments and \
+         (`language` inferred for a file or a folder of one language; dot-folders, node_modules, virtual environments and \
          caches skipped unless named in `path`; `hidden: true` adds dot-folders), with a \
          `rewrite` template in which the pattern's metavariables are substituted; multi-line \
          captures keep their shape. Writes nothing: the change is staged and the result names \
@@ -404,6 +450,9 @@ impl Tool for AstEditTool {
                 && let Some(hint) = no_match_hint(&stats)
             {
                 searched = format!("{hint}\n{searched}");
+            }
+            if let Some(note) = &req.note {
+                searched = format!("{note}\n{searched}");
             }
             let prepared = prepare(found, budget).map_err(|s| stop_error("ast_edit", s, budget))?;
             Ok((prepared, searched))

@@ -106,7 +106,60 @@ pub fn files_for(
             skipped: SkippedFolders::default(),
         });
     }
-    let left_out: Arc<Mutex<Vec<(SkipReason, PathBuf)>>> = Arc::default();
+    let of_lang = |p: &Path| Lang::from_path(p).is_some_and(|l| l.id() == lang.id());
+    let (files, left_out) = walk(target, hidden, budget, &of_lang)?;
+    let mut skipped = SkippedFolders::default();
+    for (reason, path) in left_out {
+        let group = skipped.0.entry(reason).or_default();
+        group.count += 1;
+        if group.examples.len() < EXAMPLES {
+            group.examples.push(shown(&path));
+        }
+    }
+    Ok(Listing { files, skipped })
+}
+
+/// The languages of the files a folder search would walk, so a folder of one language needs
+/// no `language` argument.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Census {
+    /// Per language id: how many files, and their extensions.
+    pub langs: BTreeMap<&'static str, (usize, std::collections::BTreeSet<String>)>,
+    /// Files in no bundled language (a README, a Cargo.toml).
+    pub others: usize,
+}
+
+/// Counts the languages of the files under `target`, walked as [`files_for`] walks.
+pub fn languages_under(target: &Path, hidden: bool, budget: &Budget<'_>) -> Result<Census, Stop> {
+    let (files, _) = walk(target, hidden, budget, &|_| true)?;
+    let mut census = Census::default();
+    for file in files {
+        match Lang::from_path(&file) {
+            Some(lang) => {
+                let entry = census.langs.entry(lang.id()).or_default();
+                entry.0 += 1;
+                let ext = file
+                    .extension()
+                    .map_or(String::new(), |e| format!(".{}", e.to_string_lossy()));
+                entry.1.insert(ext);
+            }
+            None => census.others += 1,
+        }
+    }
+    Ok(census)
+}
+
+/// The folders a walk left out, and why.
+type LeftOut = Vec<(SkipReason, PathBuf)>;
+
+/// The files under `target` that `keep` accepts, sorted, and the folders left out, sorted.
+fn walk(
+    target: &Path,
+    hidden: bool,
+    budget: &Budget<'_>,
+    keep: &dyn Fn(&Path) -> bool,
+) -> Result<(Vec<PathBuf>, LeftOut), Stop> {
+    let left_out: Arc<Mutex<LeftOut>> = Arc::default();
     let record = left_out.clone();
     let walk = ignore::WalkBuilder::new(target)
         .require_git(false)
@@ -134,24 +187,14 @@ pub fn files_for(
     for entry in walk {
         budget.check()?;
         let Ok(entry) = entry else { continue };
-        if entry.file_type().is_some_and(|t| t.is_file())
-            && Lang::from_path(entry.path()).is_some_and(|l| l.id() == lang.id())
-        {
+        if entry.file_type().is_some_and(|t| t.is_file()) && keep(entry.path()) {
             files.push(entry.into_path());
         }
     }
     files.sort();
     let mut left_out = left_out.lock().map(|l| l.clone()).unwrap_or_default();
     left_out.sort();
-    let mut skipped = SkippedFolders::default();
-    for (reason, path) in left_out {
-        let group = skipped.0.entry(reason).or_default();
-        group.count += 1;
-        if group.examples.len() < EXAMPLES {
-            group.examples.push(shown(&path));
-        }
-    }
-    Ok(Listing { files, skipped })
+    Ok((files, left_out))
 }
 
 #[cfg(test)]

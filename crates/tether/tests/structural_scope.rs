@@ -160,6 +160,8 @@ async fn empty_captures_show_as_empty_and_counts_agree_in_number() {
 async fn errors_name_paths_relative_to_the_workspace() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "src/a.py", "f(1)\n");
+    // Two languages, so a search of the folder needs `language`.
+    write(dir.path(), "src/b.rs", "fn f() {}\n");
     write(dir.path(), "notes.txt", "f(1)\n");
     let run = open(dir.path());
     let root = dir.path().canonicalize().unwrap();
@@ -199,7 +201,43 @@ async fn the_description_lists_every_language_and_the_folder_defaults() {
     }
     assert!(
         spec.description
-            .contains("`language` is required when `path` is a folder")
+            .contains("whose files are all of one language; a mixed folder needs it")
     );
     assert!(spec.description.contains("`hidden: true`"));
+}
+
+#[tokio::test]
+async fn a_folder_of_one_language_needs_no_language_argument() {
+    let dir = vendored_workspace();
+    let root = dir.path();
+    write(root, "src/util.py", "call(7)\n");
+    // Files in no bundled language do not count; skipped folders (with their .py) neither.
+    write(root, "README.md", "call(8)\n");
+    write(root, "node_modules/pkg/index.js", "call(9);\n");
+    let run = open(root);
+    let out = call(&run, "ast_grep", json!({"pattern": "call($A)"}))
+        .await
+        .unwrap();
+    assert!(
+        out.starts_with("language inferred: python, every file under . is .py (besides 1 in no bundled language)\n2 matches in 2 files\n"),
+        "{out}"
+    );
+    let args = json!({"pattern": "call($A)", "path": "src", "rewrite": "call2($A)"});
+    let out = call(&run, "ast_edit", args).await.unwrap();
+    assert!(
+        out.contains("language inferred: python, every file under src is .py\n"),
+        "{out}"
+    );
+    // A folder of two languages still needs `language`, and the error says which are there.
+    write(root, "web/app.ts", "call(10);\n");
+    write(root, "web/more.tsx", "call(11);\n");
+    let err = call(&run, "ast_grep", json!({"pattern": "call($A)"}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`language` is required")
+            && err.contains("python (2 files), tsx (1 file), typescript (1 file)"),
+        "{err}"
+    );
 }
