@@ -1,11 +1,14 @@
 //! The debugger as a capability: a catalog of debug adapters decided at call time, one
 //! session per conversation spoken to over the Debug Adapter Protocol, and the `debug` tool.
-//! Every session ends with the run: the adapter's process group is killed.
+//! Every session ends with the run, or by a timer at its time to live: the adapter and the
+//! program are killed.
 
 mod catalog;
+mod ops;
 mod peer;
 mod render;
 mod session;
+mod sessions;
 mod tool;
 
 use std::sync::Arc;
@@ -81,7 +84,7 @@ impl DebugConfig {
 #[derive(Default)]
 pub struct Debug {
     config: DebugConfig,
-    sessions: Option<Arc<tool::Sessions>>,
+    sessions: Option<Arc<sessions::Sessions>>,
 }
 
 impl Capability for Debug {
@@ -99,8 +102,9 @@ impl Capability for Debug {
     }
 
     fn install(&mut self, run: &mut Install) {
-        let sessions = Arc::new(tool::Sessions {
+        let sessions = Arc::new(sessions::Sessions {
             live: tokio::sync::Mutex::default(),
+            expired: std::sync::Mutex::default(),
             breakpoints: std::sync::Mutex::default(),
             limits: session::Limits {
                 request: self.config.request,
@@ -109,6 +113,7 @@ impl Capability for Debug {
             ttl: self.config.ttl,
             adapters: self.config.adapters.clone(),
             fallback: format!("run-{}", std::process::id()),
+            notices: run.notices.clone(),
         });
         run.tool(DebugTool {
             sessions: sessions.clone(),

@@ -1,6 +1,7 @@
 //! The Debug Adapter Protocol's own envelope over the shared `Content-Length` framing:
-//! requests numbered by `seq` and answered by `request_seq`, events kept in order for the
-//! session, and the adapter's own requests refused (tether runs no terminal for it).
+//! requests numbered by `seq` and answered by `request_seq`, events handed to the session in
+//! order (each before any later answer), and the adapter's own requests refused (tether runs
+//! no terminal for it).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -9,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 type Answer = Result<Value, String>;
 
@@ -55,9 +56,18 @@ impl Pending {
     }
 }
 
+/// Takes the adapter's events as they are read, so what they say is known before any answer
+/// read after them is handed out, and no waiter has to hold a queue to learn of them.
+pub trait Listener: Send + Sync + 'static {
+    /// One event, in the order the adapter sent it.
+    fn event(&self, event: &Value);
+    /// The connection ended; waiters should look again.
+    fn closed(&self);
+}
+
 impl DapPeer {
-    /// Starts reading `input`; events go to `events` in the order they came.
-    pub fn start<R, W>(input: R, output: W, events: mpsc::UnboundedSender<Value>) -> DapPeer
+    /// Starts reading `input`; events go to `listener` in the order they came.
+    pub fn start<R, W>(input: R, output: W, listener: Arc<dyn Listener>) -> DapPeer
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
@@ -69,7 +79,11 @@ impl DapPeer {
             closed: Mutex::default(),
         });
         let peer = DapPeer { shared };
-        tokio::spawn(read_loop(BufReader::new(input), peer.clone(), events));
+        let peer_for_loop = peer.clone();
+        tokio::spawn(async move {
+            read_loop(BufReader::new(input), &peer_for_loop, &*listener).await;
+            listener.closed();
+        });
         peer
     }
 
@@ -122,8 +136,8 @@ impl DapPeer {
 
 async fn read_loop<R: AsyncRead + Unpin>(
     mut input: BufReader<R>,
-    peer: DapPeer,
-    events: mpsc::UnboundedSender<Value>,
+    peer: &DapPeer,
+    listener: &dyn Listener,
 ) {
     loop {
         let body = match tether_proc::read_frame(&mut input).await {
@@ -147,9 +161,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 };
                 let _ = waiter.send(answer);
             }
-            Some("event") => {
-                let _ = events.send(message);
-            }
+            Some("event") => listener.event(&message),
             Some("request") => {
                 // runInTerminal, startDebugging: tether has no terminal to offer.
                 let reply = json!({

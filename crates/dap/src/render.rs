@@ -51,19 +51,23 @@ pub fn breakpoints(file: &Path, asked: &[usize], answer: &Value) -> String {
     format!("{name}: {}", parts.join(", "))
 }
 
-/// One frame as `path:line function`, with the source line when the file can be read.
+/// One frame as `#id path:line function`.
 pub fn frame(f: &Value, root: &Path) -> String {
+    format!("#{} {}", f["id"].as_i64().unwrap_or(0), place(f, root))
+}
+
+/// Where a frame is, as `path:line function` (the path from the workspace root when inside it).
+pub fn place(f: &Value, root: &Path) -> String {
     let name = f["name"].as_str().unwrap_or("?");
     let line = f["line"].as_u64().unwrap_or(0);
-    let id = f["id"].as_i64().unwrap_or(0);
     match f["source"]["path"].as_str() {
         Some(path) => {
             let shown = Path::new(path)
                 .strip_prefix(root)
                 .map_or(path.to_string(), |p| p.display().to_string());
-            format!("#{id} {shown}:{line} {name}")
+            format!("{shown}:{line} {name}")
         }
-        None => format!("#{id} {name} (no source)"),
+        None => format!("{name} (no source)"),
     }
 }
 

@@ -4,15 +4,15 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tether_proc::{ChildSpec, LongChild};
-use tokio::sync::mpsc;
+use tokio::sync::watch;
 
 use crate::catalog::Found;
-use crate::peer::DapPeer;
+use crate::peer::{DapPeer, Listener};
 
 /// Output kept: the last 64 KiB.
 const OUTPUT_RING: usize = 64 << 10;
@@ -44,8 +44,38 @@ struct Heard {
     /// public id the model sees, to the adapter's own (which an adapter may reuse next stop).
     frames: HashMap<i64, i64>,
     refs: HashMap<i64, i64>,
+    /// The same the other way, so asking twice in one stop shows the same numbers.
+    frame_ids: HashMap<i64, i64>,
+    ref_ids: HashMap<i64, i64>,
     /// The last public id minted; never reset, so no id means two things in one session.
     minted: i64,
+}
+
+/// What the adapter has told us, written as its events are read, with a signal that wakes
+/// whoever waits for a change (a `continue` for its stop, a `launch` for `initialized`).
+struct Board {
+    heard: Mutex<Heard>,
+    changed: watch::Sender<u64>,
+}
+
+impl Listener for Board {
+    fn event(&self, event: &Value) {
+        take(&mut lock(&self.heard), event);
+        self.changed.send_modify(|n| *n += 1);
+    }
+
+    fn closed(&self) {
+        self.changed.send_modify(|n| *n += 1);
+    }
+}
+
+impl Board {
+    fn new() -> Arc<Board> {
+        Arc::new(Board {
+            heard: Mutex::default(),
+            changed: watch::channel(0).0,
+        })
+    }
 }
 
 /// Deadlines a session keeps.
@@ -67,8 +97,12 @@ pub struct Session {
     pub limits: Limits,
     peer: DapPeer,
     child: tokio::sync::Mutex<Option<LongChild>>,
-    events: tokio::sync::Mutex<mpsc::UnboundedReceiver<Value>>,
-    heard: Mutex<Heard>,
+    board: Arc<Board>,
+    /// Held while the program is let run or asked to pause, so a `pause` that finds it running
+    /// is sent after the `continue` that made it run, never overtaking it.
+    order: tokio::sync::Mutex<()>,
+    /// Why the session was ended, for a call still waiting on it.
+    ended: Mutex<Option<String>>,
     /// What the adapter announced it can do.
     pub capabilities: Value,
     /// Whether the program was attached to rather than started, so it is left running.
@@ -92,10 +126,10 @@ impl Session {
         let (Some(output), Some(input)) = (child.take_stdout(), child.take_stdin()) else {
             return Err(format!("{}: no pipes to the adapter", adapter.id));
         };
-        let (tx, rx) = mpsc::unbounded_channel();
+        let board = Board::new();
         let peer = match adapter.argv.iter().any(|a| a.starts_with("--listen=")) {
-            false => DapPeer::start(output, input, tx),
-            true => match over_tcp(output, tx, limits.request).await {
+            false => DapPeer::start(output, input, board.clone()),
+            true => match over_tcp(output, board.clone(), limits.request).await {
                 Ok(peer) => peer,
                 Err(e) => {
                     let tail = child.stderr_tail().join("\n");
@@ -120,8 +154,9 @@ impl Session {
             limits,
             peer,
             child: tokio::sync::Mutex::new(Some(child)),
-            events: tokio::sync::Mutex::new(rx),
-            heard: Mutex::default(),
+            board,
+            order: tokio::sync::Mutex::default(),
+            ended: Mutex::default(),
             capabilities,
             attached: false.into(),
         })
@@ -143,8 +178,8 @@ impl Session {
             .map_err(|_| format!("{address} did not accept a connection in time"))?
             .map_err(|e| format!("nothing to attach to at {address}: {e}"))?;
         let (read, write) = stream.into_split();
-        let (tx, rx) = mpsc::unbounded_channel();
-        let peer = DapPeer::start(read, write, tx);
+        let board = Board::new();
+        let peer = DapPeer::start(read, write, board.clone());
         let capabilities = initialize(&peer, &adapter.id, limits.request)
             .await
             .map_err(|e| format!("{}: {e}", adapter.id))?;
@@ -156,8 +191,9 @@ impl Session {
             limits,
             peer,
             child: tokio::sync::Mutex::new(None),
-            events: tokio::sync::Mutex::new(rx),
-            heard: Mutex::default(),
+            board,
+            order: tokio::sync::Mutex::default(),
+            ended: Mutex::default(),
             capabilities,
             attached: false.into(),
         })
@@ -180,22 +216,21 @@ impl Session {
         // Some adapters answer before `initialized` (lldb-dap), others after (debugpy): a
         // refusal that comes first ends the wait at once.
         let mut answered = None;
-        let end = Instant::now() + limit;
-        while !lock(&self.heard).initialized {
-            let heard = tokio::select! {
+        let initialized = self.until(Instant::now() + limit, |heard| heard.initialized);
+        tokio::pin!(initialized);
+        loop {
+            tokio::select! {
                 result = &mut answer, if answered.is_none() => {
-                    let body = result.map_err(|e| self.gone_or(e))?;
-                    answered = Some(body);
-                    true
+                    answered = Some(result.map_err(|e| self.gone_or(e))?);
                 }
-                heard = self.next_event(end) => heard,
-            };
-            if !heard || Instant::now() >= end {
-                return Err(self.gone_or(format!(
-                    "{} sent no `initialized` within {} ms",
-                    self.adapter.id,
-                    limit.as_millis()
-                )));
+                came = &mut initialized => match came {
+                    true => break,
+                    false => return Err(self.gone_or(format!(
+                        "{} sent no `initialized` within {} ms",
+                        self.adapter.id,
+                        limit.as_millis()
+                    ))),
+                },
             }
         }
         let mut said = Vec::new();
@@ -244,79 +279,34 @@ impl Session {
         Ok(crate::render::breakpoints(shown, lines, &answer))
     }
 
-    /// Takes the next event, waiting at most until `end`; false when none came or the
-    /// adapter is gone.
-    async fn next_event(&self, end: Instant) -> bool {
-        let mut events = self.events.lock().await;
-        let left = end.saturating_duration_since(Instant::now());
-        match tokio::time::timeout(left, events.recv()).await {
-            Ok(Some(event)) => {
-                self.take(&event);
-                true
+    /// Waits until `done` holds for what was heard, the adapter is gone, or `end` passes;
+    /// whether `done` held. Nothing is locked while it waits, so other calls go on.
+    async fn until(&self, end: Instant, done: impl Fn(&Heard) -> bool) -> bool {
+        let mut changed = self.board.changed.subscribe();
+        loop {
+            if done(&lock(&self.board.heard)) {
+                return true;
             }
-            _ => false,
-        }
-    }
-
-    /// Applies every event already queued.
-    pub async fn catch_up(&self) {
-        let mut events = self.events.lock().await;
-        while let Ok(event) = events.try_recv() {
-            self.take(&event);
-        }
-    }
-
-    fn take(&self, event: &Value) {
-        let body = &event["body"];
-        let mut heard = lock(&self.heard);
-        match event["event"].as_str() {
-            Some("initialized") => heard.initialized = true,
-            Some("stopped") => {
-                let thread = body["threadId"].as_i64().unwrap_or(0);
-                let reason = match (body["reason"].as_str(), body["text"].as_str()) {
-                    (Some(r), Some(t)) => format!("{r}: {t}"),
-                    (Some(r), None) => r.to_string(),
-                    _ => "stopped".into(),
-                };
-                heard.stopped = Some((thread, reason));
+            let left = end.saturating_duration_since(Instant::now());
+            if self.peer.closed().is_some() || left.is_zero() {
+                return false;
             }
-            Some("continued") => heard.stopped = None,
-            Some("exited") => heard.exit = Some(body["exitCode"].as_i64()),
-            Some("terminated") => {
-                heard.exit.get_or_insert(None);
-            }
-            Some("output") => {
-                let category = body["category"].as_str().unwrap_or("console");
-                if matches!(category, "stdout" | "stderr") {
-                    let text = body["output"].as_str().unwrap_or("");
-                    heard.output.extend(text.as_bytes());
-                    while heard.output.len() > OUTPUT_RING {
-                        heard.output.pop_front();
-                        heard.cut += 1;
-                    }
-                }
-            }
-            _ => {}
+            // A change after `subscribe` is never missed: it marks the receiver changed.
+            let _ = tokio::time::timeout(left, changed.changed()).await;
         }
     }
 
     /// Waits, at most the stop budget, until the program stops or ends.
     pub async fn wait_for_stop(&self) -> Where {
         let end = Instant::now() + self.limits.stop_wait;
-        loop {
-            let now = self.where_now();
-            if now != Where::Running || self.peer.closed().is_some() {
-                return now;
-            }
-            if !self.next_event(end).await && Instant::now() >= end {
-                return Where::Running;
-            }
-        }
+        self.until(end, |h| h.stopped.is_some() || h.exit.is_some())
+            .await;
+        self.where_now()
     }
 
     /// Where the program stands, from the events taken so far.
     pub fn where_now(&self) -> Where {
-        let heard = lock(&self.heard);
+        let heard = lock(&self.board.heard);
         if let Some(code) = heard.exit {
             return Where::Ended(code);
         }
@@ -332,17 +322,41 @@ impl Session {
     /// Lets the program run: `command` (continue, next, stepIn, stepOut) on `thread`; every
     /// frame id and reference given out so far goes stale.
     pub async fn resume(&self, command: &str, thread: i64) -> Result<(), String> {
-        {
-            let mut heard = lock(&self.heard);
-            heard.stopped = None;
-            heard.frames.clear();
-            heard.refs.clear();
-        }
-        self.peer
-            .request(command, json!({"threadId": thread}), self.limits.request)
+        let sent = {
+            let _order = self.order.lock().await;
+            {
+                let mut heard = lock(&self.board.heard);
+                heard.stopped = None;
+                heard.frames.clear();
+                heard.refs.clear();
+                heard.frame_ids.clear();
+                heard.ref_ids.clear();
+            }
+            self.peer.send(command, json!({"threadId": thread})).await
+        };
+        sent.map_err(|e| self.gone_or(e))?
+            .within(self.limits.request)
             .await
             .map(|_| ())
             .map_err(|e| self.gone_or(e))
+    }
+
+    /// Asks the adapter to stop `thread` (else the first it lists) unless the program is
+    /// stopped already (false then). It may be sent while a `continue` waits, which then
+    /// sees this stop.
+    pub async fn pause(&self, thread: Option<i64>) -> Result<bool, String> {
+        let _order = self.order.lock().await;
+        if lock(&self.board.heard).stopped.is_some() {
+            return Ok(false);
+        }
+        let thread = match thread {
+            Some(t) => t,
+            None => self.ask("threads", json!({})).await?["threads"][0]["id"]
+                .as_i64()
+                .ok_or("the adapter lists no threads")?,
+        };
+        self.ask("pause", json!({"threadId": thread})).await?;
+        Ok(true)
     }
 
     /// A request while the program is stopped, with the session's deadline.
@@ -354,36 +368,48 @@ impl Session {
     }
 
     /// Replaces each item's adapter id under `key` (`id` of a frame, `variablesReference` of
-    /// a scope or variable) with a public one, valid until the program runs again.
+    /// a scope or variable) with a public one, valid until the program runs again; an id
+    /// already handed out in this stop keeps its number.
     pub fn mint(&self, items: &mut [Value], key: &str) {
-        let mut heard = lock(&self.heard);
+        let mut heard = lock(&self.board.heard);
+        let Heard {
+            frames,
+            refs,
+            frame_ids,
+            ref_ids,
+            minted,
+            ..
+        } = &mut *heard;
+        let (public_to_own, own_to_public) = match key {
+            "id" => (frames, frame_ids),
+            _ => (refs, ref_ids),
+        };
         for item in items {
             let Some(own) = item[key].as_i64().filter(|id| *id > 0) else {
                 continue;
             };
-            heard.minted += 1;
-            let public = heard.minted;
-            match key {
-                "id" => heard.frames.insert(public, own),
-                _ => heard.refs.insert(public, own),
-            };
+            let public = *own_to_public.entry(own).or_insert_with(|| {
+                *minted += 1;
+                public_to_own.insert(*minted, own);
+                *minted
+            });
             item[key] = json!(public);
         }
     }
 
     /// The adapter's frame id behind a public one, if it is current.
     pub fn frame(&self, public: i64) -> Option<i64> {
-        lock(&self.heard).frames.get(&public).copied()
+        lock(&self.board.heard).frames.get(&public).copied()
     }
 
     /// The adapter's variable reference behind a public one, if it is current.
     pub fn reference(&self, public: i64) -> Option<i64> {
-        lock(&self.heard).refs.get(&public).copied()
+        lock(&self.board.heard).refs.get(&public).copied()
     }
 
     /// The program's output so far, and how many older bytes the ring dropped.
     pub fn output(&self) -> (String, usize) {
-        let heard = lock(&self.heard);
+        let heard = lock(&self.board.heard);
         let bytes: Vec<u8> = heard.output.iter().copied().collect();
         (String::from_utf8_lossy(&bytes).into_owned(), heard.cut)
     }
@@ -391,6 +417,17 @@ impl Session {
     /// Whether this session attached to a program it did not start.
     pub fn attached(&self) -> bool {
         self.attached.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Ends the session as [`Session::end`] does, keeping `why` for a call still waiting on it.
+    pub async fn end_because(&self, why: String) {
+        lock(&self.ended).get_or_insert(why);
+        self.end().await;
+    }
+
+    /// Why the session was ended under a call still waiting on it, if it was.
+    pub fn ended(&self) -> Option<String> {
+        lock(&self.ended).clone()
     }
 
     /// Ends the session: `disconnect` with the debuggee, then the adapter's process group.
@@ -421,6 +458,40 @@ impl Session {
     }
 }
 
+/// Folds one event into what was heard.
+fn take(heard: &mut Heard, event: &Value) {
+    let body = &event["body"];
+    match event["event"].as_str() {
+        Some("initialized") => heard.initialized = true,
+        Some("stopped") => {
+            let thread = body["threadId"].as_i64().unwrap_or(0);
+            let reason = match (body["reason"].as_str(), body["text"].as_str()) {
+                (Some(r), Some(t)) => format!("{r}: {t}"),
+                (Some(r), None) => r.to_string(),
+                _ => "stopped".into(),
+            };
+            heard.stopped = Some((thread, reason));
+        }
+        Some("continued") => heard.stopped = None,
+        Some("exited") => heard.exit = Some(body["exitCode"].as_i64()),
+        Some("terminated") => {
+            heard.exit.get_or_insert(None);
+        }
+        Some("output") => {
+            let category = body["category"].as_str().unwrap_or("console");
+            if matches!(category, "stdout" | "stderr") {
+                let text = body["output"].as_str().unwrap_or("");
+                heard.output.extend(text.as_bytes());
+                while heard.output.len() > OUTPUT_RING {
+                    heard.output.pop_front();
+                    heard.cut += 1;
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// The `initialize` every session starts with; the adapter's capabilities.
 async fn initialize(peer: &DapPeer, adapter: &str, limit: Duration) -> Result<Value, String> {
     let args = json!({
@@ -435,7 +506,7 @@ async fn initialize(peer: &DapPeer, adapter: &str, limit: Duration) -> Result<Va
 /// `limit`; the rest of its stdout (the program's own output) goes on as output events.
 async fn over_tcp(
     stdout: tokio::process::ChildStdout,
-    events: mpsc::UnboundedSender<Value>,
+    board: Arc<Board>,
     limit: Duration,
 ) -> Result<DapPeer, String> {
     use tokio::io::AsyncBufReadExt;
@@ -462,14 +533,14 @@ async fn over_tcp(
         .map_err(|_| format!("{address} did not accept a connection in time"))?
         .map_err(|e| format!("cannot connect to {address}: {e}"))?;
     let (read, write) = stream.into_split();
-    let forward = events.clone();
+    let forward = board.clone();
     tokio::spawn(async move {
         while let Ok(Some(line)) = lines.next_line().await {
             let body = json!({"category": "stdout", "output": format!("{line}\n")});
-            let _ = forward.send(json!({"type": "event", "event": "output", "body": body}));
+            forward.event(&json!({"type": "event", "event": "output", "body": body}));
         }
     });
-    Ok(DapPeer::start(read, write, events))
+    Ok(DapPeer::start(read, write, board))
 }
 
 /// The exception filters that stop on what would kill the program: uncaught exceptions.

@@ -1,7 +1,9 @@
 //! The `debug` tool with the real debugpy, from a project whose `.venv` has it: breakpoint,
-//! launch to the stop, stack, scopes and variables (a long value and a wide object capped),
-//! evaluate, the three steps, stale ids refused, output, continue to exit, terminate; and a
-//! second launch refused while a session runs.
+//! launch to the stop, stack (numbers kept within a stop), scopes and variables (a long value
+//! and a wide object capped), evaluate (a statement says it has no value), the three steps,
+//! stale ids refused, output, continue to exit, terminate; a second launch refused while a
+//! session runs; the time to live ending a running program with no call; and a pause that
+//! reaches a program a continue waits on.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -133,6 +135,14 @@ fn debugpy_runs_a_python_program_to_its_breakpoints_and_out() {
             .unwrap();
         let scopes = debug(&run, json!({"action": "scopes", "frame_id": top})).await;
         assert!(scopes.contains("Locals"), "{scopes}");
+        // A statement has no value, and says so rather than answering empty.
+        let statement = debug(&run, json!({"action": "evaluate", "expression": "zz = 5"})).await;
+        assert_eq!(statement.trim(), "(no value)");
+        let read = debug(&run, json!({"action": "evaluate", "expression": "zz + 1"})).await;
+        assert_eq!(read.trim(), "6");
+        // Within one stop a frame keeps its number: asking again renumbers nothing.
+        let again = debug(&run, json!({"action": "stack"})).await;
+        assert_eq!(again, stack, "the same stop's frames were renumbered");
 
         let into = debug(&run, json!({"action": "step_in"})).await;
         assert!(into.contains("app.py:5 total"), "{into}");
@@ -173,7 +183,7 @@ fn debugpy_runs_a_python_program_to_its_breakpoints_and_out() {
 }
 
 #[test]
-fn a_program_that_exits_at_once_a_dead_adapter_and_the_time_limit_are_each_said() {
+fn a_program_that_exits_at_once_and_a_dead_adapter_are_each_said() {
     let _serial = common::one_at_a_time();
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
@@ -224,38 +234,6 @@ fn a_program_that_exits_at_once_a_dead_adapter_and_the_time_limit_are_each_said(
             "{after}"
         );
         debug(&run, json!({"action": "terminate"})).await;
-        run.shutdown(Duration::from_secs(5)).await;
-
-        // A session past its time to live is ended, and the next call says why.
-        let short = tempfile::tempdir().unwrap();
-        let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-venv");
-        let ws = short.path().join("ws");
-        common::write(
-            &ws,
-            "pyproject.toml",
-            "[project]\nname = \"d\"\nversion = \"0.1\"\n",
-        );
-        common::write(&ws, "app.py", APP);
-        std::os::unix::fs::symlink(venv.canonicalize().unwrap(), ws.join(".venv")).unwrap();
-        let run = common::run_with_config(
-            short.path(),
-            "[debug]\nttl_s = 1\nstop_wait_s = 60\nrequest_timeout_s = 60\n",
-        );
-        debug(
-            &run,
-            json!({"action": "breakpoints", "file": "app.py", "lines": [15]}),
-        )
-        .await;
-        let launched = debug(&run, json!({"action": "launch", "program": "app.py"})).await;
-        assert!(launched.contains("stopped: breakpoint"), "{launched}");
-        tokio::time::sleep(Duration::from_millis(1500)).await;
-        let expired = debug(&run, json!({"action": "stack"})).await;
-        assert!(
-            expired.contains("reached its time limit (1 s, `[debug] ttl_s`) and was terminated"),
-            "{expired}"
-        );
-        let status = debug(&run, json!({"action": "status"})).await;
-        assert_eq!(status, "no debug session runs");
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
@@ -325,6 +303,153 @@ fn debugpy_attaches_to_a_program_waiting_on_a_port() {
         );
         let _ = waiting.kill();
         let _ = waiting.wait();
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
+/// A program that never ends, with a line to stop on before its loop.
+const LOOP: &str = "import time\n\n\ndef main():\n    n = 0\n    while True:\n        n += 1\n        time.sleep(0.01)\n\n\nmain()\n";
+
+/// The processes a session runs for the workspace `ws` (the adapter, debugpy's launcher and
+/// the debuggee), as (pid, command line): those whose command line names the workspace or
+/// whose working directory is in it.
+fn session_processes(ws: &Path) -> Vec<(u32, String)> {
+    let ws = ws.canonicalize().unwrap();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() || !tether_proc::is_running(pid) {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let cwd = std::fs::read_link(entry.path().join("cwd")).unwrap_or_default();
+        if cmdline.contains(ws.to_str().unwrap()) || cwd.starts_with(&ws) {
+            found.push((pid, cmdline));
+        }
+    }
+    found
+}
+
+#[test]
+fn the_time_to_live_ends_the_adapter_and_a_running_program_without_another_call() {
+    let _serial = common::one_at_a_time();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-venv");
+        let ws = dir.path().join("ws");
+        common::write(
+            &ws,
+            "pyproject.toml",
+            "[project]\nname = \"d\"\nversion = \"0.1\"\n",
+        );
+        common::write(&ws, "spin.py", LOOP);
+        std::os::unix::fs::symlink(venv.canonicalize().unwrap(), ws.join(".venv")).unwrap();
+        let ttl = Duration::from_secs(6);
+        let run = common::run_with_config(
+            dir.path(),
+            "[debug]\nttl_s = 6\nstop_wait_s = 1\nrequest_timeout_s = 60\n",
+        );
+        let launched = std::time::Instant::now();
+        let said = debug(&run, json!({"action": "launch", "program": "spin.py"})).await;
+        assert!(said.contains("still running after 1 s"), "{said}");
+        let running = session_processes(&ws);
+        let adapter = running.iter().any(|(_, c)| c.contains("debugpy.adapter"));
+        let debuggee = running
+            .iter()
+            .any(|(_, c)| c.contains("spin.py") && c.contains("--connect"));
+        assert!(adapter && debuggee, "the session should run: {running:?}");
+
+        // No call is made: the deadline alone ends them, the program still running.
+        let end = launched + ttl + Duration::from_secs(20);
+        loop {
+            let left = session_processes(&ws);
+            if left.is_empty() {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < end,
+                "still running 20 s past the time to live: {left:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let expired = debug(&run, json!({"action": "stack"})).await;
+        assert!(
+            expired.contains("reached its time limit (6 s, `[debug] ttl_s`) and was terminated"),
+            "{expired}"
+        );
+        let status = debug(&run, json!({"action": "status"})).await;
+        assert!(status.starts_with("no debug session runs"), "{status}");
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
+#[test]
+fn pause_reaches_a_program_a_continue_waits_on_at_once() {
+    let _serial = common::one_at_a_time();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let run = project(dir.path());
+        common::write(&dir.path().join("ws"), "spin.py", LOOP);
+        debug(
+            &run,
+            json!({"action": "breakpoints", "file": "spin.py", "lines": [5]}),
+        )
+        .await;
+        let launched = debug(&run, json!({"action": "launch", "program": "spin.py"})).await;
+        assert!(launched.contains("stopped: breakpoint"), "{launched}");
+        debug(
+            &run,
+            json!({"action": "breakpoints", "file": "spin.py", "lines": []}),
+        )
+        .await;
+
+        // The continue waits up to stop_wait_s (60 s); the pause must not wait behind it,
+        // whether it comes as the program starts to run or once it has run a while.
+        for delay in [Duration::ZERO, Duration::from_secs(1)] {
+            let started = std::time::Instant::now();
+            let resumed = async {
+                let said = debug(&run, json!({"action": "continue"})).await;
+                (said, started.elapsed())
+            };
+            let paused = async {
+                tokio::time::sleep(delay).await;
+                let end = started + Duration::from_secs(30);
+                loop {
+                    // Until the continue has let the program run, it is still stopped.
+                    let asked = std::time::Instant::now();
+                    let said = debug(&run, json!({"action": "pause"})).await;
+                    if said != "already stopped" {
+                        return (said, asked.elapsed());
+                    }
+                    assert!(std::time::Instant::now() < end, "never running");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            };
+            let ((resumed, waited), (paused, took)) = tokio::join!(resumed, paused);
+            assert!(
+                waited < Duration::from_secs(30),
+                "the continue waited {waited:?}, as if the pause had not reached it: {resumed}"
+            );
+            assert!(resumed.contains("paused at spin.py:"), "{resumed}");
+            assert!(paused.contains("paused at spin.py:"), "{paused}");
+            assert!(
+                took < Duration::from_secs(20),
+                "the pause took {took:?}: {paused}"
+            );
+            // Both show the one stop, with the same frame numbers.
+            let first = |t: &str| t.lines().nth(1).unwrap_or_default().to_string();
+            assert_eq!(first(&resumed), first(&paused));
+        }
+        debug(&run, json!({"action": "terminate"})).await;
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
