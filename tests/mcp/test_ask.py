@@ -263,3 +263,41 @@ def test_a_write_from_an_eval_cell_asks_through_the_same_card(workspace):
 
     run(main)
     assert not (workspace / "cell.txt").exists()
+
+
+def test_an_answer_that_is_not_an_option_is_asked_again_once_then_is_no_answer(workspace):
+    person = Person(
+        ("accept", {"choice": "MySQL"}),
+        ("accept", {"choice": "SQLite"}),
+        ("accept", {"choice": "Oracle"}),
+        ("accept", {"choice": ["Oracle"]}),
+    )
+
+    async def main():
+        async with session(workspace, elicitation_callback=person) as s:
+            tool = next(t for t in (await s.list_tools()).tools if t.name == "ask_user")
+            assert "never a question in your chat message" in tool.description, tool.description
+            r = await s.call_tool("ask_user", DB)
+            assert not r.is_error and text(r).endswith('chose 2. "SQLite"'), text(r)
+            assert 'The answer "MySQL" is not one of the options' in person.shown[1].message, person.shown[1].message
+            r = await s.call_tool("ask_user", DB)
+            assert r.is_error and 'the client answered "Oracle", which is not one of the options, twice' in text(r), text(r)
+            assert "skipped" not in text(r), text(r)
+
+    run(main)
+
+
+def test_an_approval_card_shows_the_change(workspace):
+    (workspace / "tether.toml").write_text('approval = "ask"\n')
+    (workspace / "a.py").write_text("x = 1\n")
+    person = Person(("accept", {"choice": "Deny"}), ("accept", {"choice": "Deny"}))
+    patch = "*** Begin Patch\n*** Update File: a.py\n@@\n-x = 1\n+x = 2\n+y = 3\n*** End Patch"
+
+    async def main():
+        async with session(workspace, elicitation_callback=person) as s:
+            await s.call_tool("write", {"path": "b.toml", "content": "name = \"b\"\nversion = 2\n"})
+            await s.call_tool("apply_patch", {"patch": patch})
+    run(main)
+    write, patched = person.shown[0].message, person.shown[1].message
+    assert "write the whole file (2 lines):\n  + name = \"b\"\n  + version = 2" in write, write
+    assert "a patch to 1 file:\n  M a.py (+2 -1)" in patched, patched

@@ -61,18 +61,28 @@ fn form(card: &Card) -> Value {
     json!({"type": "object", "properties": properties, "required": required})
 }
 
-/// The answer in an accepted form's content.
+/// The answer in an accepted form's content; `Invalid` when a choice is not one of the
+/// card's options (a client that made up a value), which is no answer, not a skip.
 fn read_answer(card: &Card, content: Option<Value>) -> Outcome {
     let content = content.unwrap_or(Value::Null);
     let index = |label: &Value| {
         let label = label.as_str()?;
         card.options.iter().position(|o| o.label == label)
     };
-    let chosen: Vec<usize> = match &content[CHOICE] {
-        Value::Array(labels) => labels.iter().filter_map(index).collect(),
-        label @ Value::String(_) => index(label).into_iter().collect(),
-        _ => Vec::new(),
+    let given: Vec<&Value> = match &content[CHOICE] {
+        Value::Array(labels) => labels.iter().collect(),
+        Value::Null => Vec::new(),
+        one => vec![one],
     };
+    let unknown: Vec<String> = given
+        .iter()
+        .filter(|v| index(v).is_none())
+        .map(|v| v.to_string())
+        .collect();
+    if !unknown.is_empty() {
+        return Outcome::Invalid(unknown.join(", "));
+    }
+    let chosen: Vec<usize> = given.into_iter().filter_map(index).collect();
     let text = content[ANSWER]
         .as_str()
         .map(str::trim)
@@ -179,7 +189,25 @@ impl ElicitPort {
 
 impl QuestionPort for ElicitPort {
     fn ask(&self, card: Card, timeout: Duration) -> BoxFuture<'_, Outcome> {
-        Box::pin(async move { self.elicit(&card, timeout).await })
+        Box::pin(async move {
+            let end = std::time::Instant::now() + timeout;
+            let first = self.elicit(&card, timeout).await;
+            let Outcome::Invalid(sent) = &first else {
+                return first;
+            };
+            // Asked again once, saying what was wrong; a second invalid answer is final.
+            let mut again = card.clone();
+            let note = format!("The answer {sent} is not one of the options; choose one of them.");
+            again.context = Some(match &card.context {
+                Some(context) => format!("{note}\n{context}"),
+                None => note,
+            });
+            self.elicit(
+                &again,
+                end.saturating_duration_since(std::time::Instant::now()),
+            )
+            .await
+        })
     }
 }
 

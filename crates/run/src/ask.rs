@@ -101,7 +101,8 @@ impl Tool for AskUser {
         "Ask the human one question and wait for the answer: a decision only they can make, \
          not something you can find out. Give up to 6 short options (label, optional \
          description), or allow a typed answer. Say in `context` what you will assume if they \
-         skip it."
+         skip it. Use this tool, never a question in your chat message: a message ends your \
+         turn, while this waits for the answer and you go on."
             .into()
     }
 
@@ -136,6 +137,11 @@ impl Tool for AskUser {
                 }
                 Ok(ToolOutput::text(said))
             }
+            Outcome::Invalid(sent) => Err(ToolError::failed(format!(
+                "the client answered {sent}, which is not one of the options, twice (it was \
+                 asked again once); this is no answer from the human. Put the question in your \
+                 own reply, and do not assume an answer"
+            ))),
             Outcome::TimedOut => Err(ToolError::failed(format!(
                 "no answer came within {} s: {GO_ON}",
                 self.timeout.as_secs()

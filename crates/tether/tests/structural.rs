@@ -547,7 +547,9 @@ async fn fixing_one_of_two_errors_says_what_is_left() {
     )
     .await
     .unwrap();
+    // The syntax section alone: the language server's part depends on what is installed.
     let report = &out[out.find("syntax check").unwrap()..];
+    let report = report.split("\ndiagnostics after").next().unwrap();
     insta::assert_snapshot!(report);
 }
 

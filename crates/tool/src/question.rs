@@ -156,6 +156,9 @@ pub enum Outcome {
         /// refused it without showing it.
         hasty: bool,
     },
+    /// The client answered with something the card did not offer (a label not among its
+    /// options), even when asked again: what it sent.
+    Invalid(String),
     /// Nobody answered in time.
     TimedOut,
     /// There is no one to show the card to, and why.
