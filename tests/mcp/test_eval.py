@@ -34,7 +34,7 @@ def test_a_displayed_image_is_an_image_block_between_the_text(workspace):
 
     async def main():
         async with session(workspace) as s:
-            r = await s.call_tool("eval", {"code": PICTURE, "description": "show a picture"})
+            r = await s.call_tool("eval", {"code": PICTURE, "description": "show a picture between two prints"})
             assert not r.is_error, r
             kinds = [c.type for c in r.content]
             assert kinds == ["text", "image", "text"], kinds
@@ -54,7 +54,7 @@ def test_a_sigkill_of_tether_takes_the_kernel_and_its_children(workspace):
     async def prepare(s):
         # A child of the kernel's own: the death signal reaches only the kernel.
         code = f"import subprocess\nsubprocess.Popen(['sh', '-c', 'sleep 300; true', 'x', {str(workspace)!r}])"
-        r = await s.call_tool("eval", {"code": code, "description": "start a kernel and a child"})
+        r = await s.call_tool("eval", {"code": code, "description": "start a kernel and a sleeping child"})
         assert not r.is_error, r
         assert len(left(workspace)) >= 2, f"the kernel and its child should run: {left(workspace)}"
 
@@ -81,7 +81,7 @@ def test_a_matplotlib_figure_left_open_is_a_real_png_block(workspace):
 
     async def main():
         async with session(workspace) as s:
-            r = await s.call_tool("eval", {"code": FIGURE, "description": "plot three points"})
+            r = await s.call_tool("eval", {"code": FIGURE, "description": "plot three points with a title"})
             assert not r.is_error, r
             kinds = [c.type for c in r.content]
             assert kinds == ["text", "image"], kinds
@@ -89,7 +89,7 @@ def test_a_matplotlib_figure_left_open_is_a_real_png_block(workspace):
             png = base64.b64decode(r.content[1].data)
             assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 2000, len(png)
             # The figure was closed: the next cell shows nothing of it.
-            r = await s.call_tool("eval", {"code": "len(plt.get_fignums())", "description": "count open figures"})
+            r = await s.call_tool("eval", {"code": "len(plt.get_fignums())", "description": "count the figures left open after plotting"})
             assert [c.type for c in r.content] == ["text"] and r.content[0].text == "Out: 0", r
 
     asyncio.run(asyncio.wait_for(main(), timeout=120))
@@ -104,7 +104,7 @@ def test_a_sigkill_of_tether_takes_what_a_cell_started_in_a_session_of_its_own(w
             "import subprocess\nsubprocess.Popen(['sh', '-c', 'sleep 300; true', 'x', "
             f"{str(workspace)!r}], start_new_session=True)"
         )
-        r = await s.call_tool("eval", {"code": code, "description": "start a detached child"})
+        r = await s.call_tool("eval", {"code": code, "description": "start a child in a session of its own"})
         assert not r.is_error, r
         assert len(left(workspace)) >= 2, f"the kernel and its child should run: {left(workspace)}"
 
@@ -122,10 +122,10 @@ def test_children_a_cell_leaves_in_the_background_end_with_the_run(workspace):
 
     async def main():
         async with session(workspace) as s:
-            r = await s.call_tool("eval", {"code": python_child, "description": "start a background shell"})
+            r = await s.call_tool("eval", {"code": python_child, "description": "start a shell in the background from Python"})
             assert not r.is_error, r
             r = await s.call_tool(
-                "eval", {"code": node_child, "description": "spawn a child from node", "language": "javascript"}
+                "eval", {"code": node_child, "description": "spawn a sleeping child from the node kernel", "language": "javascript"}
             )
             assert not r.is_error and r.content[-1].text.endswith("Out: 'spawned'"), r
             shells = [p for p in left(workspace) if "sleep 300" in open(f"/proc/{p}/cmdline").read()]
@@ -147,7 +147,7 @@ def test_javascript_cells_show_images_and_call_tools_over_mcp(workspace):
     async def main():
         async with session(workspace) as s:
             code = f"const notes = await tool('read', {{path: 'notes.txt'}});\ndisplay(image('{dot}'))\nnotes.includes('beta')"
-            r = await s.call_tool("eval", {"code": code, "description": "read notes, show a dot", "language": "javascript"})
+            r = await s.call_tool("eval", {"code": code, "description": "read the notes and show a dot", "language": "javascript"})
             assert not r.is_error, r
             assert [c.type for c in r.content] == ["text", "image", "text"], r.content
             assert r.content[0].text.startswith("started Node.js"), r.content[0].text
@@ -162,7 +162,7 @@ def test_tether_call_saves_images_under_dot_tether_and_prints_their_paths(worksp
     cfg = workspace.parent / "ws-cfg"
     cfg.mkdir(exist_ok=True)
     env = dict(os.environ, TETHER_CONFIG_DIR=str(cfg))
-    args = json.dumps({"code": FIGURE, "description": "plot three points"})
+    args = json.dumps({"code": FIGURE, "description": "plot three points with a title"})
     done = subprocess.run(
         [TETHER, "call", "eval", args, "--root", str(workspace)], capture_output=True, text=True, env=env, timeout=120
     )
@@ -171,7 +171,7 @@ def test_tether_call_saves_images_under_dot_tether_and_prints_their_paths(worksp
     assert match, done.stdout
     assert (workspace / match.group(1)).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
 
-    line = json.dumps({"tool": "eval", "args": {"code": FIGURE, "description": "plot three points"}})
+    line = json.dumps({"tool": "eval", "args": {"code": FIGURE, "description": "plot three points with a title"}})
     done = subprocess.run(
         [TETHER, "call", "--stdin", "--root", str(workspace)],
         input=line + "\n", capture_output=True, text=True, env=env, timeout=120,

@@ -30,6 +30,15 @@ fn cut_note(cut: usize) -> String {
     )
 }
 
+/// What a cell interrupted for its silence says.
+pub fn interrupted_note(after: Duration) -> String {
+    format!(
+        "interrupted after {} s without output (`[eval] idle_timeout_s`); the kernel and its \
+         variables are kept",
+        after.as_secs()
+    )
+}
+
 /// `text` cut like printed output when it is longer than the head and the tail together.
 fn capped(text: &str) -> String {
     if text.len() <= HEAD + TAIL {
@@ -112,6 +121,8 @@ pub struct Cell {
     stale: bool,
     /// The traceback, when the cell raised.
     pub error: Option<String>,
+    /// The error's kind and message on one line, to head the result.
+    pub summary: Option<String>,
     /// Set when the cell was interrupted for being silent this long.
     pub interrupted_after: Option<Duration>,
 }
@@ -367,11 +378,7 @@ impl Cell {
             text.push(format!("[tether: {note}{times}]"));
         }
         if let Some(after) = self.interrupted_after {
-            text.push(format!(
-                "interrupted after {} s without output (`[eval] idle_timeout_s`); the kernel and \
-                 its variables are kept",
-                after.as_secs()
-            ));
+            text.push(interrupted_note(after));
         }
         flush(&mut text, &mut out);
         (out, self.error)

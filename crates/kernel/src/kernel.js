@@ -259,6 +259,12 @@
     return kept.join('\n');
   }
 
+  // The error's kind and the first line of its message, to head the result.
+  function errorSummary(error) {
+    const line = error instanceof Error ? `${error.name}: ${error.message}` : inspect(error);
+    return line.split('\n')[0].trim().slice(0, 300);
+  }
+
   globalThis.display = display;
   globalThis.tool = tool;
   globalThis.image = image;
@@ -339,14 +345,16 @@
             // Where this cell's output starts, for tether to tell it from a cell that ran on.
             place({ type: 'begin' });
             let error = null;
+            let summary = null;
             try {
               await run(message.code || '');
             } catch (e) {
               error = errorText(e);
+              summary = errorSummary(e);
             } finally {
               interruptCell = null;
             }
-            send({ type: 'done', error });
+            send({ type: 'done', error, summary });
           });
         }
       }

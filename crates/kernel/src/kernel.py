@@ -265,6 +265,17 @@ def _error_text(error):
     return text
 
 
+def _summary(error):
+    """The error's kind and the first line of its message, to head the result."""
+    kind = type(error)
+    name = kind.__qualname__
+    if kind.__module__ not in ("builtins", "__main__"):
+        name = f"{kind.__module__}.{name}"
+    lines = str(error).strip().splitlines()
+    line = f"{name}: {lines[0]}" if lines else name
+    return line if len(line) <= 300 else line[:299] + "…"
+
+
 def _open_figures(but=None):
     """Shows the figures a cell left open, in order, and closes them."""
     pyplot = sys.modules.get("matplotlib.pyplot")
@@ -303,35 +314,103 @@ def _bash(body):
         print(f"(exit code {done.returncode})")
 
 
-def _pip(arguments):
-    """pip of this kernel's own interpreter; the packages named are imported afresh after."""
-    import importlib
+class PipError(Exception):
+    """`%pip` ended with a non-zero exit code: the cell stops there, as a failed import would."""
+
+
+def _installed():
+    """Each installed distribution by name, with a mark that changes whenever pip writes it."""
     import importlib.metadata
+    import re
+
+    found = {}
+    for dist in importlib.metadata.distributions():
+        name = re.sub(r"[-_.]+", "-", dist.metadata["Name"] or "").lower()
+        try:
+            # pip writes a new metadata folder for every install, even of the same version.
+            stat = os.stat(dist._path)
+            mark = (dist.version, stat.st_ino, stat.st_mtime_ns)
+        except (AttributeError, OSError, TypeError):
+            mark = (dist.version,)
+        found.setdefault(name, (mark, dist))
+    return found
+
+
+def _modules_of(dist):
+    """What a distribution installs: its top-level module names, its `.pth` files, and the
+    folder it was installed from when editable (RECORD names no modules for some editables)."""
+    import csv
+    import urllib.parse
+
+    names = set((dist.read_text("top_level.txt") or "").split())
+    paths = []
+    for row in csv.reader((dist.read_text("RECORD") or "").splitlines()):
+        first, nested, _ = (row[0] if row else "").partition("/")
+        if first in ("", "..", "__pycache__") or first.endswith((".dist-info", ".data")):
+            continue
+        if not nested and first.endswith(".pth"):
+            paths.append(first)
+        if not nested and not first.endswith((".py", ".pyc", ".so", ".pyd")):
+            continue
+        name = first if nested else first.split(".")[0]
+        if name.isidentifier():
+            names.add(name)
+    folder = None
+    try:
+        origin = json.loads(dist.read_text("direct_url.json") or "{}")
+        url = urllib.parse.urlparse(origin.get("url", ""))
+        if origin.get("dir_info", {}).get("editable") and url.scheme == "file":
+            folder = os.path.realpath(urllib.parse.unquote(url.path))
+    except (ValueError, AttributeError):
+        pass
+    return names, paths, folder
+
+
+def _from_folder(module, folders):
+    """Whether a module was loaded from one of `folders`, outside this interpreter's own."""
+    where = getattr(module, "__file__", None)
+    if not folders or not isinstance(where, str):
+        return False
+    where = os.path.realpath(where)
+    # A project's `.venv` may sit in the folder; what is installed there is not its code.
+    ours = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    if any(where.startswith(prefix + os.sep) for prefix in ours):
+        return False
+    return any(where.startswith(folder + os.sep) for folder in folders)
+
+
+def _pip(arguments):
+    """pip of this kernel's own interpreter; what it installed or changed is imported afresh."""
+    import importlib
+    import site
 
     words = shlex.split(arguments)
+    before = _installed() if "install" in words else None
     _flush()
     done = subprocess.run([sys.executable, "-m", "pip", *words])
     importlib.invalidate_caches()
     if done.returncode:
-        print(f"(pip ended with exit code {done.returncode})")
+        raise PipError(f"pip ended with exit code {done.returncode} (its output says why)")
+    if before is None:
         return
-    if not words or words[0] != "install":
-        return
-    tops = set()
-    for word in words[1:]:
-        if word.startswith("-") or "/" in word:
-            continue
-        name = word.split("[")[0]
-        for sep in "=<>!~;":
-            name = name.split(sep)[0]
-        try:
-            text = importlib.metadata.distribution(name).read_text("top_level.txt")
-        except Exception:
-            text = None
-        tops.update((text or name.replace("-", "_")).split())
-    loaded = sorted(m for m in sys.modules if m.split(".")[0] in tops)
+    tops, folders, paths = set(), [], []
+    for name, (mark, dist) in _installed().items():
+        if before.get(name, (None,))[0] != mark:
+            names, pth, folder = _modules_of(dist)
+            tops.update(names)
+            folders += [folder] if folder else []
+            paths += [(str(dist.locate_file("")), each) for each in pth]
+    loaded = sorted(
+        name
+        for name, module in list(sys.modules.items())
+        if name.split(".")[0] in tops or _from_folder(module, folders)
+    )
     for module in loaded:
         del sys.modules[module]
+    # Python reads `.pth` files only at its start; an editable install's are read now.
+    for where, pth in paths:
+        site.addpackage(where, pth, None)
+    importlib.invalidate_caches()
     roots = sorted({m.split(".")[0] for m in loaded})
     if roots:
         print(
@@ -455,9 +534,9 @@ def _run(code):
                 _flush()
                 mime, data = _capped(*_rich(value))
                 _send({"type": "display", "mime": mime, "data": data, "echo": True})
-        return None
+        return None, None
     except BaseException as error:  # KeyboardInterrupt and SystemExit end the cell, not us
-        return _error_text(error)
+        return _error_text(error), _summary(error)
 
 
 _namespace = {
@@ -467,6 +546,7 @@ _namespace = {
     "tool": tool,
     "ToolError": ToolError,
     "MagicError": MagicError,
+    "PipError": PipError,
     "Image": Image,
     "_tether_os": os,
     "_tether_pip": _pip,
@@ -492,9 +572,9 @@ def _main():
         _cell = message.get("cell")
         # Where this cell's output starts, for tether to tell it from a cell that ran on.
         _place({"type": "begin"})
-        error = _run(message.get("code", ""))
+        error, summary = _run(message.get("code", ""))
         _flush()
-        _send({"type": "done", "error": error})
+        _send({"type": "done", "error": error, "summary": summary})
 
 
 if __name__ == "__main__":

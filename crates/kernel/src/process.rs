@@ -288,6 +288,7 @@ impl Kernel {
                                 return Err(Ended::Cancelled);
                             }
                             cell.error = message["error"].as_str().map(str::to_string);
+                            cell.summary = message["summary"].as_str().map(str::to_string);
                             cell.interrupted_after = interrupted.map(|_| idle);
                             return Ok(cell);
                         }

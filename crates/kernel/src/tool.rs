@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tether_tool::{BoxFuture, CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
 
+use crate::cell::interrupted_note;
 use crate::process::{Ended, Kernel};
 use crate::sandbox::{Placement, Sandbox};
 
@@ -220,8 +221,16 @@ impl Tool for EvalTool {
             ));
         }
         let language = args.language;
-        let mut slot = self.kernels.slots[language.index()].lock().await;
         let mut said = Vec::new();
+        let words = args.description.split_whitespace().count();
+        if !(5..=10).contains(&words) {
+            let plural = if words == 1 { "" } else { "s" };
+            said.push(format!(
+                "the description has {words} word{plural}: give 5 to 10 words on what the cell \
+                 does, as it labels the cell in the transcript"
+            ));
+        }
+        let mut slot = self.kernels.slots[language.index()].lock().await;
         if args.reset
             && let Some(old) = slot.take()
         {
@@ -281,17 +290,34 @@ impl Tool for EvalTool {
             }
         };
         match cx.progress_while(running, tell).await {
-            Ok(cell) => match cell.render(first) {
-                (out, None) => Ok(out),
-                (out, Some(error)) => Err(ToolError::failed(join(&out, &error))),
-            },
+            Ok(mut cell) => {
+                let summary = cell.summary.take();
+                match cell.error.take() {
+                    None => Ok(cell.render(first).0),
+                    Some(error) => {
+                        let said = match summary {
+                            Some(summary) => format!("the cell raised {summary}"),
+                            None => "the cell raised an error".to_string(),
+                        };
+                        // tether's own words go above the output, not among it.
+                        let interrupted = cell.interrupted_after.take();
+                        let first = first.into_iter().chain(interrupted.map(interrupted_note));
+                        let first = first.collect::<Vec<_>>().join("\n");
+                        let (out, _) = cell.render(None);
+                        Err(ToolError::failed(failure(&said, &first, &out, &error)))
+                    }
+                }
+            }
             Err(Ended::Died { cell, why }) => {
                 *slot = None;
                 self.kernels.set_group(language, None);
-                let (out, _) = cell.render(first);
-                Err(ToolError::failed(join(
+                let (out, _) = cell.render(None);
+                let said = format!("{why}: its state is gone; the next cell starts a fresh kernel");
+                Err(ToolError::failed(failure(
+                    &said,
+                    &first.unwrap_or_default(),
                     &out,
-                    &format!("{why}: its state is gone; the next cell starts a fresh kernel"),
+                    "",
                 )))
             }
             Err(Ended::Cancelled) => Err(ToolError::Cancelled),
@@ -299,11 +325,21 @@ impl Tool for EvalTool {
     }
 }
 
-/// A result's text with `more` after it, for an error, which carries text only.
-fn join(out: &ToolOutput, more: &str) -> String {
-    let text = out.to_text();
-    match text.is_empty() {
-        true => more.trim_end().to_string(),
-        false => format!("{text}\n{}", more.trim_end()),
+/// A failed cell's text, which carries text only: what failed on a line of its own, then what
+/// tether said, the cell's output and the error's detail, each under a label, so that printed
+/// text never runs into the error's prefix.
+fn failure(headline: &str, said: &str, out: &ToolOutput, detail: &str) -> String {
+    let mut text = vec![headline.to_string()];
+    if !said.is_empty() {
+        text.push(said.to_string());
     }
+    let printed = out.to_text();
+    if !printed.is_empty() {
+        text.push(format!("output before the error:\n{printed}"));
+    }
+    let detail = detail.trim_end();
+    if !detail.is_empty() {
+        text.push(format!("the error:\n{detail}"));
+    }
+    text.join("\n")
 }

@@ -74,7 +74,7 @@ async fn eval_on(run: &Run, surface: Surface, code: &str, cancel: CancellationTo
         .call(
             surface,
             "eval",
-            json!({"code": code, "description": "a bridge test"}),
+            json!({"code": code, "description": "a cell of the tool bridge tests"}),
             cancel,
         )
         .await
@@ -176,7 +176,7 @@ fn a_bridged_write_gets_the_language_servers_diagnostics() {
         let out = common::call_text(
             &run,
             "eval",
-            json!({"code": cell, "description": "break a return type", "language": "javascript"}),
+            json!({"code": cell, "description": "break a return type through the bridge", "language": "javascript"}),
         )
         .await;
         assert!(

@@ -18,7 +18,7 @@ async fn cell(run: &Run, language: &str, code: &str) -> Result<tether_tool::Tool
         .call(
             Surface::Agent,
             "eval",
-            json!({"code": code, "description": "a test cell", "language": language}),
+            json!({"code": code, "description": "a cell of the kernel channel tests", "language": language}),
             CancellationToken::new(),
         )
         .await

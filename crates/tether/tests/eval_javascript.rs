@@ -25,7 +25,7 @@ async fn js_output(run: &Run, code: &str) -> Result<tether_tool::ToolOutput, Str
         .call(
             Surface::Agent,
             "eval",
-            json!({"code": code, "description": "a test cell", "language": "javascript"}),
+            json!({"code": code, "description": "a cell of the JavaScript kernel tests", "language": "javascript"}),
             CancellationToken::new(),
         )
         .await
@@ -106,10 +106,18 @@ fn javascript_cells_keep_their_declarations_and_show_output_in_order() {
         );
 
         // Errors name their place in the cell; a syntax error runs nothing of the cell.
-        let thrown = js(&run, "const before = 1\nnull.field").await;
+        let thrown = js(&run, "const before = 1\nconsole.log('printed')\nnull.field").await;
         assert!(
-            thrown.starts_with("ERROR") && thrown.contains("TypeError") && thrown.contains("cell "),
+            thrown.starts_with(
+                "ERROR the cell raised TypeError: Cannot read properties of null (reading \
+                 'field')\noutput before the error:\nprinted\nthe error:\nTypeError"
+            ) && thrown.contains("cell "),
             "{thrown}"
+        );
+        let not_an_error = js(&run, "throw 42").await;
+        assert!(
+            not_an_error.starts_with("ERROR the cell raised 42\nthe error:\nUncaught 42"),
+            "{not_an_error}"
         );
         let syntax = js(&run, "let never = 1\nawait 1; foo(").await;
         assert!(
@@ -138,7 +146,7 @@ fn javascript_cells_keep_their_declarations_and_show_output_in_order() {
         let alias = common::call_text(
             &run,
             "eval",
-            json!({"code": "typeof never", "description": "the short name", "language": "js"}),
+            json!({"code": "typeof never", "description": "name the language by its short name", "language": "js"}),
         )
         .await;
         assert_eq!(alias, "Out: 'undefined'");
@@ -148,7 +156,7 @@ fn javascript_cells_keep_their_declarations_and_show_output_in_order() {
             .call(
                 Surface::Agent,
                 "eval",
-                json!({"code": "typeof answer", "description": "after a reset",
+                json!({"code": "typeof answer", "description": "check what a reset leaves behind",
                        "language": "javascript", "reset": true}),
                 CancellationToken::new(),
             )

@@ -1,8 +1,8 @@
 //! The `eval` tool with the real python3 from the project's `.venv`: state kept between cells,
 //! the echo, output from Python and from a shell command in order with `display`, errors, a
 //! reset, a kernel that exits and the fresh one after it, the idle budget (a silent loop is
-//! interrupted with its state kept, a chatty cell is not), the `tool()` bridge, and no kernel
-//! left after the run.
+//! interrupted with its state kept, a chatty cell is not), the `tool()` bridge, `%pip` (by name,
+//! wheel path, requirement and `-e` folder, and its failure), and no kernel left after the run.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -20,7 +20,7 @@ async fn eval(run: &Run, code: &str) -> String {
         .call(
             Surface::Agent,
             "eval",
-            json!({"code": code, "description": "a test cell"}),
+            json!({"code": code, "description": "a cell of the Python kernel tests"}),
             CancellationToken::new(),
         )
         .await
@@ -84,14 +84,22 @@ fn python_cells_keep_their_state_and_show_output_in_order() {
         .await;
         assert_eq!(rich, "**bold**\nOut: a & b", "{rich}");
 
-        // An error is an error, with the printed output and the traceback of the cell.
+        // An error is an error: what raised first, then the printed output and the traceback
+        // of the cell, each on lines of its own under its label.
         let failed = eval(&run, "print('before')\n{}['missing']").await;
         assert!(
-            failed.starts_with("ERROR before\nTraceback")
-                && failed.contains("File \"<cell 5>\", line 2, in <module>")
-                && failed.contains("KeyError: 'missing'")
+            failed.starts_with(
+                "ERROR the cell raised KeyError: 'missing'\noutput before the error:\nbefore\n\
+                 the error:\nTraceback"
+            ) && failed.contains("File \"<cell 5>\", line 2, in <module>")
+                && failed.ends_with("KeyError: 'missing'")
                 && !failed.contains("<string>"),
             "{failed}"
+        );
+        let silent = eval(&run, "raise ValueError('no output')").await;
+        assert!(
+            silent.starts_with("ERROR the cell raised ValueError: no output\nthe error:\nTraceback"),
+            "{silent}"
         );
 
         // Reset: the old variables are gone.
@@ -100,7 +108,7 @@ fn python_cells_keep_their_state_and_show_output_in_order() {
             .call(
                 Surface::Agent,
                 "eval",
-                json!({"code": "'x' in globals()", "description": "check a reset", "reset": true}),
+                json!({"code": "'x' in globals()", "description": "check that a reset clears the variables", "reset": true}),
                 CancellationToken::new(),
             )
             .await
@@ -116,9 +124,9 @@ fn python_cells_keep_their_state_and_show_output_in_order() {
         eval(&run, "y = 1").await;
         let died = eval(&run, "import os\nprint('bye', flush=True)\nos._exit(1)").await;
         assert!(
-            died.contains("bye")
-                && died.contains("the kernel died during the cell (exit code 1)")
-                && died.contains("its state is gone"),
+            died.starts_with("ERROR the kernel died during the cell (exit code 1)")
+                && died.contains("its state is gone")
+                && died.ends_with("output before the error:\nbye"),
             "{died}"
         );
         let fresh = eval(&run, "'y' in globals()").await;
@@ -146,6 +154,46 @@ fn python_cells_keep_their_state_and_show_output_in_order() {
     });
     let left = tether_proc::children_named(std::process::id(), "python");
     assert!(left.is_empty(), "a kernel was left running: {left:?}");
+}
+
+#[test]
+fn a_description_outside_five_to_ten_words_is_taken_with_a_word_on_what_is_expected() {
+    let _serial = common::one_at_a_time();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let run = project(dir.path());
+        // Started first, so the results below carry no start line.
+        eval(&run, "1").await;
+        // A description outside 5 to 10 words is taken, with a word on what is expected.
+        for (description, words) in [
+            ("check", "1 word"),
+            (
+                "one two three four five six seven eight nine ten eleven",
+                "11 words",
+            ),
+        ] {
+            let said = run
+                .runtime()
+                .call(
+                    Surface::Agent,
+                    "eval",
+                    json!({"code": "6 * 7", "description": description}),
+                    CancellationToken::new(),
+                )
+                .await
+                .unwrap()
+                .to_text();
+            assert_eq!(
+                said,
+                format!(
+                    "the description has {words}: give 5 to 10 words on what the cell does, as \
+                     it labels the cell in the transcript\nOut: 42"
+                ),
+            );
+        }
+        run.shutdown(Duration::from_secs(5)).await;
+    });
 }
 
 #[test]
@@ -325,7 +373,7 @@ fn dataframes_are_tables_and_figures_are_pngs() {
                 "eval",
                 json!({
                     "code": "import matplotlib.pyplot as plt\nprint('plotting')\nplt.plot([1, 3, 2])\nplt.title('a line')\nNone",
-                    "description": "draw a line"
+                    "description": "draw a line with matplotlib"
                 }),
                 CancellationToken::new(),
             )
@@ -370,17 +418,7 @@ fn pip_installs_into_the_kernels_own_environment_and_the_next_import_sees_it() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let dir = tempfile::tempdir().unwrap();
-        let ws = dir.path().join("ws");
-        std::fs::create_dir_all(&ws).unwrap();
-        // A venv of its own (pip from Python's bundled wheel, no registry), so the shared
-        // test environment is not changed.
-        let made = std::process::Command::new("python3")
-            .args(["-m", "venv", ".venv"])
-            .current_dir(&ws)
-            .status()
-            .unwrap();
-        assert!(made.success());
-        let run = common::run_with_config(dir.path(), "[eval]\nidle_timeout_s = 120\n");
+        let run = pip_project(dir.path());
         let wheel = "import zipfile, os\nos.makedirs('wheels', exist_ok=True)\n\
             with zipfile.ZipFile('wheels/tinypkg-1.0-py3-none-any.whl', 'w') as z:\n\
             \x20   z.writestr('tinypkg/__init__.py', 'VALUE = 42\\n')\n\
@@ -410,6 +448,182 @@ fn pip_installs_into_the_kernels_own_environment_and_the_next_import_sees_it() {
         assert!(
             again.contains("already imported before this install: tinypkg"),
             "{again}"
+        );
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
+/// A project with a `.venv` of its own (pip from Python's bundled wheel, no registry), so the
+/// shared test environment is not changed by what a test installs.
+fn pip_project(dir: &Path) -> Run {
+    let ws = dir.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let made = std::process::Command::new("python3")
+        .args(["-m", "venv", ".venv"])
+        .current_dir(&ws)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    common::run_with_config(dir, "[eval]\nidle_timeout_s = 120\n")
+}
+
+/// A cell that writes `wheels/tinypkg-<v>-py3-none-any.whl` for 1.0 and 2.0, whose VALUE is
+/// the major version.
+const TWO_WHEELS: &str = "import zipfile, os\nos.makedirs('wheels', exist_ok=True)\n\
+    for v in ('1.0', '2.0'):\n\
+    \x20   info = f'tinypkg-{v}.dist-info'\n\
+    \x20   with zipfile.ZipFile(f'wheels/tinypkg-{v}-py3-none-any.whl', 'w') as z:\n\
+    \x20       z.writestr('tinypkg/__init__.py', f'VALUE = {v[0]}\\n')\n\
+    \x20       z.writestr(f'{info}/METADATA', f'Metadata-Version: 2.1\\nName: tinypkg\\nVersion: {v}\\n')\n\
+    \x20       z.writestr(f'{info}/WHEEL', 'Wheel-Version: 1.0\\nGenerator: test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n')\n\
+    \x20       z.writestr(f'{info}/RECORD', '')\n";
+
+#[test]
+fn pip_install_by_wheel_path_replaces_the_imported_module_and_a_failed_pip_is_an_error() {
+    let _serial = common::one_at_a_time();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let run = pip_project(dir.path());
+        let made = eval(&run, TWO_WHEELS).await;
+        assert!(made.contains("(the project's .venv)"), "{made}");
+        let wheels = dir.path().join("ws/wheels").canonicalize().unwrap();
+        let wheel = |v: &str| wheels.join(format!("tinypkg-{v}-py3-none-any.whl"));
+        let wheel = |v: &str| wheel(v).display().to_string();
+
+        let one = eval(
+            &run,
+            &format!(
+                "%pip install --no-index {}\nimport tinypkg\ntinypkg.VALUE",
+                wheel("1.0")
+            ),
+        )
+        .await;
+        assert!(
+            one.contains("Successfully installed tinypkg-1.0") && one.ends_with("Out: 1"),
+            "{one}"
+        );
+        // The same cell imports the new version; the old module was named.
+        let two = eval(
+            &run,
+            &format!(
+                "%pip install --no-index {}\nimport tinypkg\ntinypkg.VALUE",
+                wheel("2.0")
+            ),
+        )
+        .await;
+        assert!(
+            two.contains("Successfully installed tinypkg-2.0")
+                && two.contains("already imported before this install: tinypkg")
+                && two.ends_with("Out: 2"),
+            "{two}"
+        );
+        // Back to 1.0 with a requirement naming the wheel; the next cell sees it.
+        let back = eval(
+            &run,
+            &format!(
+                "%pip install --no-index 'tinypkg @ file://{}'",
+                wheel("1.0")
+            ),
+        )
+        .await;
+        assert!(
+            back.contains("Successfully installed tinypkg-1.0"),
+            "{back}"
+        );
+        assert_eq!(eval(&run, "import tinypkg\ntinypkg.VALUE").await, "Out: 1");
+
+        let failed = eval(
+            &run,
+            "%pip install --no-index /nonexistent/tinypkg-9.0-py3-none-any.whl",
+        )
+        .await;
+        assert!(
+            failed.starts_with("ERROR the cell raised PipError: pip ended with exit code 1")
+                && failed.contains("output before the error:"),
+            "{failed}"
+        );
+        // The failure ended the cell: nothing after the `%pip` line ran.
+        let stopped = eval(
+            &run,
+            "%pip install --no-index /nonexistent/x-1.0-py3-none-any.whl\nprint('ran on')",
+        )
+        .await;
+        assert!(
+            stopped.starts_with("ERROR") && !stopped.contains("ran on"),
+            "{stopped}"
+        );
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
+/// A build backend of a few lines (no setuptools, no registry) whose editable wheel is a `.pth`
+/// naming the project, as hatchling's are: neither RECORD nor top_level.txt names its module.
+const EDITABLE_BACKEND: &str = r#"
+import os, zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _wheel(directory, files):
+    version = open(os.path.join(HERE, "VERSION")).read().strip()
+    info = f"edpkg-{version}.dist-info"
+    name = f"edpkg-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(os.path.join(directory, name), "w") as z:
+        for path, text in files.items():
+            z.writestr(path, text)
+        z.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: edpkg\nVersion: {version}\n")
+        z.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        z.writestr(f"{info}/RECORD", "")
+    return name
+
+
+def build_wheel(directory, config_settings=None, metadata_directory=None):
+    return _wheel(directory, {"edpkg/__init__.py": open(os.path.join(HERE, "edpkg/__init__.py")).read()})
+
+
+def build_editable(directory, config_settings=None, metadata_directory=None):
+    return _wheel(directory, {"_edpkg.pth": HERE + "\n"})
+"#;
+
+#[test]
+fn pip_install_of_an_editable_project_is_imported_at_once_and_afresh_after_a_reinstall() {
+    let _serial = common::one_at_a_time();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let run = pip_project(dir.path());
+        let proj = dir.path().join("ws/proj");
+        common::write(&proj, "backend.py", EDITABLE_BACKEND);
+        common::write(
+            &proj,
+            "pyproject.toml",
+            "[build-system]\nrequires = []\nbuild-backend = \"backend\"\nbackend-path = [\".\"]\n",
+        );
+        common::write(&proj, "VERSION", "1.0\n");
+        common::write(&proj, "edpkg/__init__.py", "VALUE = 1\n");
+        // The project is not in the kernel's folder: only the new `.pth` makes it importable.
+        let one = eval(
+            &run,
+            "%pip install --no-index -e ./proj\nimport edpkg\nedpkg.VALUE",
+        )
+        .await;
+        assert!(
+            one.contains("Successfully installed edpkg-1.0") && one.ends_with("Out: 1"),
+            "{one}"
+        );
+        common::write(&proj, "VERSION", "2.0\n");
+        common::write(&proj, "edpkg/__init__.py", "VALUE = 2\n");
+        let two = eval(
+            &run,
+            "%pip install --no-index -e ./proj\nimport edpkg\nedpkg.VALUE",
+        )
+        .await;
+        assert!(
+            two.contains("Successfully installed edpkg-2.0")
+                && two.contains("already imported before this install: edpkg")
+                && two.ends_with("Out: 2"),
+            "{two}"
         );
         run.shutdown(Duration::from_secs(5)).await;
     });

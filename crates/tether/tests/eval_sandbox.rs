@@ -17,7 +17,7 @@ async fn eval(run: &tether::Run) -> String {
     common::call_text(
         run,
         "eval",
-        json!({"code": WHERE, "description": "where does this run"}),
+        json!({"code": WHERE, "description": "say where this kernel runs and how"}),
     )
     .await
 }
