@@ -113,8 +113,8 @@ pub(crate) async fn report(
     if found.total == 0 {
         if failed.is_empty() {
             out.push(format!(
-                "checked: no `{old}` left as an identifier in the workspace's {searched} files{}",
-                caveat(lang)
+                "checked: no `{old}` left as a name (of a value, type or field) in the \
+                 workspace's {searched} files"
             ));
         }
         return Left {
@@ -154,14 +154,6 @@ pub(crate) async fn report(
     Left {
         summary: Some(summary),
         section: out.join("\n"),
-    }
-}
-
-/// What a bare-identifier pattern cannot see in `lang`: names the grammar gives other kinds.
-fn caveat(lang: &str) -> &'static str {
-    match lang {
-        "python" => "",
-        _ => " (type and field names, which the grammar tells apart, were not searched)",
     }
 }
 

@@ -82,7 +82,8 @@ fn compile_with(fragment: &str, lang: Lang, hint: bool) -> Result<Compiled, Unpa
                 continue;
             }
         };
-        let elsewhere = readings_elsewhere(&rungs[at + 1..], &processed, fragment, lang, &kind);
+        let mut elsewhere = readings_elsewhere(&rungs[at + 1..], &processed, fragment, lang, &kind);
+        elsewhere.extend(as_every_name(&pattern, lang));
         // A file lacking a text cannot match any reading only if every reading has that text.
         let mut literals = Vec::new();
         collect_literals(&pattern.node, lang, &mut literals);
@@ -176,6 +177,45 @@ fn readings_elsewhere(
         }
     }
     found
+}
+
+/// A bare name matches it wherever the grammar gives names a kind of their own: `Config` is
+/// an `identifier` in a Rust expression but a `type_identifier` in a type and a
+/// `field_identifier` after a dot. One reading per such kind, so searching a name finds every
+/// use of it (what a rename left behind, say), as it reads in the code.
+fn as_every_name(pattern: &Pattern, lang: Lang) -> Vec<Pattern> {
+    use ast_grep_core::tree_sitter::LanguageExt as _;
+    let PatternNode::Terminal {
+        text,
+        is_named: true,
+        kind_id,
+    } = &pattern.node
+    else {
+        return Vec::new();
+    };
+    let ts = lang.sg().get_ts_language();
+    let a_name = |k: u16| {
+        ts.node_kind_is_named(k)
+            && ts
+                .node_kind_for_id(k)
+                .is_some_and(|n| n.ends_with("identifier"))
+    };
+    if !a_name(*kind_id) {
+        return Vec::new();
+    }
+    let count = u16::try_from(ts.node_kind_count()).unwrap_or(u16::MAX);
+    (0..count)
+        .filter(|&k| k != *kind_id && a_name(k))
+        .map(|k| {
+            let mut other = pattern.clone();
+            other.node = PatternNode::Terminal {
+                text: text.clone(),
+                is_named: true,
+                kind_id: k,
+            };
+            other
+        })
+        .collect()
 }
 
 /// The refusal of a pattern deeper than [`MAX_PATTERN_DEPTH`], with what to do instead.
@@ -635,6 +675,25 @@ mod tests {
         assert_eq!(lines("void $F($$$P) { $$$B }"), [3, 6]);
         // A call is not a declaration: it never reads as an abstract method elsewhere.
         assert!(compile("m()", lang("dart")).unwrap().elsewhere.is_empty());
+    }
+
+    #[test]
+    fn a_bare_name_matches_it_as_a_type_and_a_field_too() {
+        let rust = lang("rust");
+        let code =
+            "struct Config { limit: u32 }\nfn f(c: Config) -> u32 { let limit = c.limit; limit }\n";
+        let tree = rust.parse(code);
+        let count = |name: &str| {
+            let compiled = compile(name, rust).unwrap();
+            tree.root()
+                .dfs()
+                .filter(|n| compiled.match_node(n.clone()).is_some())
+                .count()
+        };
+        // The struct's name and the parameter's type.
+        assert_eq!(count("Config"), 2);
+        // The field's declaration, the field access, the local and its use.
+        assert_eq!(count("limit"), 4);
     }
 
     #[test]

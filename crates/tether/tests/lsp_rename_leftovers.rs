@@ -92,7 +92,7 @@ fn a_name_left_only_in_comments_and_strings_is_not_reported() {
         assert!(out.starts_with("renamed `compute_total` to `add_one` in 2 files:"), "{out}");
         assert!(!out.contains("not renamed") && !out.contains("notes.py:"), "{out}");
         // The check ran, and says what it covered.
-        assert!(out.contains("no `compute_total` left as an identifier in the workspace's python files"), "{out}");
+        assert!(out.contains("no `compute_total` left as a name (of a value, type or field) in the workspace's python files"), "{out}");
         let ws = dir.path().join("ws");
         assert_eq!(std::fs::read_to_string(ws.join("pkg/notes.py")).unwrap(), NOTES);
         run.shutdown(Duration::from_secs(5)).await;
@@ -109,10 +109,10 @@ fn rust_analyzer_leaves_a_file_outside_the_module_tree_and_the_result_says_so() 
         let ws = dir.path().join("ws");
         let manifest = "[package]\nname = \"r\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
         common::write(&ws, "Cargo.toml", manifest);
-        let lib = "mod used;\n\npub fn compute_total() -> u32 {\n    1\n}\n";
+        let lib = "mod used;\n\npub fn compute_total() -> u32 {\n    1\n}\n\npub struct Meter(pub u32);\n";
         common::write(&ws, "src/lib.rs", lib);
         common::write(&ws, "src/used.rs", "pub fn twice() -> u32 {\n    crate::compute_total() * 2\n}\n");
-        let orphan = "// not in any mod\npub fn thrice() -> u32 {\n    crate::compute_total() * 3\n}\n";
+        let orphan = "// not in any mod\npub fn thrice() -> u32 {\n    crate::compute_total() * 3\n}\n\npub fn wider(m: crate::Meter) -> u32 {\n    m.0\n}\n";
         common::write(&ws, "src/orphan.rs", orphan);
         let run = common::run_with_config(dir.path(), common::LSP_BUDGETS);
         run.warm().await;
@@ -123,6 +123,13 @@ fn rust_analyzer_leaves_a_file_outside_the_module_tree_and_the_result_says_so() 
         assert_eq!(std::fs::read_to_string(ws.join("src/orphan.rs")).unwrap(), orphan, "{out}");
         assert!(out.contains("not renamed by the server"), "{out}");
         assert!(out.contains("src/orphan.rs:3"), "{out}");
+        // A type's name left behind is found too: it is a `type_identifier`, not an
+        // `identifier`, to the grammar.
+        let args = json!({"file": "src/lib.rs", "line": 7, "symbol": "Meter", "new_name": "Length"});
+        let out = common::call_text(&run, "lsp_rename", args).await;
+        assert!(std::fs::read_to_string(ws.join("src/lib.rs")).unwrap().contains("pub struct Length"), "{out}");
+        assert!(out.contains("not renamed by the server"), "{out}");
+        assert!(out.contains("src/orphan.rs:6"), "{out}");
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
