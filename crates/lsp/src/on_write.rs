@@ -137,10 +137,7 @@ impl DiagnosticsOnWrite {
             return None;
         }
         Some(self.once(&format!(".{ext}"), || {
-            format!(
-                "no language server checks .{ext} files; tether's syntax check, where it has \
-                 a grammar for them, is the only check"
-            )
+            format!("no language server checks .{ext} files")
         }))
     }
 

@@ -85,6 +85,17 @@ fn problems(ws: &Workspace, path: &Path) -> Option<Vec<Finding>> {
     Some(out)
 }
 
+/// Whether `path` is a configuration file (TOML, YAML, JSON, INI), which no language server
+/// checks, so this check is all a write of it gets.
+fn config_kind(path: &std::path::Path) -> bool {
+    path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+        matches!(
+            e.to_ascii_lowercase().as_str(),
+            "toml" | "yaml" | "yml" | "json" | "jsonc" | "ini" | "cfg"
+        )
+    })
+}
+
 impl WriteHook for SyntaxCheck {
     fn name(&self) -> &str {
         "syntax check (tree-sitter)"
@@ -132,10 +143,28 @@ impl WriteHook for SyntaxCheck {
                 if receipt.hash_after.is_none() {
                     continue;
                 }
+                let config = config_kind(abs);
+                if config && Lang::from_path(abs).is_none() {
+                    reports.push(FileReport {
+                        path: receipt.path.rel().to_string(),
+                        source: self.name().to_string(),
+                        noun: "syntax error".into(),
+                        status: FileStatus::Unavailable {
+                            why: "tether has no grammar for this kind of file, so its syntax \
+                                  was not checked"
+                                .into(),
+                            now: Vec::new(),
+                        },
+                    });
+                    continue;
+                }
                 let Some(now) = problems_off_thread(&self.workspace, abs).await else {
                     continue;
                 };
                 let status = match &before {
+                    // No language server checks a configuration file: that its syntax is
+                    // sound is said, not left to be inferred from silence.
+                    Some(_) if config && old.is_empty() && now.is_empty() => FileStatus::Clean,
                     Some(_) => FileStatus::compare(&old, now),
                     None if now.is_empty() => continue,
                     None => FileStatus::Unavailable {

@@ -730,3 +730,46 @@ async fn multi_line_captures_keep_their_shape_when_moved() {
         "function f() {\n  go(\n    {\n      k: 1,\n    },\n    a,\n  );\n}\n"
     );
 }
+
+/// A configuration file gets no language server's check, and the write says so; its syntax
+/// check says clean out loud, or that there is no grammar for it.
+#[tokio::test]
+async fn a_configuration_file_write_says_what_checked_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = open(dir.path());
+    let json_out = call(
+        &run,
+        "write",
+        json!({"path": "cfg.json", "content": "{\"a\": 1}\n"}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        json_out.contains("syntax check (tree-sitter) after this write:\n  cfg.json: clean"),
+        "{json_out}"
+    );
+    assert!(
+        json_out.contains("cfg.json: unavailable (no language server checks .json files)"),
+        "{json_out}"
+    );
+    let toml_out = call(
+        &run,
+        "write",
+        json!({"path": "cfg.toml", "content": "a = 1\n"}),
+    )
+    .await
+    .unwrap();
+    assert!(toml_out.contains("cfg.toml: unavailable (tether has no grammar for this kind of file, so its syntax was not checked)"), "{toml_out}");
+    assert!(
+        toml_out.contains("cfg.toml: unavailable (no language server checks .toml files)"),
+        "{toml_out}"
+    );
+    let yaml_out = call(
+        &run,
+        "write",
+        json!({"path": "ci.yml", "content": "on: [push]\n"}),
+    )
+    .await
+    .unwrap();
+    assert!(yaml_out.contains("ci.yml: clean"), "{yaml_out}");
+}
