@@ -1,441 +1,407 @@
-//! The debug adapters tether knows, and which one can debug a program here: the same rule as
-//! language servers, a project marker between the program and the workspace root AND the
-//! adapter's binary (for debugpy, an interpreter that has debugpy installed).
+//! The debug adapters as data: the embedded `catalog.toml`, with each user `[debug.adapters.ID]`
+//! merged over it. Code asks an adapter's flags and templates, never its id, so adding an
+//! adapter is one entry (see "How to add a debug adapter" in docs/architecture.md).
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
 
-/// One known adapter.
-pub struct AdapterKind {
-    pub id: &'static str,
-    /// Files that mark a project it debugs.
-    pub markers: &'static [&'static str],
-    /// Binaries to look for on PATH, in order.
-    pub binaries: &'static [&'static str],
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::template::{self, Context};
+
+/// The built-in entries, in the order `adapters` lists them.
+const BUILT_IN: &str = include_str!("../catalog.toml");
+
+/// How tether speaks DAP with an adapter it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum TransportKind {
+    /// Over the adapter's stdin and stdout.
+    #[default]
+    Stdio,
+    /// Over TCP, at the address the adapter prints on stdout (see `announce`).
+    Tcp,
 }
 
-/// The catalog.
-pub const ADAPTERS: &[AdapterKind] = &[
-    AdapterKind {
-        id: "debugpy",
-        markers: &["pyproject.toml", "setup.py", "requirements.txt"],
-        binaries: &["python3"],
-    },
-    AdapterKind {
-        id: "lldb",
-        markers: &["Cargo.toml", "CMakeLists.txt", "Makefile"],
-        binaries: &[
-            "lldb-dap",
-            "lldb-dap-20",
-            "lldb-dap-19",
-            "lldb-dap-18",
-            "lldb-vscode-14",
-        ],
-    },
-    AdapterKind {
-        id: "delve",
-        markers: &["go.mod"],
-        binaries: &["dlv"],
-    },
-    AdapterKind {
-        id: "dart",
-        markers: &["pubspec.yaml"],
-        binaries: &["dart"],
-    },
-];
-
-/// `[debug.adapters.ID]`: a command and markers replacing the catalog's, or a new adapter.
-#[derive(Debug, Clone, Default, serde::Deserialize)]
+/// One adapter as the catalog file or a user's `[debug.adapters.ID]` gives it. Every key is
+/// optional, so a user entry names only what it changes; a key given replaces the built-in's
+/// (a table whole).
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AdapterOverride {
-    /// The whole command that runs the adapter.
-    pub command: Option<Vec<String>>,
-    /// Files that mark a project it debugs.
+    /// What it debugs, for the tool's description ("Go via delve").
+    pub summary: Option<String>,
+    /// Program extensions that pick it when no `adapter` is named (without the dot).
+    pub extensions: Option<Vec<String>>,
+    /// Whether it debugs native (ELF) programs: one picks it, and is a project of its own.
+    pub native: Option<bool>,
+    /// Files that mark a project it debugs; the nearest one's folder is where it runs.
     pub markers: Option<Vec<String>>,
+    /// Candidate binaries for `{binary}`, first on PATH wins.
+    pub binaries: Option<Vec<String>>,
+    /// The whole command that runs the adapter; may use `{binary}` and `{python}`.
+    pub command: Option<Vec<String>>,
+    /// A module the project's `{python}` must import, checked before the adapter starts.
+    pub python_module: Option<String>,
+    /// `stdio` (the default) or `tcp`.
+    pub transport: Option<TransportKind>,
+    /// With `tcp`: the text of the stdout line naming where to connect, with `{address}`
+    /// (host:port) or `{port}` where it stands.
+    pub announce: Option<String>,
+    /// The arguments of DAP's `launch` request, with placeholders.
+    pub launch: Option<toml::Table>,
+    /// The arguments of DAP's `attach` request for a program waiting on `{port}`.
+    pub attach: Option<toml::Table>,
+    /// How a program is made to wait on a port for this adapter, said when attaching fails.
+    pub attach_howto: Option<String>,
+    /// Whether the port speaks DAP itself (no adapter of ours starts), rather than the adapter
+    /// starting here and connecting to it.
+    pub attach_over_port: Option<bool>,
+    /// Exception filters to turn on, when the adapter offers them.
+    pub exception_filters: Option<Vec<String>>,
+    /// Function breakpoints set in every session.
+    pub function_breakpoints: Option<Vec<String>>,
+    /// Whether a Cargo project's sessions load Rust's lldb formatters (`{init_commands}`).
+    pub rust_formatters: Option<bool>,
+    /// The `context` of an `evaluate` request (default `watch`).
+    pub evaluate_context: Option<String>,
+    /// What `terminate` says after detaching, when the program is not simply left running.
+    pub detach_note: Option<String>,
 }
 
-/// Every override, by adapter id.
-pub type Overrides = std::collections::BTreeMap<String, AdapterOverride>;
+/// Every user entry, by adapter id.
+pub type Overrides = BTreeMap<String, AdapterOverride>;
 
-/// An adapter that can start: how, and from which project folder.
+/// An adapter's transport, compiled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Transport {
+    /// stdin and stdout.
+    Stdio,
+    /// TCP at the address read from the stdout line matching `announce`.
+    Tcp { announce: String },
+}
+
+/// One adapter, merged and checked: what the rest of the crate reads.
 #[derive(Debug, Clone)]
-pub struct Found {
+pub struct Adapter {
     pub id: String,
-    /// The command that runs the adapter.
-    pub argv: Vec<String>,
-    /// The folder holding the marker; the adapter and the program run there.
-    pub root: PathBuf,
-    /// For debugpy, the interpreter chosen and why.
-    pub interpreter: Option<String>,
-    /// Commands lldb runs first: Rust's own formatters for a Cargo project, so a `Vec` or
-    /// `String` reads as one.
-    pub init_commands: Vec<String>,
+    /// Added by `[debug.adapters.ID]`, with no built-in entry under it.
+    pub user: bool,
+    pub summary: Option<String>,
+    pub extensions: Vec<String>,
+    pub native: bool,
+    pub markers: Vec<String>,
+    pub binaries: Vec<String>,
+    /// Empty when a user entry gave none (said when it is used).
+    pub command: Vec<String>,
+    pub python_module: Option<String>,
+    pub transport: Transport,
+    pub launch: Option<Value>,
+    pub attach: Option<Value>,
+    pub attach_howto: Option<String>,
+    pub attach_over_port: bool,
+    pub exception_filters: Vec<String>,
+    pub function_breakpoints: Vec<String>,
+    pub rust_formatters: bool,
+    pub evaluate_context: String,
+    pub detach_note: Option<String>,
 }
 
-/// The adapter a program's type asks for: debugpy for `.py`, delve for `.go`, dart for
-/// `.dart`, lldb for a native (ELF) program; `None` when the file does not say.
-pub fn adapter_for(program: &Path) -> Option<&'static str> {
-    match program.extension().and_then(|e| e.to_str()) {
-        Some("py") => Some("debugpy"),
-        Some("go") => Some("delve"),
-        Some("dart") => Some("dart"),
-        _ if is_elf(program) => Some("lldb"),
-        _ => None,
+impl Adapter {
+    /// Whether its command or templates need the project's interpreter.
+    pub fn uses_python(&self) -> bool {
+        let named = |v: &Option<Value>| v.as_ref().is_some_and(template::mentions_python);
+        self.command.iter().any(|c| c.contains("{python}"))
+            || named(&self.launch)
+            || named(&self.attach)
     }
 }
 
-/// Whether `path` is a native ELF program. Opened without blocking and read only if the open
-/// file is regular, so a FIFO or device put where the program was does not stall the call.
-fn is_elf(path: &Path) -> bool {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut head = [0u8; 4];
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .and_then(|mut f| match f.metadata()?.is_file() {
-            true => f.read_exact(&mut head),
-            false => Err(std::io::ErrorKind::InvalidInput.into()),
+/// The catalog a run uses: the built-in entries with the user's merged over them.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    adapters: Vec<Arc<Adapter>>,
+}
+
+impl Catalog {
+    /// The built-in entries alone.
+    pub fn builtin() -> Result<Catalog, String> {
+        Catalog::merged(&Overrides::new())
+    }
+
+    /// The built-in entries with `overrides` merged over them, user-added ones after; a
+    /// wrong key, type or placeholder says which entry and what is allowed.
+    pub fn merged(overrides: &Overrides) -> Result<Catalog, String> {
+        let mut entries = builtin_entries()?;
+        for (id, given) in overrides {
+            match entries.iter_mut().find(|(known, _, _)| known == id) {
+                Some((_, entry, _)) => merge(entry, given.clone()),
+                None => entries.push((id.clone(), given.clone(), true)),
+            }
+        }
+        let adapters = entries
+            .into_iter()
+            .map(|(id, entry, user)| compile(id, entry, user).map(Arc::new))
+            .collect::<Result<_, _>>()?;
+        Ok(Catalog { adapters })
+    }
+
+    /// Every adapter, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<Adapter>> {
+        self.adapters.iter()
+    }
+
+    /// The adapter `id`.
+    pub fn get(&self, id: &str) -> Option<&Arc<Adapter>> {
+        self.adapters.iter().find(|a| a.id == id)
+    }
+
+    /// Every id, for messages.
+    pub fn ids(&self) -> Vec<&str> {
+        self.adapters.iter().map(|a| a.id.as_str()).collect()
+    }
+
+    /// The adapter a program's file asks for: the first whose extensions hold its extension,
+    /// else, for a native program, the first native adapter; `None` when the file does not say.
+    pub fn for_program(&self, program: &Path) -> Option<&Arc<Adapter>> {
+        let ext = program.extension().and_then(|e| e.to_str());
+        let by_ext = ext.and_then(|ext| {
+            self.adapters
+                .iter()
+                .find(|a| a.extensions.iter().any(|e| e == ext))
+        });
+        by_ext.or_else(|| {
+            crate::locate::is_elf(program)
+                .then(|| self.adapters.iter().find(|a| a.native))
+                .flatten()
         })
-        .is_ok_and(|()| head == *b"\x7fELF")
-}
+    }
 
-/// The nearest folder from `start` up to `workspace` that holds one of `markers`.
-fn marker_root(start: &Path, workspace: &Path, markers: &[&str]) -> Option<PathBuf> {
-    let mut dir = if start.is_dir() {
-        start
-    } else {
-        start.parent()?
-    };
-    loop {
-        if markers.iter().any(|m| dir.join(m).exists()) {
-            return Some(dir.to_path_buf());
-        }
-        if dir == workspace {
-            return None;
-        }
-        dir = dir.parent().filter(|d| d.starts_with(workspace))?;
+    /// The adapters that can attach to a port, in order.
+    pub fn attachers(&self) -> impl Iterator<Item = &Arc<Adapter>> {
+        self.adapters.iter().filter(|a| a.attach.is_some())
+    }
+
+    /// How a debuggee waits on a port for each adapter that can attach to one.
+    pub fn attach_howto(&self) -> String {
+        let ways: Vec<String> = self
+            .attachers()
+            .filter_map(|a| Some(format!("{}: {}", a.id, a.attach_howto.as_ref()?)))
+            .collect();
+        ways.join("; ")
+    }
+
+    /// What the debugger covers, for the tool's description: each summary, in order.
+    pub fn summaries(&self) -> String {
+        let all: Vec<&str> = self.iter().filter_map(|a| a.summary.as_deref()).collect();
+        all.join("; ")
     }
 }
 
-/// An adapter as `[debug.adapters.ID]` gives it: its command, run from the nearest folder
-/// with one of its markers.
-fn configured(
-    id: &str,
-    o: &AdapterOverride,
-    program: &Path,
-    workspace: &Path,
-) -> Result<Found, String> {
-    let command = o.command.clone().filter(|c| !c.is_empty()).ok_or_else(|| {
-        format!("[debug.adapters.{id}] needs a `command` (the adapter and its arguments)")
-    })?;
-    let markers: Vec<&str> = o.markers.iter().flatten().map(String::as_str).collect();
-    if markers.is_empty() {
-        return Err(format!(
-            "[debug.adapters.{id}] needs `markers` (files that mark its projects)"
-        ));
+/// The catalog file's entries, in order, as (id, entry, added by the user).
+fn builtin_entries() -> Result<Vec<(String, AdapterOverride, bool)>, String> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct File {
+        adapter: Vec<toml::Table>,
     }
-    let root = marker_root(program, workspace, &markers).ok_or_else(|| {
-        format!(
-            "{id}: no {} from the program up to the workspace root",
-            markers.join(" or ")
-        )
-    })?;
-    Ok(Found {
-        id: id.to_string(),
-        argv: command,
-        root,
-        interpreter: None,
-        init_commands: Vec::new(),
-    })
-}
-
-/// The lldb commands that load the Rust toolchain's formatters, as `rust-lldb` does; none when
-/// `rustc` or its scripts cannot be found. The toolchain is the one chosen outside the
-/// workspace, so that no repository's toolchain file picks what runs here.
-async fn rust_formatters(root: &Path) -> Vec<String> {
-    let Some(sysroot) = tether_proc::neutral_rust_sysroot(root).await else {
-        return Vec::new();
-    };
-    let etc = sysroot.join("lib/rustlib/etc");
-    let (lookup, commands) = (etc.join("lldb_lookup.py"), etc.join("lldb_commands"));
-    if !lookup.exists() || !commands.exists() {
-        return Vec::new();
-    }
-    vec![
-        format!("command script import \"{}\"", lookup.display()),
-        format!("command source -s 1 \"{}\"", commands.display()),
-    ]
-}
-
-/// Whether `python` can import debugpy, within a few seconds. Isolated (`-I`) and from `/`, so
-/// a `debugpy.py` in the workspace is not what gets imported.
-async fn has_debugpy(python: &Path) -> bool {
-    let spec = tether_proc::ChildSpec {
-        argv: vec![
-            python.display().to_string(),
-            "-I".into(),
-            "-c".into(),
-            "import debugpy".into(),
-        ],
-        cwd: Some(PathBuf::from("/")),
-        env: Vec::new(),
-    };
-    matches!(
-        tether_proc::run_with_deadline(&spec, Duration::from_secs(10)).await,
-        Ok(out) if out.status.success()
-    )
-}
-
-/// The adapter `id` for `program`, or why it cannot start here.
-pub async fn find(
-    id: &str,
-    program: &Path,
-    workspace: &Path,
-    overrides: &Overrides,
-) -> Result<Found, String> {
-    find_with(id, program, workspace, overrides, true).await
-}
-
-/// [`find`]; with `run_inside` false an interpreter inside the workspace is named, never run
-/// (what `tether doctor` needs: it runs nothing a repository ships).
-async fn find_with(
-    id: &str,
-    program: &Path,
-    workspace: &Path,
-    overrides: &Overrides,
-    run_inside: bool,
-) -> Result<Found, String> {
-    let given = overrides.get(id);
-    let Some(kind) = ADAPTERS.iter().find(|a| a.id == id) else {
-        return match given {
-            Some(o) => configured(id, o, program, workspace),
-            None => {
-                let mut known: Vec<&str> = ADAPTERS.iter().map(|a| a.id).collect();
-                known.extend(overrides.keys().map(String::as_str));
-                Err(format!("no adapter `{id}`: known are {}", known.join(", ")))
-            }
-        };
-    };
-    if let Some(o) = given.filter(|o| o.command.is_some()) {
-        let mut o = o.clone();
-        o.markers = o
-            .markers
-            .or_else(|| Some(kind.markers.iter().map(|m| m.to_string()).collect()));
-        return configured(id, &o, program, workspace);
-    }
-    // A native program is a project of its own for lldb.
-    let own = (kind.id == "lldb" && is_elf(program)).then(|| workspace.to_path_buf());
-    let root = marker_root(program, workspace, kind.markers)
-        .or(own)
-        .ok_or_else(|| {
-            let from = program.strip_prefix(workspace).unwrap_or(program);
-            let from = match from.display().to_string().trim_matches('.') {
-                "" => "the workspace root".to_string(),
-                f => format!("{f} up to the workspace root"),
+    let broken = |e: &dyn std::fmt::Display| format!("the built-in debug catalog is broken: {e}");
+    let file: File = toml::from_str(BUILT_IN).map_err(|e| broken(&e))?;
+    file.adapter
+        .into_iter()
+        .map(|mut table| {
+            let id = match table.remove("id") {
+                Some(toml::Value::String(id)) => id,
+                _ => return Err(broken(&"an entry has no `id`")),
             };
-            format!("{id}: no {} from {from}", kind.markers.join(" or "))
-        })?;
-    if kind.id != "debugpy" {
-        let binary = kind
-            .binaries
-            .iter()
-            .find_map(|b| which::which(b).ok())
-            .ok_or_else(|| {
-                format!(
-                    "{id}: a project marker is there, but none of {} is on PATH",
-                    kind.binaries.join(", ")
-                )
-            })?;
-        let init_commands = match kind.id {
-            "lldb" if root.join("Cargo.toml").exists() => rust_formatters(&root).await,
-            _ => Vec::new(),
-        };
-        let mut argv = vec![binary.display().to_string()];
-        match kind.id {
-            // delve speaks DAP over TCP only: on a port of its choosing, which it prints.
-            "delve" => argv.extend(["dap".to_string(), "--listen=127.0.0.1:0".to_string()]),
-            "dart" => argv.push("debug_adapter".to_string()),
-            _ => {}
-        }
-        return Ok(Found {
-            id: kind.id.to_string(),
-            argv,
-            root,
-            interpreter: None,
-            init_commands,
-        });
-    }
-    let (python, why) = tether_proc::project_python(&root).ok_or("debugpy: no python3 on PATH")?;
-    if !run_inside && tether_proc::inside(&python, workspace) {
-        return Ok(Found {
-            id: kind.id.to_string(),
-            argv: vec![python.display().to_string()],
-            root,
-            interpreter: Some(format!(
-                "{} ({why}); inside the workspace, so doctor does not run it: whether it has \
-                 debugpy is checked at the first launch",
-                python.display()
-            )),
-            init_commands: Vec::new(),
-        });
-    }
-    if !has_debugpy(&python).await {
-        return Err(format!(
-            "debugpy: {} ({why}) has no debugpy: install it there (`{} -m pip install debugpy`)",
-            python.display(),
-            python.display()
-        ));
-    }
-    Ok(Found {
-        id: kind.id.to_string(),
-        argv: vec![
-            python.display().to_string(),
-            "-m".into(),
-            "debugpy.adapter".into(),
-        ],
-        root,
-        interpreter: Some(format!("{} ({why})", python.display())),
-        init_commands: Vec::new(),
-    })
+            let entry = AdapterOverride::deserialize(table).map_err(|e| broken(&e))?;
+            Ok((id, entry, false))
+        })
+        .collect()
 }
 
-/// The `launch` arguments for `program` under `found`'s adapter.
-pub fn launch_args(found: &Found, program: &Path, args: &[String]) -> serde_json::Value {
-    match found.id.as_str() {
-        "debugpy" => serde_json::json!({
-            "request": "launch", "name": "tether", "type": "python",
-            "program": program, "args": args, "cwd": found.root,
-            "console": "internalConsole", "justMyCode": true,
-            "python": [found.argv[0].clone()],
-        }),
-        // delve builds the package that holds the file.
-        "delve" => serde_json::json!({
-            "request": "launch", "name": "tether", "mode": "debug",
-            "program": program.parent().unwrap_or(program), "args": args, "cwd": found.root,
-        }),
-        // `dart debug_adapter` runs the script itself.
-        "dart" => serde_json::json!({
-            "request": "launch", "name": "tether", "program": program, "args": args,
-            "cwd": found.root,
-        }),
-        _ => serde_json::json!({
-            "request": "launch", "name": "tether", "program": program, "args": args,
-            "cwd": found.root, "stopOnEntry": false, "initCommands": found.init_commands,
-        }),
+/// Lays the keys `given` names over `entry`.
+fn merge(entry: &mut AdapterOverride, given: AdapterOverride) {
+    macro_rules! over {
+        ($($key:ident),* $(,)?) => { $( if given.$key.is_some() { entry.$key = given.$key; } )* };
     }
+    over!(
+        summary,
+        extensions,
+        native,
+        markers,
+        binaries,
+        command,
+        python_module,
+        transport,
+        announce,
+        launch,
+        attach,
+        attach_howto,
+        attach_over_port,
+        exception_filters,
+        function_breakpoints,
+        rust_formatters,
+        evaluate_context,
+        detach_note,
+    );
 }
 
-/// How a debuggee waits on a port for each adapter that can attach to one.
-pub const ATTACH_HOWTO: &str = "debugpy: `python -m debugpy --listen 127.0.0.1:PORT \
-     --wait-for-client app.py`; lldb: `lldb-server gdbserver 127.0.0.1:PORT ./program`; delve: \
-     `dlv exec --headless --listen=127.0.0.1:PORT ./program`";
-
-/// The adapter to attach with when none is named: the one whose markers the workspace root
-/// holds, if exactly one does.
-pub fn attach_adapter(workspace: &Path) -> Result<&'static str, String> {
-    let marked: Vec<&'static str> = ADAPTERS
-        .iter()
-        .filter(|kind| ["debugpy", "lldb", "delve"].contains(&kind.id))
-        .filter(|kind| kind.markers.iter().any(|m| workspace.join(m).exists()))
-        .map(|kind| kind.id)
-        .collect();
-    match marked.as_slice() {
-        [one] => Ok(one),
-        _ => Err(format!(
-            "cannot tell which adapter to attach with: name one with `adapter` (the program \
-             must wait on the port: {ATTACH_HOWTO})"
-        )),
-    }
-}
-
-/// The adapter for attaching on `port`: debugpy and delve are spoken to on the port itself,
-/// lldb-dap is started here and connects to the lldb-server there.
-pub async fn for_attach(
-    id: &str,
-    workspace: &Path,
-    overrides: &Overrides,
-) -> Result<Found, String> {
-    let mut found = Found {
-        id: id.to_string(),
-        argv: Vec::new(),
-        root: workspace.to_path_buf(),
-        interpreter: None,
-        init_commands: Vec::new(),
-    };
-    match id {
-        "debugpy" | "delve" => Ok(found),
-        "lldb" => {
-            found.argv = match overrides.get(id).and_then(|o| o.command.clone()) {
-                Some(command) if !command.is_empty() => command,
-                _ => {
-                    let binaries = ADAPTERS
-                        .iter()
-                        .find(|a| a.id == id)
-                        .map_or(&[][..], |kind| kind.binaries);
-                    let binary = binaries
-                        .iter()
-                        .find_map(|b| which::which(b).ok())
-                        .ok_or_else(|| {
-                            format!("lldb: none of {} is on PATH", binaries.join(", "))
-                        })?;
-                    vec![binary.display().to_string()]
-                }
-            };
-            if workspace.join("Cargo.toml").exists() {
-                found.init_commands = rust_formatters(workspace).await;
-            }
-            Ok(found)
-        }
-        _ => Err(format!(
-            "attach by port is built for debugpy, lldb and delve, not `{id}`; the program must \
-             wait on the port: {ATTACH_HOWTO}"
-        )),
-    }
-}
-
-/// The `attach` arguments for a debuggee waiting on `port`.
-pub fn attach_args(found: &Found, port: u16) -> serde_json::Value {
-    match found.id.as_str() {
-        "debugpy" => serde_json::json!({"request": "attach", "name": "tether", "justMyCode": true}),
-        // A headless dlv server is driven in its remote mode.
-        "delve" => serde_json::json!({"request": "attach", "name": "tether", "mode": "remote"}),
-        // lldb-dap connects itself, synchronously. Through `attachCommands` it would run
-        // `gdb-remote` asynchronously and could find the process still unloaded, then refuse.
-        _ => serde_json::json!({
-            "request": "attach", "name": "tether", "initCommands": found.init_commands,
-            "gdb-remote-port": port, "gdb-remote-hostname": "127.0.0.1",
-        }),
-    }
-}
-
-/// What `adapters` says: per adapter, whether it can be used here and why (not).
-pub async fn report(workspace: &Path, overrides: &Overrides) -> String {
-    let mut out = Vec::new();
-    for kind in ADAPTERS {
-        let line = match find_with(kind.id, &workspace.join("."), workspace, overrides, false).await
+/// Checks a merged entry and fills in defaults.
+fn compile(id: String, e: AdapterOverride, user: bool) -> Result<Adapter, String> {
+    let at = format!("[debug.adapters.{id}]");
+    let transport = match (e.transport.unwrap_or_default(), e.announce) {
+        (TransportKind::Stdio, _) => Transport::Stdio,
+        (TransportKind::Tcp, Some(announce))
+            if announce.contains("{address}") != announce.contains("{port}") =>
         {
-            Ok(found) => format!(
-                "{}: ready ({})",
-                kind.id,
-                found.interpreter.unwrap_or_else(|| found.argv.join(" "))
-            ),
-            Err(why) => why,
-        };
-        out.push(line);
-    }
-    for (id, o) in overrides
-        .iter()
-        .filter(|(id, _)| !ADAPTERS.iter().any(|a| a.id == id.as_str()))
+            Transport::Tcp { announce }
+        }
+        (TransportKind::Tcp, _) => {
+            return Err(format!(
+                "{at}: `transport = \"tcp\"` needs `announce`, the text of the line the adapter \
+                 prints with `{{address}}` or `{{port}}` where the address stands (e.g. \
+                 \"listening at: {{address}}\")"
+            ));
+        }
+    };
+    let command = e.command.unwrap_or_default();
+    template::check_command(&command).map_err(|why| format!("{at} command: {why}"))?;
+    let table = |t: Option<toml::Table>, what: Context| -> Result<Option<Value>, String> {
+        let Some(t) = t else { return Ok(None) };
+        let value = serde_json::to_value(t).map_err(|e| format!("{at} {}: {e}", what.key()))?;
+        template::check(&value, what).map_err(|why| format!("{at} {}: {why}", what.key()))?;
+        Ok(Some(value))
+    };
+    let launch = table(e.launch, Context::Launch)?;
+    let attach = table(e.attach, Context::Attach)?;
+    if let Some(module) = &e.python_module
+        && !module
+            .split('.')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_'))
     {
-        out.push(match configured(id, o, &workspace.join("."), workspace) {
-            Ok(found) => format!(
-                "{id}: ready ({}; from [debug.adapters.{id}])",
-                found.argv.join(" ")
-            ),
-            Err(why) => why,
-        });
+        return Err(format!(
+            "{at}: `python_module = {module:?}` is not a module name"
+        ));
     }
-    out.join("\n")
+    Ok(Adapter {
+        id,
+        user,
+        summary: e.summary,
+        extensions: e.extensions.unwrap_or_default(),
+        native: e.native.unwrap_or(false),
+        markers: e.markers.unwrap_or_default(),
+        binaries: e.binaries.unwrap_or_default(),
+        command,
+        python_module: e.python_module,
+        transport,
+        launch,
+        attach,
+        attach_howto: e.attach_howto,
+        attach_over_port: e.attach_over_port.unwrap_or(false),
+        exception_filters: e.exception_filters.unwrap_or_default(),
+        function_breakpoints: e.function_breakpoints.unwrap_or_default(),
+        rust_formatters: e.rust_formatters.unwrap_or(false),
+        evaluate_context: e.evaluate_context.unwrap_or_else(|| "watch".into()),
+        detach_note: e.detach_note,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    fn user(text: &str) -> Overrides {
+        #[derive(Deserialize)]
+        struct Debug {
+            adapters: Overrides,
+        }
+        toml::from_str::<Debug>(text).unwrap().adapters
+    }
+
+    #[test]
+    fn the_built_in_catalog_parses_in_order() {
+        let catalog = Catalog::builtin().unwrap();
+        assert_eq!(catalog.ids(), ["debugpy", "lldb", "delve", "dart"]);
+        assert_eq!(
+            catalog.summaries(),
+            "Python via debugpy; C, C++ and Rust programs via lldb; Go via delve; Dart via \
+             dart debug_adapter"
+        );
+        let howto = catalog.attach_howto();
+        assert!(
+            howto.starts_with("debugpy: `python -m debugpy --listen"),
+            "{howto}"
+        );
+        assert!(howto.contains("; lldb: `lldb-server gdbserver 127.0.0.1:PORT ./program`"));
+        assert!(howto.ends_with("delve: `dlv exec --headless --listen=127.0.0.1:PORT ./program`"));
+        let delve = catalog.get("delve").unwrap();
+        assert_eq!(
+            delve.transport,
+            Transport::Tcp {
+                announce: "listening at: {address}".into()
+            }
+        );
+        assert!(!delve.user && delve.attach_over_port);
+        let lldb = catalog.get("lldb").unwrap();
+        assert!(lldb.native && lldb.rust_formatters && !lldb.attach_over_port);
+        assert_eq!(lldb.function_breakpoints, ["rust_panic"]);
+        assert_eq!(catalog.get("debugpy").unwrap().evaluate_context, "repl");
+        assert_eq!(catalog.get("dart").unwrap().evaluate_context, "watch");
+        assert!(catalog.get("debugpy").unwrap().uses_python());
+        assert!(!lldb.uses_python());
+    }
+
+    #[test]
+    fn a_user_entry_replaces_only_the_keys_it_names() {
+        let catalog = Catalog::merged(&user(
+            "[adapters.lldb]\ncommand = [\"env\", \"lldb-dap\"]\nmarkers = [\"Makefile\"]\n",
+        ))
+        .unwrap();
+        let lldb = catalog.get("lldb").unwrap();
+        assert_eq!(lldb.command, ["env", "lldb-dap"]);
+        assert_eq!(lldb.markers, ["Makefile"]);
+        assert!(lldb.launch.is_some() && lldb.rust_formatters && !lldb.user);
+        assert_eq!(catalog.ids(), ["debugpy", "lldb", "delve", "dart"]);
+    }
+
+    #[test]
+    fn a_new_adapter_comes_after_the_built_in_ones_with_plain_defaults() {
+        let catalog = Catalog::merged(&user(
+            "[adapters.mine]\ncommand = [\"my-dap\"]\nmarkers = [\"my.toml\"]\n",
+        ))
+        .unwrap();
+        let mine = catalog.get("mine").unwrap();
+        assert!(mine.user && mine.launch.is_none() && mine.attach.is_none());
+        assert_eq!(mine.transport, Transport::Stdio);
+        assert_eq!(mine.evaluate_context, "watch");
+        assert!(mine.function_breakpoints.is_empty() && mine.exception_filters.is_empty());
+        assert_eq!(catalog.ids().last(), Some(&"mine"));
+        assert_eq!(catalog.attachers().count(), 3);
+    }
+
+    #[test]
+    fn wrong_entries_say_what_is_wrong() {
+        let tcp = Catalog::merged(&user("[adapters.t]\ntransport = \"tcp\"\n")).unwrap_err();
+        assert!(tcp.contains("[debug.adapters.t]: `transport = \"tcp\"` needs `announce`"));
+        let typo = Catalog::merged(&user(
+            "[adapters.t]\ncommand = [\"x\"]\n[adapters.t.launch]\nprogram = \"{prgram}\"\n",
+        ))
+        .unwrap_err();
+        assert!(
+            typo.contains("[debug.adapters.t] launch: unknown placeholder {prgram}"),
+            "{typo}"
+        );
+        let port = Catalog::merged(&user(
+            "[adapters.t]\n[adapters.t.launch]\nport = \"{port}\"\n",
+        ))
+        .unwrap_err();
+        assert!(port.contains("{port} has no value in `launch`"), "{port}");
+    }
 }

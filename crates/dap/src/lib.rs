@@ -4,11 +4,13 @@
 //! program are killed.
 
 mod catalog;
+mod locate;
 mod ops;
 mod peer;
 mod render;
 mod session;
 mod sessions;
+mod template;
 mod tool;
 
 use std::sync::Arc;
@@ -17,7 +19,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use tether_tool::{BoxFuture, Capability, Install};
 
-pub use catalog::{ADAPTERS, AdapterOverride, Overrides, report as adapters_report};
+pub use catalog::{AdapterOverride, Catalog, Overrides, TransportKind};
 pub use tool::{Action, DebugArgs, DebugTool};
 
 /// The `[debug]` section of `tether.toml`.
@@ -29,7 +31,7 @@ pub struct DebugConfig {
     pub stop_wait: Duration,
     /// One request's deadline.
     pub request: Duration,
-    /// `[debug.adapters.ID]`: adapters' commands and markers, replaced or added.
+    /// `[debug.adapters.ID]`: entries merged over the built-in catalog's, or new adapters.
     pub adapters: catalog::Overrides,
 }
 
@@ -75,8 +77,19 @@ impl DebugConfig {
         config.ttl = secs("ttl_s", s.ttl_s, config.ttl)?;
         config.stop_wait = secs("stop_wait_s", s.stop_wait_s, config.stop_wait)?;
         config.request = secs("request_timeout_s", s.request_timeout_s, config.request)?;
+        // A wrong key, type or placeholder in an adapter's entry is said now, not at launch.
+        catalog::Catalog::merged(&s.adapters)?;
         config.adapters = s.adapters;
         Ok(config)
+    }
+}
+
+/// What `adapters` says for `root`: per adapter of the merged catalog, whether it can be used
+/// there and why (not).
+pub async fn adapters_report(root: &std::path::Path, overrides: &Overrides) -> String {
+    match Catalog::merged(overrides) {
+        Ok(catalog) => locate::report(&catalog, root).await,
+        Err(why) => why,
     }
 }
 
@@ -111,7 +124,10 @@ impl Capability for Debug {
                 stop_wait: self.config.stop_wait,
             },
             ttl: self.config.ttl,
-            adapters: self.config.adapters.clone(),
+            catalog: catalog::Catalog::merged(&self.config.adapters).unwrap_or_else(|why| {
+                tracing::error!("debug adapters: {why}");
+                catalog::Catalog::default()
+            }),
             fallback: format!("run-{}", std::process::id()),
             notices: run.notices.clone(),
         });

@@ -125,12 +125,9 @@ pub(crate) async fn stopped_ops(
                 }
             };
             let frame = s.frame(public).ok_or_else(|| stale("frame id", public))?;
-            // debugpy's repl also runs statements; lldb's would take lldb commands.
-            let context = if s.adapter.id == "debugpy" {
-                "repl"
-            } else {
-                "watch"
-            };
+            // The catalog's context: debugpy's repl also runs statements, lldb's would take
+            // lldb commands.
+            let context = s.adapter.kind.evaluate_context.as_str();
             let args = json!({"expression": expression, "frameId": frame, "context": context});
             let mut answer = [s.ask("evaluate", args).await.map_err(failed)?];
             s.mint(&mut answer, "variablesReference");

@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 use tether_proc::{ChildSpec, LongChild};
 use tokio::sync::watch;
 
-use crate::catalog::Found;
+use crate::catalog::Transport;
+use crate::locate::Found;
 use crate::peer::{DapPeer, Listener};
 
 /// Output kept: the last 64 KiB.
@@ -127,16 +128,18 @@ impl Session {
             return Err(format!("{}: no pipes to the adapter", adapter.id));
         };
         let board = Board::new();
-        let peer = match adapter.argv.iter().any(|a| a.starts_with("--listen=")) {
-            false => DapPeer::start(output, input, board.clone()),
-            true => match over_tcp(output, board.clone(), limits.request).await {
-                Ok(peer) => peer,
-                Err(e) => {
-                    let tail = child.stderr_tail().join("\n");
-                    child.shutdown(Duration::from_millis(500)).await;
-                    return Err(with_tail(&format!("{}: {e}", adapter.id), &tail));
+        let peer = match &adapter.kind.transport {
+            Transport::Stdio => DapPeer::start(output, input, board.clone()),
+            Transport::Tcp { announce } => {
+                match over_tcp(output, board.clone(), announce, limits.request).await {
+                    Ok(peer) => peer,
+                    Err(e) => {
+                        let tail = child.stderr_tail().join("\n");
+                        child.shutdown(Duration::from_millis(500)).await;
+                        return Err(with_tail(&format!("{}: {e}", adapter.id), &tail));
+                    }
                 }
-            },
+            }
         };
         let capabilities = match initialize(&peer, &adapter.id, limits.request).await {
             Ok(caps) => caps,
@@ -237,14 +240,20 @@ impl Session {
         for (file, lines) in breakpoints {
             said.push(self.set_breakpoints(file, lines).await?);
         }
-        // A Rust panic stops where it happens, with its message and stack.
-        if self.adapter.id == "lldb" {
-            let panics = json!({"breakpoints": [{"name": "rust_panic"}]});
+        // What the catalog sets in every session (lldb: `rust_panic`, so a Rust panic stops
+        // where it happens, with its message and stack).
+        let functions = &self.adapter.kind.function_breakpoints;
+        if !functions.is_empty() {
+            let names: Vec<Value> = functions.iter().map(|f| json!({"name": f})).collect();
             self.peer
-                .request("setFunctionBreakpoints", panics, limit)
+                .request(
+                    "setFunctionBreakpoints",
+                    json!({"breakpoints": names}),
+                    limit,
+                )
                 .await?;
         }
-        let filters = exception_filters(&self.capabilities);
+        let filters = exception_filters(&self.capabilities, &self.adapter.kind.exception_filters);
         self.peer
             .request(
                 "setExceptionBreakpoints",
@@ -502,19 +511,21 @@ async fn initialize(peer: &DapPeer, adapter: &str, limit: Duration) -> Result<Va
     peer.request("initialize", args, limit).await
 }
 
-/// Connects to an adapter that listens on TCP: the address it prints on stdout, read within
-/// `limit`; the rest of its stdout (the program's own output) goes on as output events.
+/// Connects to an adapter that listens on TCP: the address it prints on stdout in a line
+/// matching `announce`, read within `limit`; the rest of its stdout (the program's own output)
+/// goes on as output events.
 async fn over_tcp(
     stdout: tokio::process::ChildStdout,
     board: Arc<Board>,
+    announce: &str,
     limit: Duration,
 ) -> Result<DapPeer, String> {
     use tokio::io::AsyncBufReadExt;
     let mut lines = tokio::io::BufReader::new(stdout).lines();
     let address = tokio::time::timeout(limit, async {
         while let Ok(Some(line)) = lines.next_line().await {
-            if let Some((_, at)) = line.split_once("listening at: ") {
-                return Some(at.trim().to_string());
+            if let Some(at) = announced(&line, announce) {
+                return Some(at);
             }
         }
         None
@@ -543,8 +554,9 @@ async fn over_tcp(
     Ok(DapPeer::start(read, write, board))
 }
 
-/// The exception filters that stop on what would kill the program: uncaught exceptions.
-fn exception_filters(capabilities: &Value) -> Vec<String> {
+/// The catalog's exception filters (those that stop on what would kill the program) that the
+/// adapter offers; one it does not offer would make it refuse the request.
+fn exception_filters(capabilities: &Value, wanted: &[String]) -> Vec<String> {
     let offered = capabilities["exceptionBreakpointFilters"]
         .as_array()
         .cloned()
@@ -552,14 +564,56 @@ fn exception_filters(capabilities: &Value) -> Vec<String> {
     offered
         .iter()
         .filter_map(|f| f["filter"].as_str())
-        .filter(|f| matches!(*f, "uncaught" | "panic" | "Unhandled"))
+        .filter(|f| wanted.iter().any(|w| w == f))
         .map(str::to_string)
         .collect()
+}
+
+/// The address in `line` where `announce` puts `{address}` (host:port) or `{port}` (on
+/// 127.0.0.1), if the line is that announcement.
+fn announced(line: &str, announce: &str) -> Option<String> {
+    let (slot, local) = match announce.split_once("{address}") {
+        Some(parts) => (parts, false),
+        None => (announce.split_once("{port}")?, true),
+    };
+    let (before, after) = slot;
+    let (_, rest) = line.split_once(before)?;
+    let at = match after.trim() {
+        "" => rest,
+        after => rest.split_once(after).map_or(rest, |(at, _)| at),
+    };
+    let at = at.trim();
+    match (at.is_empty(), local) {
+        (true, _) => None,
+        (false, true) => at.parse::<u16>().ok().map(|p| format!("127.0.0.1:{p}")),
+        (false, false) => Some(at.to_string()),
+    }
 }
 
 fn with_tail(message: &str, tail: &str) -> String {
     match tail.trim() {
         "" => message.to_string(),
         t => format!("{message}; its stderr ended with:\n{t}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::announced;
+
+    #[test]
+    fn an_announced_address_is_read_from_its_line() {
+        let delve = "listening at: {address}";
+        assert_eq!(
+            announced("DAP server listening at: 127.0.0.1:38111", delve).as_deref(),
+            Some("127.0.0.1:38111")
+        );
+        assert_eq!(announced("Type 'dlv help' for help.", delve), None);
+        let port = "port {port} is open";
+        assert_eq!(
+            announced("debug: port 4711 is open", port).as_deref(),
+            Some("127.0.0.1:4711")
+        );
+        assert_eq!(announced("port x is open", port), None);
     }
 }

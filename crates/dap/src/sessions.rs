@@ -23,8 +23,8 @@ pub struct Sessions {
     pub(crate) breakpoints: Mutex<HashMap<String, BTreeMap<PathBuf, Vec<usize>>>>,
     pub(crate) limits: Limits,
     pub(crate) ttl: std::time::Duration,
-    /// `[debug.adapters]`.
-    pub(crate) adapters: crate::catalog::Overrides,
+    /// The built-in adapters with `[debug.adapters]` merged over them.
+    pub(crate) catalog: crate::catalog::Catalog,
     /// The conversation of a run that names none (`tether serve` without `--conversation`).
     pub(crate) fallback: String,
     /// The run's notices: an expiry is said on the next result, whichever tool it is from.
@@ -96,7 +96,7 @@ impl Sessions {
             ToolError::invalid("no debug session runs: set `breakpoints`, then `launch` a program")
         };
         match args.action {
-            Action::Adapters => Ok(crate::catalog::report(root, &self.adapters).await),
+            Action::Adapters => Ok(crate::locate::report(&self.catalog, root).await),
             Action::Status => Ok(match session {
                 Some(s) => status(&s, root).await,
                 None => "no debug session runs".into(),
@@ -145,12 +145,10 @@ impl Sessions {
                 let s = session.ok_or_else(none)?;
                 self.live.lock().await.remove(conversation);
                 s.end_because("`terminate` ended the session".into()).await;
-                Ok(match s.attached() {
-                    true if s.adapter.id == "delve" => "detached; a headless dlv server ends \
-                        the program it started unless it runs with --accept-multiclient"
-                        .to_string(),
-                    true => "detached: the program attached to was left running".to_string(),
-                    false => format!(
+                Ok(match (s.attached(), &s.adapter.kind.detach_note) {
+                    (true, Some(note)) => format!("detached; {note}"),
+                    (true, None) => "detached: the program attached to was left running".into(),
+                    (false, _) => format!(
                         "terminated the session on {}; the adapter and the program are gone",
                         s.program.strip_prefix(root).unwrap_or(&s.program).display()
                     ),
@@ -164,7 +162,7 @@ impl Sessions {
     }
 
     /// Attaches to a program waiting for a debugger on `port` (see
-    /// [`crate::catalog::ATTACH_HOWTO`]); the program is not ours to kill at the end.
+    /// [`crate::catalog::Catalog::attach_howto`]); the program is not ours to kill at the end.
     async fn attach(
         self: &Arc<Self>,
         cx: &CallCx,
@@ -182,14 +180,14 @@ impl Sessions {
         let port = *need(&args.port, "port", "attach")?;
         let id = match &args.adapter {
             Some(id) => id.clone(),
-            None => crate::catalog::attach_adapter(root)
-                .map_err(ToolError::invalid)?
-                .to_string(),
+            None => {
+                crate::locate::attach_adapter(&self.catalog, root).map_err(ToolError::invalid)?
+            }
         };
-        let found = crate::catalog::for_attach(&id, root, &self.adapters)
+        let found = crate::locate::for_attach(&self.catalog, &id, root)
             .await
             .map_err(ToolError::invalid)?;
-        let attach = crate::catalog::attach_args(&found, port);
+        let attach = crate::locate::attach_args(&found, port).map_err(ToolError::invalid)?;
         let target = root.join(format!("(the program on port {port})"));
         let session = match found.argv.is_empty() {
             true => Session::connect(found, port, target, root.to_path_buf(), self.limits).await,
@@ -198,7 +196,7 @@ impl Sessions {
         .map_err(|e| {
             ToolError::failed(format!(
                 "{e}\nthe program must wait on the port: {}",
-                crate::catalog::ATTACH_HOWTO
+                self.catalog.attach_howto()
             ))
         })?;
         let said = format!("attached to port {port} under {id}");
@@ -240,25 +238,35 @@ impl Sessions {
         if !abs.is_file() {
             return Err(not_a_file(cx, program, "the program's").await);
         }
-        let id = match (&args.adapter, crate::catalog::adapter_for(&abs)) {
+        let id = match (&args.adapter, self.catalog.for_program(&abs)) {
             (Some(id), _) => id.clone(),
-            (None, Some(id)) => id.to_string(),
+            (None, Some(kind)) => kind.id.clone(),
             (None, None) => {
                 return Err(ToolError::invalid(format!(
                     "cannot tell which adapter debugs {program}: name one with `adapter` \
-                     (debugpy, lldb, delve, dart), or launch the built program itself"
+                     ({}), or launch the built program itself",
+                    self.catalog.ids().join(", ")
                 )));
             }
         };
-        let found = crate::catalog::find(&id, &abs, root, &self.adapters)
+        let found = crate::locate::find(&self.catalog, &id, &abs, root)
             .await
             .map_err(ToolError::failed)?;
         let interpreter = found.interpreter.clone();
         let launch =
-            crate::catalog::launch_args(&found, &abs, &args.args.clone().unwrap_or_default());
+            crate::locate::launch_args(&found, &abs, &args.args.clone().unwrap_or_default());
         let session = Session::start(found, abs.clone(), root.to_path_buf(), self.limits)
             .await
             .map_err(ToolError::failed)?;
+        // Refused once the adapter has answered `initialize`, so an adapter that cannot start
+        // says that first.
+        let launch = match launch {
+            Ok(launch) => launch,
+            Err(why) => {
+                session.end().await;
+                return Err(ToolError::failed(why));
+            }
+        };
         let said = format!(
             "launched {program} under {}{}",
             session.adapter.id,
@@ -295,7 +303,7 @@ impl Sessions {
                 return Err(ToolError::failed(match command {
                     "attach" => format!(
                         "{e}\nthe program must wait on the port: {}",
-                        crate::catalog::ATTACH_HOWTO
+                        self.catalog.attach_howto()
                     ),
                     _ => e,
                 }));

@@ -111,15 +111,17 @@ impl Tool for DebugTool {
     }
 
     fn description(&self) -> String {
-        "Drive a debugger (Python via debugpy; C, C++ and Rust programs via lldb; Go via delve; Dart via dart debug_adapter). Set `breakpoints` (file, lines), then \
-         `launch` (program, args): it runs to the first stop and shows the reason, the top \
-         frames, the source line and the locals. Then `continue`, `step_over`, `step_in`, \
-         `step_out`, `stack`, `scopes` (frame_id), `variables` (reference), `evaluate` \
-         (expression, frame_id), `threads`, `output`, `pause`, `terminate`. `attach` (port, adapter) joins a program \
-         waiting on a port. Frame ids and \
-         references are valid until the program runs again. `adapters` says what can be \
-         debugged here."
-            .into()
+        format!(
+            "Drive a debugger ({}). Set `breakpoints` (file, lines), then \
+             `launch` (program, args): it runs to the first stop and shows the reason, the top \
+             frames, the source line and the locals. Then `continue`, `step_over`, `step_in`, \
+             `step_out`, `stack`, `scopes` (frame_id), `variables` (reference), `evaluate` \
+             (expression, frame_id), `threads`, `output`, `pause`, `terminate`. `attach` (port, adapter) joins a program \
+             waiting on a port. Frame ids and \
+             references are valid until the program runs again. `adapters` says what can be \
+             debugged here.",
+            self.sessions.catalog.summaries()
+        )
     }
 
     fn tier(&self) -> Tier {
@@ -141,7 +143,7 @@ impl Tool for DebugTool {
             .to_string();
         let root = cx.workspace().root().to_path_buf();
         if args.action == Action::Adapters {
-            let report = crate::catalog::report(&root, &self.sessions.adapters).await;
+            let report = crate::locate::report(&self.sessions.catalog, &root).await;
             return Ok(ToolOutput::text(report));
         }
         let work = match waits_for(&args) {

@@ -1,0 +1,368 @@
+//! Which catalog adapter can debug a program here, and the command that starts it: the same
+//! rule as language servers, a project marker between the program and the workspace root AND
+//! the adapter's binary (or an interpreter that imports its module).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::catalog::{Adapter, Catalog};
+use crate::template::{self, Values};
+
+/// An adapter that can start: how, and from which project folder.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub id: String,
+    /// Its catalog entry: the flags and templates the session follows.
+    pub kind: Arc<Adapter>,
+    /// The command that runs the adapter; empty when the debuggee's port speaks DAP itself.
+    pub argv: Vec<String>,
+    /// The folder holding the marker; the adapter and the program run there.
+    pub root: PathBuf,
+    /// `{python}`: the project's interpreter, when the adapter names it.
+    pub python: Option<String>,
+    /// The interpreter chosen and why, said at launch.
+    pub interpreter: Option<String>,
+    /// `{init_commands}`: Rust's own lldb formatters for a Cargo project, so a `Vec` or
+    /// `String` reads as one.
+    pub init_commands: Vec<String>,
+}
+
+/// Whether `path` is a native ELF program. Opened without blocking and read only if the open
+/// file is regular, so a FIFO or device put where the program was does not stall the call.
+pub fn is_elf(path: &Path) -> bool {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut head = [0u8; 4];
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .and_then(|mut f| match f.metadata()?.is_file() {
+            true => f.read_exact(&mut head),
+            false => Err(std::io::ErrorKind::InvalidInput.into()),
+        })
+        .is_ok_and(|()| head == *b"\x7fELF")
+}
+
+/// The nearest folder from `start` up to `workspace` that holds one of `markers`.
+fn marker_root(start: &Path, workspace: &Path, markers: &[String]) -> Option<PathBuf> {
+    let mut dir = if start.is_dir() {
+        start
+    } else {
+        start.parent()?
+    };
+    loop {
+        if markers.iter().any(|m| dir.join(m).exists()) {
+            return Some(dir.to_path_buf());
+        }
+        if dir == workspace {
+            return None;
+        }
+        dir = dir.parent().filter(|d| d.starts_with(workspace))?;
+    }
+}
+
+/// The lldb commands that load the Rust toolchain's formatters, as `rust-lldb` does; none when
+/// `rustc` or its scripts cannot be found. The toolchain is the one chosen outside the
+/// workspace, so that no repository's toolchain file picks what runs here.
+async fn rust_formatters(root: &Path) -> Vec<String> {
+    let Some(sysroot) = tether_proc::neutral_rust_sysroot(root).await else {
+        return Vec::new();
+    };
+    let etc = sysroot.join("lib/rustlib/etc");
+    let (lookup, commands) = (etc.join("lldb_lookup.py"), etc.join("lldb_commands"));
+    if !lookup.exists() || !commands.exists() {
+        return Vec::new();
+    }
+    vec![
+        format!("command script import \"{}\"", lookup.display()),
+        format!("command source -s 1 \"{}\"", commands.display()),
+    ]
+}
+
+/// Whether `python` can import `module`, within a few seconds. Isolated (`-I`) and from `/`,
+/// so a module of that name in the workspace is not what gets imported.
+async fn has_module(python: &Path, module: &str) -> bool {
+    let spec = tether_proc::ChildSpec {
+        argv: vec![
+            python.display().to_string(),
+            "-I".into(),
+            "-c".into(),
+            format!("import {module}"),
+        ],
+        cwd: Some(PathBuf::from("/")),
+        env: Vec::new(),
+    };
+    matches!(
+        tether_proc::run_with_deadline(&spec, Duration::from_secs(10)).await,
+        Ok(out) if out.status.success()
+    )
+}
+
+/// `kind`'s command with `{binary}` (the first of its binaries on PATH) and `{python}` filled;
+/// `missing` says a binary is not there, given the names looked for.
+fn command(
+    kind: &Adapter,
+    python: Option<&str>,
+    missing: impl Fn(&str) -> String,
+) -> Result<Vec<String>, String> {
+    let binary = match kind.command.iter().any(|c| c.contains("{binary}")) {
+        false => None,
+        true if kind.binaries.is_empty() => {
+            return Err(format!(
+                "[debug.adapters.{}]: `command` names {{binary}} but no `binaries` are listed",
+                kind.id
+            ));
+        }
+        true => Some(
+            kind.binaries
+                .iter()
+                .find_map(|b| which::which(b).ok())
+                .ok_or_else(|| missing(&kind.binaries.join(", ")))?
+                .display()
+                .to_string(),
+        ),
+    };
+    let fill = |part: &String| {
+        let part = binary
+            .as_ref()
+            .map_or(part.clone(), |b| part.replace("{binary}", b));
+        python.map_or(part.clone(), |p| part.replace("{python}", p))
+    };
+    Ok(kind.command.iter().map(fill).collect())
+}
+
+/// `[debug.adapters.ID] needs a command` for an entry that gave none.
+fn needs_command(kind: &Adapter) -> Result<(), String> {
+    match kind.command.is_empty() {
+        true => Err(format!(
+            "[debug.adapters.{}] needs a `command` (the adapter and its arguments)",
+            kind.id
+        )),
+        false => Ok(()),
+    }
+}
+
+fn unknown(catalog: &Catalog, id: &str) -> String {
+    format!("no adapter `{id}`: known are {}", catalog.ids().join(", "))
+}
+
+/// The adapter `id` for `program`, or why it cannot start here.
+pub async fn find(
+    catalog: &Catalog,
+    id: &str,
+    program: &Path,
+    workspace: &Path,
+) -> Result<Found, String> {
+    find_with(catalog, id, program, workspace, true).await
+}
+
+/// [`find`]; with `run_inside` false an interpreter inside the workspace is named, never run
+/// (what `tether doctor` needs: it runs nothing a repository ships).
+async fn find_with(
+    catalog: &Catalog,
+    id: &str,
+    program: &Path,
+    workspace: &Path,
+    run_inside: bool,
+) -> Result<Found, String> {
+    let kind = catalog.get(id).ok_or_else(|| unknown(catalog, id))?.clone();
+    needs_command(&kind)?;
+    if kind.markers.is_empty() && !kind.native {
+        return Err(format!(
+            "[debug.adapters.{id}] needs `markers` (files that mark its projects)"
+        ));
+    }
+    // A native program is a project of its own.
+    let own = (kind.native && is_elf(program)).then(|| workspace.to_path_buf());
+    let root = marker_root(program, workspace, &kind.markers)
+        .or(own)
+        .ok_or_else(|| {
+            let from = program.strip_prefix(workspace).unwrap_or(program);
+            let from = match from.display().to_string().trim_matches('.') {
+                "" => "the workspace root".to_string(),
+                f => format!("{f} up to the workspace root"),
+            };
+            format!("{id}: no {} from {from}", kind.markers.join(" or "))
+        })?;
+    let mut found = Found {
+        id: kind.id.clone(),
+        kind: kind.clone(),
+        argv: Vec::new(),
+        root,
+        python: None,
+        interpreter: None,
+        init_commands: Vec::new(),
+    };
+    if kind.uses_python() {
+        let (python, why) = tether_proc::project_python(&found.root)
+            .ok_or_else(|| format!("{id}: no python3 on PATH"))?;
+        if !run_inside && tether_proc::inside(&python, workspace) {
+            let module = kind.python_module.as_deref().unwrap_or("what it needs");
+            found.argv = vec![python.display().to_string()];
+            found.interpreter = Some(format!(
+                "{} ({why}); inside the workspace, so doctor does not run it: whether it has \
+                 {module} is checked at the first launch",
+                python.display()
+            ));
+            return Ok(found);
+        }
+        if let Some(module) = &kind.python_module
+            && !has_module(&python, module).await
+        {
+            return Err(format!(
+                "{id}: {} ({why}) has no {module}: install it there (`{} -m pip install \
+                 {module}`)",
+                python.display(),
+                python.display()
+            ));
+        }
+        found.interpreter = Some(format!("{} ({why})", python.display()));
+        found.python = Some(python.display().to_string());
+    }
+    found.argv = command(&kind, found.python.as_deref(), |names| {
+        format!("{id}: a project marker is there, but none of {names} is on PATH")
+    })?;
+    if kind.rust_formatters && found.root.join("Cargo.toml").exists() {
+        found.init_commands = rust_formatters(&found.root).await;
+    }
+    Ok(found)
+}
+
+/// The `launch` arguments for `program` under `found`'s adapter, from its template; an
+/// adapter without one is refused, naming what to add.
+pub fn launch_args(found: &Found, program: &Path, args: &[String]) -> Result<Value, String> {
+    let id = &found.id;
+    let Some(launch) = &found.kind.launch else {
+        return Err(format!(
+            "{id}: no launch template: `[debug.adapters.{id}]` needs a `launch` table, the \
+             arguments of DAP's `launch` request with {{program}}, {{args}} and {{cwd}} where \
+             the adapter takes them (docs/architecture.md: \"How to add a debug adapter\")"
+        ));
+    };
+    let values = Values {
+        program: Some(program),
+        args,
+        cwd: &found.root,
+        port: None,
+        python: found.python.as_deref(),
+        init_commands: &found.init_commands,
+    };
+    template::render(launch, &values).map_err(|why| format!("{id} launch: {why}"))
+}
+
+/// The adapter to attach with when none is named: the one whose markers the workspace root
+/// holds, if exactly one attacher's does.
+pub fn attach_adapter(catalog: &Catalog, workspace: &Path) -> Result<String, String> {
+    let marked: Vec<&str> = catalog
+        .attachers()
+        .filter(|kind| kind.markers.iter().any(|m| workspace.join(m).exists()))
+        .map(|kind| kind.id.as_str())
+        .collect();
+    match marked.as_slice() {
+        [one] => Ok(one.to_string()),
+        _ => Err(format!(
+            "cannot tell which adapter to attach with: name one with `adapter` (the program \
+             must wait on the port: {})",
+            catalog.attach_howto()
+        )),
+    }
+}
+
+/// `a, b and c`.
+fn listed(names: &[&str]) -> String {
+    match names {
+        [] => "no adapter".into(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// The adapter for attaching on a port: one whose port speaks DAP is spoken to there (no
+/// command), another is started here and connects to the program itself.
+pub async fn for_attach(catalog: &Catalog, id: &str, workspace: &Path) -> Result<Found, String> {
+    let Some(kind) = catalog.get(id).filter(|k| k.attach.is_some()) else {
+        let able: Vec<&str> = catalog.attachers().map(|a| a.id.as_str()).collect();
+        return Err(format!(
+            "attach by port is built for {}, not `{id}`; the program must wait on the port: {}",
+            listed(&able),
+            catalog.attach_howto()
+        ));
+    };
+    let mut found = Found {
+        id: id.to_string(),
+        kind: kind.clone(),
+        argv: Vec::new(),
+        root: workspace.to_path_buf(),
+        python: None,
+        interpreter: None,
+        init_commands: Vec::new(),
+    };
+    if kind.attach_over_port {
+        return Ok(found);
+    }
+    needs_command(kind)?;
+    if kind.uses_python() {
+        let (python, why) = tether_proc::project_python(workspace)
+            .ok_or_else(|| format!("{id}: no python3 on PATH"))?;
+        found.interpreter = Some(format!("{} ({why})", python.display()));
+        found.python = Some(python.display().to_string());
+    }
+    found.argv = command(kind, found.python.as_deref(), |names| {
+        format!("{id}: none of {names} is on PATH")
+    })?;
+    if kind.rust_formatters && workspace.join("Cargo.toml").exists() {
+        found.init_commands = rust_formatters(workspace).await;
+    }
+    Ok(found)
+}
+
+/// The `attach` arguments for a debuggee waiting on `port`, from the adapter's template.
+pub fn attach_args(found: &Found, port: u16) -> Result<Value, String> {
+    let id = &found.id;
+    let attach = found
+        .kind
+        .attach
+        .as_ref()
+        .ok_or_else(|| format!("{id}: no `attach` table"))?;
+    let values = Values {
+        program: None,
+        args: &[],
+        cwd: &found.root,
+        port: Some(port),
+        python: found.python.as_deref(),
+        init_commands: &found.init_commands,
+    };
+    template::render(attach, &values).map_err(|why| format!("{id} attach: {why}"))
+}
+
+/// What `adapters` says: per adapter, whether it can be used here and why (not).
+pub async fn report(catalog: &Catalog, workspace: &Path) -> String {
+    let mut out = Vec::new();
+    for kind in catalog.iter() {
+        let id = &kind.id;
+        let here = workspace.join(".");
+        out.push(
+            match find_with(catalog, id, &here, workspace, false).await {
+                Ok(found) if kind.user => format!(
+                    "{id}: ready ({}; from [debug.adapters.{id}]{})",
+                    found.argv.join(" "),
+                    match (&kind.launch, &kind.attach) {
+                        (Some(_), _) => "",
+                        (None, Some(_)) => "; no `launch` table: it can only attach",
+                        (None, None) => "; no `launch` table: launching is refused",
+                    }
+                ),
+                Ok(found) => format!(
+                    "{id}: ready ({})",
+                    found.interpreter.unwrap_or_else(|| found.argv.join(" "))
+                ),
+                Err(why) => why,
+            },
+        );
+    }
+    out.join("\n")
+}
