@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tether_proc::{ChildSpec, LongChild, PipeEnd};
-use tokio::io::AsyncWriteExt;
 use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
@@ -360,8 +359,7 @@ impl Kernel {
 
     async fn send(&mut self, message: Value) -> std::io::Result<()> {
         let body = message.to_string();
-        let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
-        self.requests.write_all(frame.as_bytes()).await
+        tether_proc::write_frame(&mut self.requests, body.as_bytes()).await
     }
 
     /// Ends the kernel: its requests close (it exits on its own), then its group is killed.

@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use std::sync::atomic::Ordering;
 use tether_proc::RpcError;
+use tether_proc::codes::METHOD_NOT_FOUND;
 
 use crate::server::{Heard, Published, Server, file_uri, lock, uri_path};
 use crate::store::Publications;
@@ -23,9 +24,6 @@ const RESAVE_AFTER: Duration = Duration::from_secs(2);
 fn full_report(answer: &Value) -> Option<Vec<Value>> {
     answer["items"].as_array().cloned()
 }
-
-/// JSON-RPC's code for a method the other side does not have.
-const METHOD_NOT_FOUND: i64 = -32601;
 
 /// How long to wait before asking again for a pull the server cancelled.
 const PULL_AGAIN: Duration = Duration::from_millis(50);

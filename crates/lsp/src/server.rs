@@ -260,10 +260,6 @@ fn stamp(path: &Path) -> Option<(u64, std::time::SystemTime)> {
     Some((m.len(), m.modified().ok()?))
 }
 
-/// The LSP error code for an answer the server dropped because the document or project
-/// changed under it.
-const CONTENT_MODIFIED: i64 = -32801;
-
 /// A started, initialized language server.
 pub struct Server {
     /// Catalog id.
@@ -517,7 +513,7 @@ impl Server {
                 .await;
             match r {
                 Err(tether_proc::RpcError::Remote { error, .. })
-                    if error.code == CONTENT_MODIFIED && tries < 3 =>
+                    if error.code == tether_proc::codes::CONTENT_MODIFIED && tries < 3 =>
                 {
                     tries += 1;
                     self.settled(self.timeout).await;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+use tether_proc::codes::METHOD_NOT_FOUND;
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
 
 use crate::catalog::{LANGUAGES, language_of};
@@ -260,11 +261,12 @@ async fn navigate(
     if !offered(&t.server.capabilities[provider(action)]) {
         return Err(refused(()));
     }
+    let not_found = format!("(code {METHOD_NOT_FOUND})");
     let ask = || async {
         t.server
             .request(method, params.clone(), cx.cancel_token())
             .await
-            .map_err(|e| match e.contains("(code -32601)") {
+            .map_err(|e| match e.contains(&not_found) {
                 true => refused(()),
                 false => ToolError::failed(e),
             })

@@ -4,11 +4,14 @@
 //! `child` holds the Linux-only calls (process groups, `PR_SET_PDEATHSIG`), `tree` follows the
 //! descendants that leave their group (tether is a child subreaper), and `reaper` kills what
 //! is left of both if tether is killed; `long` builds the run-long child on them.
-//! `frame` and `rpc` speak to such a child: `Content-Length` framing, and a JSON-RPC peer with
-//! deadlines, for language servers (and framing for debug adapters).
+//! `frame` and `rpc` speak to such a child: `Content-Length` framing, and one request/response
+//! engine with deadlines and cancellation, generic over its envelope: `jsonrpc` for language
+//! servers, `dap` for debug adapters.
 
 mod child;
+mod dap;
 mod frame;
+mod jsonrpc;
 mod long;
 mod neutral;
 mod pipes;
@@ -19,11 +22,16 @@ mod status;
 mod tree;
 
 pub use child::{ProcError, output_with_deadline, run_with_deadline, signal_group};
+pub use dap::Dap;
 pub use frame::{FrameError, MAX_FRAME, read_frame, write_frame};
+pub use jsonrpc::{JsonRpc, Peer, codes};
 pub use long::{ChildSpec, LongChild};
 pub use neutral::{inside, neutral_rust_sysroot, path_outside, rust_pins, which_outside};
 pub use pipes::PipeEnd;
 pub use python::project_python;
-pub use rpc::{BoxFuture, Incoming, Peer, Reply, ResponseError, RpcError};
+pub use rpc::{
+    BoxFuture, Engine, Envelope, Id, Inbound, Incoming, Numbers, Pending, Reply, ResponseError,
+    RpcError,
+};
 pub use status::{children_named, gone_within, is_running};
 pub use tree::{init, sweep_strays};

@@ -1,47 +1,43 @@
-//! A JSON-RPC 2.0 peer over framed streams, as a language server speaks it: our requests each
-//! carry a deadline and may be cancelled, the other side's requests are answered, its
-//! notifications are handed over in order, and when the stream ends every pending request
-//! fails at once with the reason.
+//! One request/response engine over framed streams, for every protocol tether speaks to a
+//! child: our requests each carry a deadline and may be cancelled (the entry goes, and the
+//! other side is told when its protocol can be), the other side's requests are answered, its
+//! notifications or events are handed over in order, and when the stream ends every pending
+//! request fails at once with the reason. What differs between JSON-RPC and the Debug Adapter
+//! Protocol is only the [`Envelope`]: how a message is numbered, addressed and told apart.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::frame::{FrameError, read_frame, write_frame};
 
+#[cfg(test)]
+mod tests;
+
 /// A boxed, sendable future, for the object-safe [`Incoming`].
 pub type BoxFuture<T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send>>;
 
-/// What a request came back with: its result or the error object the other side sent.
+/// What a request came back with: its result or the error the other side sent.
 pub type Reply = Result<Value, ResponseError>;
 
-/// The `error` member of a JSON-RPC response.
+/// An error answer from the other side (JSON-RPC's `error` member; for DAP, a response with
+/// `success: false`).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message} (code {code})")]
 pub struct ResponseError {
-    /// The JSON-RPC error code.
+    /// The JSON-RPC error code (see [`crate::codes`]); for DAP, its error message's id, else 0.
     pub code: i64,
     /// What went wrong, in the other side's words.
     pub message: String,
-    /// Anything else it sent.
+    /// Anything else it sent (for DAP, the response's body).
     pub data: Option<Value>,
-}
-
-impl ResponseError {
-    /// The standard "method not found" answer, for requests we do not serve.
-    pub fn method_not_found(method: &str) -> Self {
-        ResponseError {
-            code: -32601,
-            message: format!("`{method}` is not handled by this client"),
-            data: None,
-        }
-    }
 }
 
 /// Why one of our requests has no result.
@@ -70,6 +66,14 @@ pub enum RpcError {
         /// What it sent.
         error: ResponseError,
     },
+    /// The message could not be written: the other side no longer reads.
+    #[error("`{method}` got no answer: cannot write to it ({error})")]
+    Write {
+        /// The request's method.
+        method: String,
+        /// The write's error.
+        error: String,
+    },
     /// The connection ended (or was never usable) before an answer came.
     #[error("`{method}` got no answer: {why}")]
     Closed {
@@ -80,64 +84,206 @@ pub enum RpcError {
     },
 }
 
-/// What the other side asks of us. Notifications are handed over one at a time, in the order
-/// they arrived, so a handler should be quick; requests are answered on tasks of their own.
+/// What the other side asks of us. Notifications (DAP: events) are handed over one at a time,
+/// in the order they arrived and before any answer read after them, so a handler should be
+/// quick; requests are answered on tasks of their own.
 pub trait Incoming: Send + Sync + 'static {
     /// Answers a request from the other side.
     fn request(&self, method: &str, params: Value) -> BoxFuture<Reply>;
-    /// Takes a notification from the other side.
+    /// Takes a notification (or event) from the other side.
     fn notification(&self, method: &str, params: Value);
+    /// The connection ended, after every pending request was failed; waiters may look again.
+    fn closed(&self, _why: &str) {}
+}
+
+/// A message id as the other side sent it: JSON-RPC allows numbers and strings.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Id {
+    /// A number (every id tether mints is one).
+    Int(i64),
+    /// A string.
+    Str(String),
+}
+
+impl Id {
+    /// Reads an id; `None` for anything but a number or a string.
+    pub fn from_value(value: &Value) -> Option<Id> {
+        match value {
+            Value::Number(n) => n.as_i64().map(Id::Int),
+            Value::String(s) => Some(Id::Str(s.clone())),
+            _ => None,
+        }
+    }
+
+    /// The number of one of our requests this id names: a server that echoes `7` as `"7"`
+    /// still answers request 7.
+    pub fn number(&self) -> Option<i64> {
+        match self {
+            Id::Int(n) => Some(*n),
+            Id::Str(s) => s.trim().parse().ok(),
+        }
+    }
+}
+
+impl fmt::Display for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Id::Int(n) => write!(f, "{n}"),
+            Id::Str(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+/// One message read, as its envelope tells it.
+#[derive(Debug)]
+pub enum Inbound {
+    /// An answer to one of our requests.
+    Response {
+        /// Which request it answers.
+        id: Id,
+        /// What it says.
+        reply: Reply,
+    },
+    /// A request from the other side; `reply_to` is what its answer must carry back.
+    Request {
+        /// Its method (DAP: command).
+        method: String,
+        /// Its parameters (DAP: arguments).
+        params: Value,
+        /// The envelope's own address for the answer (the JSON-RPC id, the DAP seq).
+        reply_to: Value,
+    },
+    /// A notification (DAP: an event, by name, with its body).
+    Notification {
+        /// Its method or event name.
+        method: String,
+        /// Its parameters or body.
+        params: Value,
+    },
+    /// Nothing to act on, and why.
+    Ignored(&'static str),
+}
+
+/// The sequence numbers of one connection's outgoing messages.
+#[derive(Debug)]
+pub struct Numbers(AtomicI64);
+
+impl Numbers {
+    /// The next number, never given before on this connection.
+    pub fn next(&self) -> i64 {
+        self.0.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// How one protocol wraps its messages; the engine does the rest.
+pub trait Envelope: Send + Sync + 'static {
+    /// Our request numbered `id`.
+    fn request(&self, id: i64, method: &str, params: Value) -> Value;
+    /// The message asking the other side to drop our request `id`, if it can be asked.
+    fn cancel(&self, id: i64, numbers: &Numbers) -> Option<Value>;
+    /// Our answer to the other side's request.
+    fn answer(&self, reply_to: Value, method: &str, reply: Reply, numbers: &Numbers) -> Value;
+    /// Tells what a message read is.
+    fn read(&self, message: Value) -> Inbound;
 }
 
 type Writer = Box<dyn AsyncWrite + Unpin + Send>;
 
-struct Shared {
+struct Shared<E> {
+    envelope: E,
     writer: tokio::sync::Mutex<Writer>,
     pending: Mutex<HashMap<i64, oneshot::Sender<Reply>>>,
-    next_id: AtomicI64,
+    numbers: Numbers,
     /// Why the connection ended, once it has.
     closed: Mutex<Option<String>>,
-    /// The notification that asks the other side to drop a request (`$/cancelRequest`).
-    cancel_method: Option<&'static str>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// One end of a JSON-RPC connection. Cheap to clone; clones share the connection.
-#[derive(Clone)]
-pub struct Peer {
-    shared: Arc<Shared>,
+/// One end of a connection spoken in envelope `E`. Cheap to clone; clones share it.
+pub struct Engine<E> {
+    shared: Arc<Shared<E>>,
 }
 
-impl Peer {
-    /// Starts reading `input` on a task of its own. `cancel_method` is the notification sent
-    /// (with `{"id": n}`) when a request times out or is cancelled.
-    pub fn start<R, W>(
-        input: R,
-        output: W,
-        incoming: Arc<dyn Incoming>,
-        cancel_method: Option<&'static str>,
-    ) -> Peer
+impl<E> Clone for Engine<E> {
+    fn clone(&self) -> Self {
+        Engine {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+/// A request sent whose answer is awaited later (DAP's `launch` is answered only after
+/// `configurationDone` by some adapters). Dropped unawaited, it leaves nothing pending.
+pub struct Pending<E: Envelope> {
+    engine: Engine<E>,
+    id: i64,
+    method: String,
+    answer: Option<oneshot::Receiver<Reply>>,
+}
+
+impl<E: Envelope> Engine<E> {
+    /// Starts reading `input` on a task of its own, speaking `envelope`; what the other side
+    /// sends of its own goes to `incoming`.
+    pub fn connect<R, W>(envelope: E, input: R, output: W, incoming: Arc<dyn Incoming>) -> Self
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let shared = Arc::new(Shared {
+            envelope,
             writer: tokio::sync::Mutex::new(Box::new(output)),
             pending: Mutex::default(),
-            next_id: AtomicI64::new(1),
+            numbers: Numbers(AtomicI64::new(1)),
             closed: Mutex::default(),
-            cancel_method,
         });
         tokio::spawn(read_loop(BufReader::new(input), shared.clone(), incoming));
-        Peer { shared }
+        Engine { shared }
+    }
+
+    /// The envelope, for the settings a protocol negotiates later.
+    pub fn envelope(&self) -> &E {
+        &self.shared.envelope
     }
 
     /// Why the connection ended, if it has.
     pub fn closed(&self) -> Option<String> {
         lock(&self.shared.closed).clone()
+    }
+
+    /// Records why the connection is unusable, unless a reason is known already (a failed
+    /// write says the other side is gone before its output ends).
+    pub fn mark_closed(&self, why: String) {
+        lock(&self.shared.closed).get_or_insert(why);
+    }
+
+    /// Sends a request and returns at once; its answer is awaited with [`Pending::wait`].
+    pub async fn send(&self, method: &str, params: Value) -> Result<Pending<E>, RpcError> {
+        let id = self.shared.numbers.next();
+        let (tx, rx) = oneshot::channel();
+        // Listed before the check, so a close that comes between fails it rather than loses it.
+        lock(&self.shared.pending).insert(id, tx);
+        let mut pending = Pending {
+            engine: self.clone(),
+            id,
+            method: method.to_string(),
+            answer: Some(rx),
+        };
+        if let Some(why) = self.closed() {
+            pending.forget();
+            return Err(closed(method, why));
+        }
+        let message = self.shared.envelope.request(id, method, params);
+        if let Err(e) = send(&self.shared, &message).await {
+            pending.forget();
+            return Err(RpcError::Write {
+                method: method.into(),
+                error: e.to_string(),
+            });
+        }
+        Ok(pending)
     }
 
     /// Sends a request and waits for its answer, at most `deadline`.
@@ -151,7 +297,7 @@ impl Peer {
             .await
     }
 
-    /// Like [`Peer::request`], also ended by `cancel`.
+    /// Like [`Engine::request`], also ended by `cancel`.
     pub async fn request_until(
         &self,
         method: &str,
@@ -159,48 +305,71 @@ impl Peer {
         deadline: Duration,
         cancel: &CancellationToken,
     ) -> Result<Value, RpcError> {
-        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        lock(&self.shared.pending).insert(id, tx);
-        if let Some(why) = self.closed() {
-            lock(&self.shared.pending).remove(&id);
-            return Err(closed(method, why));
-        }
-        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        if let Err(e) = self.send(&message).await {
-            lock(&self.shared.pending).remove(&id);
-            return Err(closed(method, format!("cannot write to it ({e})")));
-        }
-        let gave_up = tokio::select! {
-            reply = rx => return match reply {
-                Ok(Ok(value)) => Ok(value),
-                Ok(Err(error)) => Err(RpcError::Remote { method: method.into(), error }),
-                Err(_) => Err(closed(method, self.closed().unwrap_or_else(|| "it ended".into()))),
-            },
-            _ = tokio::time::sleep(deadline) => RpcError::Timeout { method: method.into(), after: deadline },
-            _ = cancel.cancelled() => RpcError::Cancelled { method: method.into() },
+        self.send(method, params)
+            .await?
+            .wait(deadline, cancel)
+            .await
+    }
+
+    /// Writes one message as it is.
+    pub(crate) async fn send_raw(&self, message: &Value) -> std::io::Result<()> {
+        send(&self.shared, message).await
+    }
+
+    /// How many of our requests await an answer.
+    #[cfg(test)]
+    fn pending_count(&self) -> usize {
+        lock(&self.shared.pending).len()
+    }
+}
+
+impl<E: Envelope> Pending<E> {
+    /// The answer, within `deadline` and until `cancel`; a request given up on is dropped
+    /// from the pending list and the other side told, when its protocol can be.
+    pub async fn wait(
+        mut self,
+        deadline: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<Value, RpcError> {
+        let Some(answer) = self.answer.take() else {
+            return Err(closed(&self.method, "it was already awaited".into()));
         };
-        lock(&self.shared.pending).remove(&id);
-        if let Some(cancel_method) = self.shared.cancel_method {
+        let method = self.method.clone();
+        let gave_up = tokio::select! {
+            reply = answer => return match reply {
+                Ok(Ok(value)) => Ok(value),
+                Ok(Err(error)) => Err(RpcError::Remote { method, error }),
+                Err(_) => {
+                    let why = self.engine.closed().unwrap_or_else(|| "it ended".into());
+                    Err(closed(&method, why))
+                }
+            },
+            _ = tokio::time::sleep(deadline) => RpcError::Timeout { method, after: deadline },
+            _ = cancel.cancelled() => RpcError::Cancelled { method },
+        };
+        self.forget();
+        let shared = &self.engine.shared;
+        if let Some(message) = shared.envelope.cancel(self.id, &shared.numbers) {
             // Best effort: the other side may already be gone.
-            let _ = self.notify(cancel_method, json!({"id": id})).await;
+            if self.engine.closed().is_none() {
+                let _ = send(shared, &message).await;
+            }
         }
         Err(gave_up)
     }
 
-    /// Sends a notification.
-    pub async fn notify(&self, method: &str, params: Value) -> Result<(), RpcError> {
-        if let Some(why) = self.closed() {
-            return Err(closed(method, why));
-        }
-        let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
-        self.send(&message)
-            .await
-            .map_err(|e| closed(method, format!("cannot write to it ({e})")))
+    /// Drops the pending entry: a late answer is then ignored.
+    fn forget(&mut self) {
+        lock(&self.engine.shared.pending).remove(&self.id);
+        self.answer = None;
     }
+}
 
-    async fn send(&self, message: &Value) -> std::io::Result<()> {
-        send(&self.shared, message).await
+impl<E: Envelope> Drop for Pending<E> {
+    fn drop(&mut self) {
+        if self.answer.is_some() {
+            self.forget();
+        }
     }
 }
 
@@ -211,16 +380,20 @@ fn closed(method: &str, why: String) -> RpcError {
     }
 }
 
-async fn send(shared: &Shared, message: &Value) -> std::io::Result<()> {
+async fn send<E>(shared: &Shared<E>, message: &Value) -> std::io::Result<()> {
     let body = serde_json::to_vec(message)?;
     let mut writer = shared.writer.lock().await;
     write_frame(&mut *writer, &body).await
 }
 
 /// Reads messages until the stream ends or turns to garbage, then fails what is pending.
-async fn read_loop<R>(mut input: BufReader<R>, shared: Arc<Shared>, incoming: Arc<dyn Incoming>)
-where
+async fn read_loop<R, E>(
+    mut input: BufReader<R>,
+    shared: Arc<Shared<E>>,
+    incoming: Arc<dyn Incoming>,
+) where
     R: AsyncRead + Unpin + Send,
+    E: Envelope,
 {
     let why = loop {
         let body = match read_frame(&mut input).await {
@@ -233,59 +406,44 @@ where
             Err(e) => break format!("garbage on the wire: a message that is not JSON ({e})"),
         }
     };
-    tracing::debug!("JSON-RPC connection ended: {why}");
-    *lock(&shared.closed) = Some(why);
-    // Dropping the senders wakes every waiting request with the reason.
+    tracing::debug!("connection ended: {why}");
+    // The reason is set first, so every woken waiter finds it.
+    let why = lock(&shared.closed).get_or_insert(why).clone();
+    // Dropping the senders wakes every waiting request.
     lock(&shared.pending).clear();
+    incoming.closed(&why);
 }
 
-fn dispatch(shared: &Arc<Shared>, incoming: &Arc<dyn Incoming>, mut message: Value) {
-    let method = message
-        .get("method")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let params = message
-        .get_mut("params")
-        .map(Value::take)
-        .unwrap_or(Value::Null);
-    match (method, message.get("id").cloned()) {
-        (Some(method), Some(id)) => {
+fn dispatch<E: Envelope>(shared: &Arc<Shared<E>>, incoming: &Arc<dyn Incoming>, message: Value) {
+    match shared.envelope.read(message) {
+        Inbound::Response { id, reply } => {
+            let waiter = id.number().and_then(|n| lock(&shared.pending).remove(&n));
+            match waiter {
+                Some(waiter) => {
+                    let _ = waiter.send(reply);
+                }
+                // A late answer to a request we gave up on, or to none of ours.
+                None => tracing::debug!("ignored an answer to {id}, which nothing awaits"),
+            }
+        }
+        Inbound::Request {
+            method,
+            params,
+            reply_to,
+        } => {
             let answer = incoming.request(&method, params);
             let shared = shared.clone();
             tokio::spawn(async move {
-                let reply = match answer.await {
-                    Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-                    Err(e) => json!({"jsonrpc": "2.0", "id": id, "error": {
-                        "code": e.code, "message": e.message, "data": e.data}}),
-                };
-                if let Err(e) = send(&shared, &reply).await {
+                let reply = answer.await;
+                let message = shared
+                    .envelope
+                    .answer(reply_to, &method, reply, &shared.numbers);
+                if let Err(e) = send(&shared, &message).await {
                     tracing::debug!("cannot answer `{method}`: {e}");
                 }
             });
         }
-        (Some(method), None) => incoming.notification(&method, params),
-        (None, Some(id)) => {
-            let Some(id) = id.as_i64() else { return };
-            let Some(waiter) = lock(&shared.pending).remove(&id) else {
-                return; // a late answer to a request we gave up on
-            };
-            let reply = match message.get_mut("error").map(Value::take) {
-                Some(error) => Err(ResponseError {
-                    code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
-                    message: error
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("no message")
-                        .to_string(),
-                    data: error.get("data").cloned(),
-                }),
-                None => Ok(message
-                    .get_mut("result")
-                    .map(Value::take)
-                    .unwrap_or(Value::Null)),
-            };
-            let _ = waiter.send(reply);
-        }
-        (None, None) => tracing::debug!("ignored a message with neither method nor id"),
+        Inbound::Notification { method, params } => incoming.notification(&method, params),
+        Inbound::Ignored(why) => tracing::debug!("ignored a message: {why}"),
     }
 }

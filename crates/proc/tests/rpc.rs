@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tether_proc::{
-    BoxFuture, ChildSpec, Incoming, LongChild, Peer, Reply, ResponseError, RpcError, read_frame,
-    write_frame,
+    BoxFuture, ChildSpec, Incoming, LongChild, Peer, Reply, ResponseError, RpcError, codes,
+    read_frame, write_frame,
 };
 use tokio::io::{AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
@@ -100,7 +100,10 @@ async fn requests_both_ways_and_notifications_in_order() {
     // A request we do not serve gets "method not found".
     let unknown = json!({"jsonrpc": "2.0", "id": 7, "method": "x/unknown"});
     server.write(unknown).await;
-    assert_eq!(server.read().await["error"]["code"], -32601);
+    assert_eq!(
+        server.read().await["error"]["code"],
+        codes::METHOD_NOT_FOUND
+    );
 }
 
 #[tokio::test]
@@ -134,7 +137,7 @@ async fn an_unanswered_request_times_out_and_is_cancelled_on_the_other_side() {
     });
     let asked = server.read().await;
     let error = json!({"jsonrpc": "2.0", "id": asked["id"],
-                       "error": {"code": -32603, "message": "boom"}});
+                       "error": {"code": codes::INTERNAL_ERROR, "message": "boom"}});
     server.write(error).await;
     let err = again.await.unwrap().unwrap_err();
     assert_eq!(err.to_string(), "`shutdown` failed: boom (code -32603)");

@@ -92,8 +92,9 @@ fn pyright_answers_read_as_a_model_needs_them() {
             out.contains("pyright does not offer `implementation`"),
             "{out}"
         );
+        let not_found = tether_proc::codes::METHOD_NOT_FOUND.to_string();
         assert!(
-            out.contains("references") && !out.contains("-32601"),
+            out.contains("references") && !out.contains(&not_found),
             "{out}"
         );
 
