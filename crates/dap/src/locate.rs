@@ -366,3 +366,117 @@ pub async fn report(catalog: &Catalog, workspace: &Path) -> String {
     }
     out.join("\n")
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn found(catalog: &Catalog, id: &str, argv: &[&str], init: &[&str]) -> Found {
+        Found {
+            id: id.into(),
+            kind: catalog.get(id).unwrap().clone(),
+            argv: argv.iter().map(|a| a.to_string()).collect(),
+            root: PathBuf::from("/w"),
+            python: (id == "debugpy").then(|| argv[0].to_string()),
+            interpreter: None,
+            init_commands: init.iter().map(|a| a.to_string()).collect(),
+        }
+    }
+
+    /// The built-in templates send what the adapters were sent before they were data.
+    #[test]
+    fn built_in_templates_send_what_each_adapter_expects() {
+        let catalog = Catalog::builtin().unwrap();
+        let (program, args) = (Path::new("/w/src/main.x"), ["a".to_string()]);
+        let py = found(&catalog, "debugpy", &["/w/.venv/bin/python", "-m"], &[]);
+        assert_eq!(
+            launch_args(&py, program, &args).unwrap(),
+            json!({"request": "launch", "name": "tether", "type": "python",
+                "program": program, "args": args, "cwd": "/w",
+                "console": "internalConsole", "justMyCode": true,
+                "python": ["/w/.venv/bin/python"]})
+        );
+        assert_eq!(
+            attach_args(&py, 5678).unwrap(),
+            json!({"request": "attach", "name": "tether", "justMyCode": true})
+        );
+        let lldb = found(&catalog, "lldb", &["lldb-dap"], &["command source x"]);
+        assert_eq!(
+            launch_args(&lldb, program, &args).unwrap(),
+            json!({"request": "launch", "name": "tether", "program": program, "args": args,
+                "cwd": "/w", "stopOnEntry": false, "initCommands": ["command source x"]})
+        );
+        assert_eq!(
+            attach_args(&lldb, 1234).unwrap(),
+            json!({"request": "attach", "name": "tether", "initCommands": ["command source x"],
+                "gdb-remote-port": 1234, "gdb-remote-hostname": "127.0.0.1"})
+        );
+        let delve = found(&catalog, "delve", &["dlv"], &[]);
+        assert_eq!(
+            launch_args(&delve, program, &args).unwrap(),
+            json!({"request": "launch", "name": "tether", "mode": "debug",
+                "program": "/w/src", "args": args, "cwd": "/w"})
+        );
+        assert_eq!(
+            attach_args(&delve, 1).unwrap(),
+            json!({"request": "attach", "name": "tether", "mode": "remote"})
+        );
+        let dart = found(&catalog, "dart", &["dart"], &[]);
+        assert_eq!(
+            launch_args(&dart, program, &args).unwrap(),
+            json!({"request": "launch", "name": "tether", "program": program, "args": args,
+                "cwd": "/w"})
+        );
+        assert!(attach_args(&dart, 1).is_err());
+    }
+
+    #[test]
+    fn commands_fill_binary_and_python() {
+        let catalog = Catalog::builtin().unwrap();
+        let py = command(
+            catalog.get("debugpy").unwrap(),
+            Some("/p/python"),
+            |_| unreachable!(),
+        );
+        assert_eq!(py.unwrap(), ["/p/python", "-m", "debugpy.adapter"]);
+        let missing = Catalog::merged(
+            &[(
+                "delve".to_string(),
+                crate::AdapterOverride {
+                    binaries: Some(vec!["no-such-dlv-here".into()]),
+                    ..Default::default()
+                },
+            )]
+            .into(),
+        )
+        .unwrap();
+        let err = command(missing.get("delve").unwrap(), None, |n| {
+            format!("none of {n}")
+        });
+        assert_eq!(err.unwrap_err(), "none of no-such-dlv-here");
+    }
+
+    #[test]
+    fn attach_is_offered_by_the_entries_with_an_attach_table() {
+        let catalog = Catalog::builtin().unwrap();
+        assert_eq!(listed(&["a", "b", "c"]), "a, b and c");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let err = rt
+            .block_on(for_attach(&catalog, "dart", Path::new("/")))
+            .unwrap_err();
+        assert!(
+            err.starts_with("attach by port is built for debugpy, lldb and delve, not `dart`"),
+            "{err}"
+        );
+        let over = rt
+            .block_on(for_attach(&catalog, "delve", Path::new("/")))
+            .unwrap();
+        assert!(over.argv.is_empty(), "delve's port speaks DAP itself");
+    }
+}
