@@ -10,11 +10,16 @@
 //! `flood` (publishes for tens of thousands of files, and thousands of findings for the open
 //! one, each finding carrying a kilobyte of `data`), `late` (publishes an error for each
 //! document version 1.5 s after it arrives), `elsewhere` (answers a definition with places in
-//! `/proc/self/environ`, `/dev/zero`, `/etc/passwd` and the workspace's `fifo`).
+//! `/proc/self/environ`, `/dev/zero`, `/etc/passwd` and the workspace's `fifo`), `toy` (a
+//! well-behaved server of a language tether's catalog does not have: it publishes an error
+//! for each line holding `BAD`, and its hover names the `languageId` it was given).
 
 use std::io::{BufRead, BufReader, Write};
 
 use serde_json::{Value, json};
+
+/// The `languageId` the `toy` mode was last given a document with.
+static LANGUAGE_ID: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
 
 fn read(input: &mut impl BufRead) -> Option<Value> {
     let mut length = None;
@@ -58,6 +63,32 @@ fn notified(mode: &str, message: &Value, out: &mut impl Write) {
                 "end": {"line": 0, "character": 2}}, "severity": 1, "message": "stale error"});
             let publish = json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
                 "params": {"uri": doc["uri"], "version": version, "diagnostics": [error]}});
+            write(out, &publish);
+        }
+        ("toy", "textDocument/didOpen" | "textDocument/didChange") => {
+            let doc = &message["params"]["textDocument"];
+            let text = match method {
+                "textDocument/didOpen" => doc["text"].as_str().unwrap_or("").to_string(),
+                _ => message["params"]["contentChanges"][0]["text"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            };
+            if let Some(id) = doc["languageId"].as_str() {
+                *LANGUAGE_ID.lock().unwrap_or_else(|p| p.into_inner()) = id.to_string();
+            }
+            let errors: Vec<Value> = text
+                .lines()
+                .enumerate()
+                .filter(|(_, l)| l.contains("BAD"))
+                .map(|(n, _)| {
+                    json!({"range": {"start": {"line": n, "character": 0},
+                        "end": {"line": n, "character": 3}}, "severity": 1,
+                        "message": "toy: BAD is not allowed", "source": "toy"})
+                })
+                .collect();
+            let publish = json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+                "params": {"uri": doc["uri"], "version": doc["version"], "diagnostics": errors}});
             write(out, &publish);
         }
         ("late", "textDocument/didOpen" | "textDocument/didChange") => {
@@ -194,6 +225,17 @@ fn main() {
                     }
                 };
                 let contents = format!("applyEdit answered: {}", reply["result"]);
+                write(
+                    &mut out,
+                    &json!({"jsonrpc": "2.0", "id": id, "result": {"contents": contents}}),
+                );
+            }
+            ("toy", "textDocument/hover") => {
+                let seen = LANGUAGE_ID
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone();
+                let contents = format!("toy hover; languageId {seen}");
                 write(
                     &mut out,
                     &json!({"jsonrpc": "2.0", "id": id, "result": {"contents": contents}}),

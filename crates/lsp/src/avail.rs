@@ -27,7 +27,11 @@ pub fn find(
     trusted: bool,
 ) -> Result<Found, Vec<String>> {
     let mut why = Vec::new();
-    let candidates = config.languages.get(lang).cloned().unwrap_or_default();
+    let candidates = config
+        .languages
+        .get(lang)
+        .map(|l| l.servers.clone())
+        .unwrap_or_default();
     if candidates.is_empty() {
         why.push(format!("no server is configured for {lang}"));
     }
@@ -74,7 +78,7 @@ pub fn catalog_report(config: &LspConfig) -> Vec<String> {
             let langs: Vec<&str> = config
                 .languages
                 .iter()
-                .filter(|(_, ids)| ids.contains(&entry.id))
+                .filter(|(_, l)| l.servers.contains(&entry.id))
                 .map(|(lang, _)| lang.as_str())
                 .collect();
             let found = entry.binaries.iter().find_map(|b| which::which(b).ok());
@@ -111,7 +115,7 @@ pub fn unserved(
     let walk = ignore::WalkBuilder::new(workspace).build();
     for entry in walk.flatten().take(STATUS_WALK) {
         let path = entry.path();
-        let Some(lang) = crate::catalog::language_of(path) else {
+        let Some(lang) = config.language_of(path) else {
             continue;
         };
         if seen.contains(&lang) || !entry.file_type().is_some_and(|t| t.is_file()) {
@@ -232,7 +236,7 @@ mod tests {
         );
         let py = ws.join("crates/a/src/x.py");
         let mut c = config_with("pyright", &["sh"]);
-        c.languages.insert("python".into(), vec!["pyright".into()]);
+        c.languages.get_mut("python").unwrap().servers = vec!["pyright".into()];
         let why = find(&c, "python", &py, &ws, true).unwrap_err();
         assert!(
             why[0].starts_with("pyright: /") && why[0].contains("no root marker"),

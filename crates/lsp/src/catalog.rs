@@ -1,12 +1,18 @@
 //! The servers tether knows, which languages each serves, how to start it and where its
-//! projects begin. A workspace or user `tether.toml` overrides and extends it (`[lsp]`).
+//! projects begin: `catalog.toml`, embedded, read once. A workspace or user `tether.toml`
+//! overrides and extends it with the same keys (`[lsp.servers.ID]`, `[lsp.languages.ID]`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Mutex, OnceLock};
 
-use serde_json::{Value, json};
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The built-in catalog's text.
+const CATALOG: &str = include_str!("../catalog.toml");
 
 /// One language server as the catalog describes it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ServerEntry {
     /// Its id, as `[lsp.servers.ID]` and `status` name it.
     pub id: String,
@@ -20,137 +26,287 @@ pub struct ServerEntry {
     pub settings: Value,
     /// `initializationOptions` sent at initialize.
     pub init_options: Value,
+    /// How the server behaves, which the code keys on instead of its id.
+    pub behaviour: Behaviour,
 }
 
-/// The languages tether maps files to, by extension, and the servers each prefers, in order.
-pub const LANGUAGES: &[(&str, &[&str], &[&str])] = &[
-    ("rust", &["rs"], &["rust-analyzer"]),
-    (
-        "python",
-        &["py", "pyi"],
-        &["basedpyright", "pyright", "ty", "pylsp"],
-    ),
-    (
-        "c",
-        &["c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx"],
-        &["clangd"],
-    ),
-    (
-        "typescript",
-        &["ts", "tsx", "js", "jsx", "mjs", "cjs", "mts", "cts"],
-        &["typescript-language-server"],
-    ),
-    ("go", &["go"], &["gopls"]),
-    ("dart", &["dart"], &["dart"]),
-];
+/// What sets a server apart, as flags (see `catalog.toml` for each one's meaning).
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Behaviour {
+    /// A check runs on save apart from the server's analysis, and a write awaits it.
+    pub separate_check: bool,
+    /// The server says when it has loaded the project, and answers wait for that.
+    pub announces_loading: bool,
+    /// What of the project's code the server can run, when it can (build scripts, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub builds: Option<String>,
+    /// Merged into `initializationOptions` when running the project's code is not allowed.
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub builds_off_init: Value,
+    /// Merged into `initializationOptions` when it is.
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub builds_on_init: Value,
+    /// Untrusted, the server runs on a toolchain chosen outside the workspace.
+    pub toolchain_pins: bool,
+    /// Untrusted, TypeScript comes from a global install, never the project's node_modules.
+    pub global_tsserver: bool,
+    /// The dotted settings key that names the Python interpreter the server asks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interpreter_setting: Option<String>,
+    /// Variables set when the workspace is not trusted.
+    pub untrusted_env: BTreeMap<String, String>,
+}
 
-/// The language a file belongs to, by its extension.
+/// A language files are mapped to, by extension, and the servers it prefers.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Language {
+    /// Its id, as `[lsp.languages.ID]` names it.
+    pub id: &'static str,
+    /// File extensions, without the dot.
+    pub extensions: Vec<String>,
+    /// The servers to try in order; the first available wins.
+    pub servers: Vec<String>,
+    /// The LSP `languageId` of its files.
+    pub language_id: String,
+    /// The exceptions to `language_id`, by extension.
+    pub language_ids: BTreeMap<String, String>,
+    /// The `ast_grep` languages of its files.
+    pub grammars: Vec<String>,
+}
+
+impl Language {
+    /// The LSP `languageId` of `path`, a file of this language.
+    pub fn language_id_of(&self, path: &std::path::Path) -> &str {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        self.language_ids
+            .get(ext)
+            .map_or(self.language_id.as_str(), String::as_str)
+    }
+}
+
+/// A server entry as written in the catalog or a `tether.toml`: every key optional, so an
+/// override names only what it changes. Other keys are behaviour flags, checked by name.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(crate) struct ServerData {
+    pub command: Option<Vec<String>>,
+    pub binaries: Option<Vec<String>>,
+    pub root_markers: Option<Vec<String>>,
+    /// A project kind whose markers tether keeps in one place (`python`).
+    pub project: Option<String>,
+    pub settings: Option<toml::Value>,
+    pub init_options: Option<toml::Value>,
+    #[serde(flatten)]
+    pub behaviour: toml::Table,
+}
+
+/// A language as written in the catalog or a `tether.toml`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LanguageData {
+    pub extensions: Option<Vec<String>>,
+    pub servers: Option<Vec<String>>,
+    pub language_id: Option<String>,
+    pub language_ids: Option<BTreeMap<String, String>>,
+    pub grammars: Option<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CatalogData {
+    languages: BTreeMap<String, LanguageData>,
+    servers: BTreeMap<String, ServerData>,
+}
+
+/// The built-in catalog, parsed once.
+struct Catalog {
+    languages: BTreeMap<String, Language>,
+    servers: BTreeMap<String, ServerEntry>,
+}
+
+fn catalog() -> &'static Catalog {
+    static PARSED: OnceLock<Catalog> = OnceLock::new();
+    PARSED.get_or_init(|| {
+        // The catalog is part of the source: a mistake in it fails every test at once.
+        #[allow(clippy::expect_used)]
+        let data: CatalogData = toml::from_str(CATALOG).expect("catalog.toml is valid");
+        let mut servers = BTreeMap::new();
+        for (id, entry) in data.servers {
+            let base = ServerEntry {
+                id: id.clone(),
+                ..ServerEntry::default()
+            };
+            #[allow(clippy::expect_used)]
+            let entry = apply(base, entry).expect("catalog.toml's servers are valid");
+            servers.insert(id, entry);
+        }
+        let mut languages = BTreeMap::new();
+        for (id, data) in data.languages {
+            languages.insert(id.clone(), language(Language::default(), &id, data));
+        }
+        Catalog { languages, servers }
+    })
+}
+
+/// The built-in servers, by id.
+pub fn builtin() -> BTreeMap<String, ServerEntry> {
+    catalog().servers.clone()
+}
+
+/// The built-in languages, by id.
+pub fn builtin_languages() -> BTreeMap<String, Language> {
+    catalog().languages.clone()
+}
+
+/// The language a file belongs to among the built-in ones, by its extension.
 pub fn language_of(path: &std::path::Path) -> Option<&'static str> {
     let ext = path.extension()?.to_str()?;
-    LANGUAGES
-        .iter()
-        .find(|(_, exts, _)| exts.contains(&ext))
-        .map(|(lang, _, _)| *lang)
+    catalog()
+        .languages
+        .values()
+        .find(|l| l.extensions.iter().any(|e| e == ext))
+        .map(|l| l.id)
 }
 
-/// The LSP `languageId` of a file of `lang`.
-pub fn language_id(lang: &str, path: &std::path::Path) -> &'static str {
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    match (lang, ext) {
-        ("c", "c" | "h") => "c",
-        ("c", _) => "cpp",
-        ("typescript", "tsx") => "typescriptreact",
-        ("typescript", "js" | "mjs" | "cjs") => "javascript",
-        ("typescript", "jsx") => "javascriptreact",
-        ("rust", _) => "rust",
-        ("python", _) => "python",
-        ("go", _) => "go",
-        ("dart", _) => "dart",
-        _ => "typescript",
+/// A language id as a `&'static str`, kept once per distinct name (a run's languages are
+/// few, and tasks that outlive a call carry them).
+pub fn intern(name: &str) -> &'static str {
+    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let mut names = NAMES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(known) = names.get(name) {
+        return known;
     }
+    let leaked: &'static str = Box::leak(name.to_string().into_boxed_str());
+    names.insert(leaked);
+    leaked
 }
 
-fn entry(id: &str, command: &[&str], binaries: &[&str], markers: &[&str]) -> ServerEntry {
-    ServerEntry {
-        id: id.into(),
-        command: command.iter().map(|s| s.to_string()).collect(),
-        binaries: binaries.iter().map(|s| s.to_string()).collect(),
-        root_markers: markers.iter().map(|s| s.to_string()).collect(),
-        settings: Value::Null,
-        init_options: Value::Null,
+/// `base` with what `data` says laid over it.
+pub(crate) fn language(mut base: Language, id: &str, data: LanguageData) -> Language {
+    base.id = intern(id);
+    if let Some(v) = data.extensions {
+        base.extensions = v
+            .into_iter()
+            .map(|e| e.trim_start_matches('.').to_string())
+            .collect();
     }
+    if let Some(v) = data.servers {
+        base.servers = v;
+    }
+    if let Some(v) = data.language_id {
+        base.language_id = v;
+    }
+    if base.language_id.is_empty() {
+        base.language_id = id.to_string();
+    }
+    if let Some(v) = data.language_ids {
+        base.language_ids = v;
+    }
+    if let Some(v) = data.grammars {
+        base.grammars = v;
+    }
+    base
 }
 
-const PYTHON_MARKERS: &[&str] = &[
-    "pyproject.toml",
-    "setup.py",
-    "setup.cfg",
-    "requirements.txt",
-    "pyrightconfig.json",
-];
+fn json(value: toml::Value) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
 
-/// The built-in catalog, by id.
-pub fn builtin() -> BTreeMap<String, ServerEntry> {
-    let mut rust = entry(
-        "rust-analyzer",
-        &["rust-analyzer"],
-        &["rust-analyzer"],
-        &["Cargo.toml"],
-    );
-    // Offline, the sysroot's own `cargo metadata` fails and std goes unresolved; rust-analyzer
-    // then reads the sysroot's sources directly.
-    rust.init_options = json!({"checkOnSave": true, "cargo": {"sysrootQueryMetadata": false}});
-    // Every file of the project is checked, so a change that breaks an importer says so.
-    let mut pyright = entry(
-        "pyright",
-        &["pyright-langserver", "--stdio"],
-        &["pyright-langserver"],
-        PYTHON_MARKERS,
-    );
-    pyright.settings = json!({"python": {"analysis": {"diagnosticMode": "workspace"}}});
-    let mut based = entry(
-        "basedpyright",
-        &["basedpyright-langserver", "--stdio"],
-        &["basedpyright-langserver"],
-        PYTHON_MARKERS,
-    );
-    based.settings = json!({"basedpyright": {"analysis": {"diagnosticMode": "workspace"}}});
-    let servers = [
-        rust,
-        entry(
-            "clangd",
-            &["clangd"],
-            &[
-                "clangd",
-                "clangd-22",
-                "clangd-21",
-                "clangd-20",
-                "clangd-19",
-                "clangd-18",
-            ],
-            &[
-                "compile_commands.json",
-                "compile_flags.txt",
-                "CMakeLists.txt",
-            ],
-        ),
-        pyright,
-        based,
-        entry("ty", &["ty", "server"], &["ty"], PYTHON_MARKERS),
-        entry("pylsp", &["pylsp"], &["pylsp"], PYTHON_MARKERS),
-        entry(
-            "typescript-language-server",
-            &["typescript-language-server", "--stdio"],
-            &["typescript-language-server"],
-            &["package.json", "tsconfig.json", "jsconfig.json"],
-        ),
-        entry("gopls", &["gopls"], &["gopls"], &["go.mod"]),
-        entry(
-            "dart",
-            &["dart", "language-server"],
-            &["dart"],
-            &["pubspec.yaml"],
-        ),
-    ];
-    servers.into_iter().map(|s| (s.id.clone(), s)).collect()
+/// `entry` with what `data` says laid over it; `Err` names a key that is wrong.
+pub(crate) fn apply(mut entry: ServerEntry, data: ServerData) -> Result<ServerEntry, String> {
+    let id = entry.id.clone();
+    if let Some(command) = data.command {
+        if command.is_empty() {
+            return Err(format!("[lsp.servers.{id}]: `command` is empty"));
+        }
+        if data.binaries.is_none() {
+            entry.binaries = vec![command[0].clone()];
+        }
+        entry.command = command;
+    }
+    if let Some(binaries) = data.binaries {
+        entry.binaries = binaries;
+    }
+    match data.project.as_deref() {
+        Some("python") => {
+            entry.root_markers = tether_proc::PYTHON_PROJECT_MARKERS
+                .iter()
+                .map(|m| m.to_string())
+                .collect();
+        }
+        Some(other) => {
+            return Err(format!(
+                "[lsp.servers.{id}]: `project = \"{other}\"` is not a project kind tether \
+                 knows; give `root_markers = [...]` instead, or `project = \"python\"`"
+            ));
+        }
+        None => {}
+    }
+    if let Some(markers) = data.root_markers {
+        entry.root_markers = markers;
+    }
+    if let Some(settings) = data.settings {
+        entry.settings = json(settings);
+    }
+    if let Some(init) = data.init_options {
+        entry.init_options = json(init);
+    }
+    if !data.behaviour.is_empty() {
+        let flags = data.behaviour;
+        // Flags laid over the entry's own: start from them as a table, replace what is given.
+        let mut table = toml::Table::try_from(&entry.behaviour).unwrap_or_default();
+        table.extend(flags);
+        entry.behaviour = toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| format!("[lsp.servers.{id}]: {}", e.message()))?;
+    }
+    Ok(entry)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn the_catalog_reads_and_every_language_names_known_servers() {
+        let servers = builtin();
+        for lang in builtin_languages().values() {
+            assert!(!lang.extensions.is_empty(), "{}", lang.id);
+            for s in &lang.servers {
+                assert!(servers.contains_key(s), "{} names {s}", lang.id);
+            }
+        }
+        let ra = &servers["rust-analyzer"];
+        assert!(ra.behaviour.separate_check && ra.behaviour.announces_loading);
+        assert_eq!(ra.binaries, ["rust-analyzer"]);
+        assert_eq!(
+            servers["pyright"].root_markers,
+            tether_proc::PYTHON_PROJECT_MARKERS
+        );
+        assert_eq!(
+            servers["gopls"].behaviour.untrusted_env["GOTOOLCHAIN"],
+            "local"
+        );
+        let c = &builtin_languages()["c"];
+        assert_eq!(c.language_id_of(std::path::Path::new("a.h")), "c");
+        assert_eq!(c.language_id_of(std::path::Path::new("a.cc")), "cpp");
+        assert_eq!(
+            language_of(std::path::Path::new("x/y.tsx")),
+            Some("typescript")
+        );
+    }
+
+    #[test]
+    fn an_override_changes_only_what_it_names() {
+        let ra = builtin()["rust-analyzer"].clone();
+        let data: ServerData = toml::from_str("separate_check = false\n").unwrap();
+        let changed = apply(ra.clone(), data).unwrap();
+        assert!(!changed.behaviour.separate_check);
+        assert!(changed.behaviour.announces_loading);
+        assert_eq!(changed.command, ra.command);
+        let bad: Result<ServerData, _> = toml::from_str("separate_checks = true\n");
+        let err = apply(ra, bad.unwrap()).unwrap_err();
+        assert!(err.contains("separate_checks"), "{err}");
+    }
 }

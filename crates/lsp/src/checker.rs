@@ -63,13 +63,7 @@ const CHECKERS: &[Checker] = &[
     },
     Checker {
         lang: "python (pyright)",
-        marker: &[
-            "pyproject.toml",
-            "setup.py",
-            "setup.cfg",
-            "requirements.txt",
-            "pyrightconfig.json",
-        ],
+        marker: tether_proc::PYTHON_PROJECT_MARKERS,
         argv: |_| {
             let bin = ["basedpyright", "pyright"]
                 .into_iter()

@@ -5,17 +5,17 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde_json::Value;
 
-use crate::catalog::{LANGUAGES, ServerEntry, builtin};
+use crate::catalog::{Language, LanguageData, ServerData, ServerEntry, apply, builtin};
 
 /// Settings of the language-server capability, with the catalog merged in.
 #[derive(Debug, Clone)]
 pub struct LspConfig {
     /// Every server, by id: the built-in ones with their overrides, and added ones.
     pub servers: BTreeMap<String, ServerEntry>,
-    /// For each language, the servers to try in order; the first available wins.
-    pub languages: BTreeMap<String, Vec<String>>,
+    /// Every language, by id: its extensions and the servers to try in order (the first
+    /// available wins).
+    pub languages: BTreeMap<String, Language>,
     /// How long one request may wait for its answer.
     pub request_timeout: Duration,
     /// How long a server may take to answer `initialize`.
@@ -41,9 +41,9 @@ struct Section {
     check_timeout_s: Option<u64>,
     read_surfaces_build: Option<bool>,
     #[serde(default)]
-    servers: BTreeMap<String, ServerOverride>,
+    servers: BTreeMap<String, ServerData>,
     #[serde(default)]
-    languages: BTreeMap<String, LanguageOverride>,
+    languages: BTreeMap<String, LanguageData>,
     diagnostics: Option<DiagnosticsSection>,
 }
 
@@ -55,35 +55,11 @@ struct DiagnosticsSection {
     severities: Option<Vec<String>>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ServerOverride {
-    command: Option<Vec<String>>,
-    binaries: Option<Vec<String>>,
-    root_markers: Option<Vec<String>>,
-    settings: Option<toml::Value>,
-    init_options: Option<toml::Value>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LanguageOverride {
-    servers: Vec<String>,
-}
-
 impl Default for LspConfig {
     fn default() -> Self {
         LspConfig {
             servers: builtin(),
-            languages: LANGUAGES
-                .iter()
-                .map(|(lang, _, servers)| {
-                    (
-                        lang.to_string(),
-                        servers.iter().map(|s| s.to_string()).collect(),
-                    )
-                })
-                .collect(),
+            languages: crate::catalog::builtin_languages(),
             request_timeout: Duration::from_secs(30),
             init_timeout: Duration::from_secs(60),
             check_timeout: Duration::from_secs(300),
@@ -108,11 +84,22 @@ fn seconds(key: &str, value: Option<u64>, default: Duration) -> Result<Duration,
     }
 }
 
-fn json(value: toml::Value) -> Value {
-    serde_json::to_value(value).unwrap_or(Value::Null)
-}
-
 impl LspConfig {
+    /// The language a file belongs to, by its extension: a configured one first, then the
+    /// catalog's.
+    pub fn language_of(&self, path: &std::path::Path) -> Option<&'static str> {
+        let ext = path.extension()?.to_str()?;
+        self.languages
+            .values()
+            .find(|l| l.extensions.iter().any(|e| e == ext))
+            .map(|l| l.id)
+    }
+
+    /// The language `id`, configured or built in.
+    pub fn language(&self, id: &str) -> Option<&Language> {
+        self.languages.get(id)
+    }
+
     /// Reads the section (absent means the catalog as built in); an error names the key.
     pub fn from_section(section: Option<&toml::Value>) -> Result<Self, String> {
         let mut config = LspConfig::default();
@@ -152,65 +139,53 @@ impl LspConfig {
                 config.write_severities = crate::ledger::Severities(list);
             }
         }
-        for (id, o) in s.servers {
+        for (id, data) in s.servers {
             let entry = match config.servers.remove(&id) {
                 Some(known) => known,
+                None if data.command.as_ref().is_some_and(|c| !c.is_empty()) => ServerEntry {
+                    id: id.clone(),
+                    ..ServerEntry::default()
+                },
                 None => {
-                    let command = o.command.clone().filter(|c| !c.is_empty()).ok_or_else(|| {
-                        format!(
-                            "[lsp.servers.{id}]: a server the catalog does not know needs \
-                             `command = [\"program\", \"args\"...]`; known ids: {}",
-                            builtin().keys().cloned().collect::<Vec<_>>().join(", ")
-                        )
-                    })?;
-                    ServerEntry {
-                        id: id.clone(),
-                        binaries: vec![command[0].clone()],
-                        command,
-                        root_markers: Vec::new(),
-                        settings: Value::Null,
-                        init_options: Value::Null,
-                    }
+                    return Err(format!(
+                        "[lsp.servers.{id}]: a server the catalog does not know needs \
+                         `command = [\"program\", \"args\"...]`; known ids: {}",
+                        builtin().keys().cloned().collect::<Vec<_>>().join(", ")
+                    ));
                 }
             };
-            config.servers.insert(id, apply(entry, o)?);
+            config.servers.insert(id, apply(entry, data)?);
         }
-        for (lang, o) in s.languages {
-            if let Some(unknown) = o.servers.iter().find(|s| !config.servers.contains_key(*s)) {
+        for (id, data) in s.languages {
+            let known = config.languages.remove(&id);
+            if known.is_none() && data.extensions.as_ref().is_none_or(Vec::is_empty) {
                 return Err(format!(
-                    "[lsp.languages.{lang}]: server `{unknown}` is neither in the catalog nor in \
+                    "[lsp.languages.{id}]: a language the catalog does not know needs \
+                     `extensions = [\"ext\", ...]` and `servers = [\"id\", ...]`; known \
+                     languages: {}",
+                    config
+                        .languages
+                        .keys()
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            let lang = crate::catalog::language(known.unwrap_or_default(), &id, data);
+            if let Some(unknown) = lang
+                .servers
+                .iter()
+                .find(|s| !config.servers.contains_key(*s))
+            {
+                return Err(format!(
+                    "[lsp.languages.{id}]: server `{unknown}` is neither in the catalog nor in \
                      [lsp.servers]"
                 ));
             }
-            config.languages.insert(lang, o.servers);
+            config.languages.insert(id, lang);
         }
         Ok(config)
     }
-}
-
-fn apply(mut entry: ServerEntry, o: ServerOverride) -> Result<ServerEntry, String> {
-    if let Some(command) = o.command {
-        if command.is_empty() {
-            return Err(format!("[lsp.servers.{}]: `command` is empty", entry.id));
-        }
-        if o.binaries.is_none() {
-            entry.binaries = vec![command[0].clone()];
-        }
-        entry.command = command;
-    }
-    if let Some(binaries) = o.binaries {
-        entry.binaries = binaries;
-    }
-    if let Some(markers) = o.root_markers {
-        entry.root_markers = markers;
-    }
-    if let Some(settings) = o.settings {
-        entry.settings = json(settings);
-    }
-    if let Some(init) = o.init_options {
-        entry.init_options = json(init);
-    }
-    Ok(entry)
 }
 
 #[cfg(test)]
@@ -235,8 +210,8 @@ mod tests {
         assert_eq!(c.servers["clangd"].binaries, ["clangd-19"]);
         assert_eq!(c.servers["clangd"].command, ["clangd"]);
         assert_eq!(c.servers["mine"].binaries, ["my-ls"]);
-        assert_eq!(c.languages["python"], ["pyright"]);
-        assert_eq!(c.languages["rust"], ["rust-analyzer"]);
+        assert_eq!(c.languages["python"].servers, ["pyright"]);
+        assert_eq!(c.languages["rust"].servers, ["rust-analyzer"]);
     }
 
     #[test]

@@ -21,20 +21,6 @@ const DIAGNOSTICS_SHOWN: usize = 10;
 /// Characters of a shown line before it is cut.
 const LINE_CHARS: usize = 300;
 
-/// The `ast_grep` languages of the files a server of `lang` serves (the grammars differ, the
-/// server does not: a TypeScript rename reaches JavaScript files too).
-fn grammars(lang: &str) -> &'static [&'static str] {
-    match lang {
-        "python" => &["python"],
-        "rust" => &["rust"],
-        "c" => &["c", "cpp"],
-        "typescript" => &["typescript", "tsx", "javascript"],
-        "go" => &["go"],
-        "dart" => &["dart"],
-        _ => &[],
-    }
-}
-
 /// Uses of the old name found by one search: the places shown (workspace-relative path,
 /// 1-based line) and how many matches there were in all.
 #[derive(Debug, Default, PartialEq)]
@@ -83,7 +69,13 @@ pub(crate) async fn report(
     edited: &[&str],
 ) -> Left {
     // A `$` would make the pattern a metavariable; such a name is not searched.
-    if old.contains('$') || grammars(lang).is_empty() {
+    // The grammars differ, the server does not: a TypeScript rename reaches JavaScript too.
+    let grammars = servers
+        .config()
+        .language(lang)
+        .map(|l| l.grammars.clone())
+        .unwrap_or_default();
+    if old.contains('$') || grammars.is_empty() {
         return Left {
             summary: None,
             section: format!("(uses of `{old}` the server may have left were not searched)"),
@@ -91,7 +83,7 @@ pub(crate) async fn report(
     }
     let mut found = Found::default();
     let mut failed = Vec::new();
-    for grammar in grammars(lang) {
+    for grammar in &grammars {
         let args = json!({"pattern": old, "path": ".", "language": grammar, "max_results": 1000});
         match cx.dispatch("ast_grep", args).await {
             Ok(out) => {
@@ -102,7 +94,7 @@ pub(crate) async fn report(
             Err(e) => failed.push(format!("{grammar}: {e}")),
         }
     }
-    let searched = grammars(lang).join("/");
+    let searched = grammars.join("/");
     let mut out = Vec::new();
     if !failed.is_empty() {
         out.push(format!(

@@ -13,7 +13,6 @@ use tether_fs::{FileReceipt, WritePath};
 use tether_tool::{Baseline, BoxFuture, FileReport, FileStatus, Finding, HookBudgets, WriteHook};
 
 use crate::answers::Snapshot;
-use crate::catalog::language_of;
 use crate::follow::{Follow, NO_BASELINE};
 use crate::ledger::judge;
 use crate::server::Server;
@@ -183,7 +182,7 @@ impl DiagnosticsOnWrite {
     ) -> Option<FileReport> {
         let abs = receipt.path.abs();
         let rel = receipt.path.rel().to_string();
-        let Some(lang) = language_of(abs) else {
+        let Some(lang) = self.servers.config().language_of(abs) else {
             return self.unchecked_kind(abs).map(|why| FileReport {
                 path: rel,
                 source: "diagnostics".into(),
@@ -377,7 +376,7 @@ impl WriteHook for DiagnosticsOnWrite {
                 snapshots: Vec::new(),
             };
             for path in &abs {
-                let Some(lang) = language_of(path) else {
+                let Some(lang) = self.servers.config().language_of(path) else {
                     continue;
                 };
                 let Some(server) = self.servers.running_for(lang, path).await else {

@@ -11,7 +11,6 @@ use std::time::Duration;
 use notify::{EventKind, RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
-use crate::catalog::language_of;
 use crate::follow::Follow;
 use crate::ledger::judge;
 use crate::server::file_uri;
@@ -196,7 +195,7 @@ async fn handle(
 /// Diagnoses a file that changed on disk, if a running server covers it and the change was
 /// not tether's own write, and tells what it broke or fixed.
 async fn changed(servers: &Supervisor, follow: &Follow, path: &Path) {
-    let Some(lang) = language_of(path) else {
+    let Some(lang) = servers.config().language_of(path) else {
         return;
     };
     if follow.ledger.is_writing(path) || !path.is_file() {

@@ -12,7 +12,6 @@ use serde_json::{Value, json};
 use tether_fs::{ChangeOp, hash_bytes};
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, counted};
 
-use crate::catalog::language_of;
 use crate::leftovers;
 use crate::position::{Encoding, locate};
 use crate::server::{Server, file_uri, uri_path};
@@ -126,7 +125,10 @@ impl Tool for LspRenameTool {
         );
         // The server picks the files; what it left is searched, unless the name did not change.
         let mut left = String::new();
-        if let (Some(lang), true) = (language_of(&t.abs), ident != args.new_name) {
+        if let (Some(lang), true) = (
+            self.servers.config().language_of(&t.abs),
+            ident != args.new_name,
+        ) {
             // Each report line is `path: N edits`, as `write_plan` writes it.
             let edited: Vec<&str> = report
                 .iter()

@@ -37,47 +37,78 @@ pub struct Allowed {
     pub builds: bool,
 }
 
-/// The options for `entry` at `root`.
+/// `overlay`'s keys laid into `base`, table by table.
+fn merge(base: &mut Value, overlay: &Value) {
+    match (base, overlay) {
+        (Value::Object(b), Value::Object(o)) => {
+            for (k, v) in o {
+                merge(b.entry(k.clone()).or_insert(Value::Null), v);
+            }
+        }
+        (b, o) => *b = o.clone(),
+    }
+}
+
+/// The settings key `dotted` (`python.pythonPath`) set to `value`.
+fn set_dotted(settings: &mut Value, dotted: &str, value: Value) {
+    let mut at = settings;
+    for part in dotted.split('.') {
+        if !at.is_object() {
+            *at = json!({});
+        }
+        at = &mut at[part];
+    }
+    *at = value;
+}
+
+/// The options for `entry` at `root`, from its behaviour flags.
 pub fn options(entry: &ServerEntry, root: &Path, allowed: Allowed) -> Result<Options, String> {
     let trusted = allowed.trusted;
+    let flags = &entry.behaviour;
     let mut init = object(&entry.init_options);
     let mut settings = object(&entry.settings);
     let mut restricted = None;
-    match (entry.id.as_str(), trusted) {
-        ("rust-analyzer", _) if !allowed.builds => {
-            init["cargo"]["buildScripts"]["enable"] = json!(false);
-            init["procMacro"]["enable"] = json!(false);
-            init["checkOnSave"] = json!(false);
+    if let Some(what) = &flags.builds {
+        if allowed.builds {
+            merge(&mut init, &flags.builds_on_init);
+        } else {
+            merge(&mut init, &flags.builds_off_init);
             restricted = Some(if trusted {
-                "build scripts, proc macros and cargo check are off on this read-only surface \
-                 (plan or readonly); `[lsp] read_surfaces_build = true` in the user config \
-                 allows them"
-                    .into()
+                format!(
+                    "{what} are off on this read-only surface (plan or readonly); `[lsp] \
+                     read_surfaces_build = true` in the user config allows them"
+                )
+            } else if flags.toolchain_pins {
+                format!(
+                    "{what} are off, the toolchain is the one chosen outside the workspace, \
+                     and cargo's wrappers and rustflags are pinned off, until `tether trust`"
+                )
             } else {
-                "build scripts, proc macros and cargo check are off, the toolchain is the one \
-                 chosen outside the workspace, and cargo's wrappers and rustflags are pinned \
-                 off, until `tether trust`"
-                    .into()
+                format!("{what} are off until `tether trust`")
             });
         }
-        // cargo check gets a target folder of its own, never the agent's lock on target/.
-        ("rust-analyzer", _) => init["cargo"]["targetDir"] = json!(true),
-        ("typescript-language-server", false) => {
-            let tsserver = global_tsserver(root).ok_or(
-                "this workspace is not trusted, so its own node_modules/typescript is not \
-                 loaded, and no global TypeScript was found: install it (`npm i -g \
-                 typescript`) or run `tether trust`",
-            )?;
-            init["tsserver"]["path"] = json!(tsserver.display().to_string());
-            restricted = Some(format!(
-                "TypeScript from {} (a global install), not the project's node_modules, until \
-                 `tether trust`",
-                tsserver.display()
-            ));
-        }
-        ("pyright" | "basedpyright", false) => {
+    }
+    if flags.global_tsserver && !trusted {
+        let tsserver = global_tsserver(root).ok_or(
+            "this workspace is not trusted, so its own node_modules/typescript is not \
+             loaded, and no global TypeScript was found: install it (`npm i -g \
+             typescript`) or run `tether trust`",
+        )?;
+        init["tsserver"]["path"] = json!(tsserver.display().to_string());
+        restricted = Some(format!(
+            "TypeScript from {} (a global install), not the project's node_modules, until \
+             `tether trust`",
+            tsserver.display()
+        ));
+    }
+    if let Some(key) = &flags.interpreter_setting {
+        if trusted {
+            if let Some(venv) = tether_proc::project_venv(root) {
+                set_dotted(&mut settings, key, json!(venv.display().to_string()));
+            }
+        } else {
             if let Some(python) = outside(root, "python3") {
-                settings["python"]["pythonPath"] = json!(python.display().to_string());
+                set_dotted(&mut settings, key, json!(python.display().to_string()));
             }
             restricted = Some(
                 "the system python3 is asked for search paths, never the project's .venv, \
@@ -85,12 +116,6 @@ pub fn options(entry: &ServerEntry, root: &Path, allowed: Allowed) -> Result<Opt
                     .into(),
             );
         }
-        ("pyright" | "basedpyright", true) => {
-            if let Some(venv) = project_venv(root) {
-                settings["python"]["pythonPath"] = json!(venv.display().to_string());
-            }
-        }
-        _ => {}
     }
     Ok(Options {
         init,
@@ -100,8 +125,9 @@ pub fn options(entry: &ServerEntry, root: &Path, allowed: Allowed) -> Result<Opt
 }
 
 /// The environment a server starts with: the project's virtual environment once trusted;
-/// until then a PATH without the workspace's folders, and for rust-analyzer a pinned
-/// toolchain, or a refusal when the repository configures something the pins cannot reach.
+/// until then a PATH without the workspace's folders, the entry's `untrusted_env`, and for a
+/// server with `toolchain_pins` a pinned toolchain, or a refusal when the repository
+/// configures something the pins cannot reach.
 pub async fn environment(
     entry: &ServerEntry,
     root: &Path,
@@ -110,7 +136,7 @@ pub async fn environment(
 ) -> Result<Vec<(String, String)>, String> {
     let mut env = Vec::new();
     if trusted {
-        if let Some(python) = project_venv(root)
+        if let Some(python) = tether_proc::project_venv(root)
             && let Some(venv) = python.parent().and_then(Path::parent)
         {
             env.push(("VIRTUAL_ENV".into(), venv.display().to_string()));
@@ -119,31 +145,19 @@ pub async fn environment(
     }
     let path = tether_proc::path_outside(workspace);
     env.push(("PATH".into(), path.to_string_lossy().into_owned()));
-    match entry.id.as_str() {
-        "rust-analyzer" => {
-            if let Some(why) = crate::repo_config::refusal(root, workspace) {
-                return Err(why);
-            }
-            let sysroot = tether_proc::neutral_rust_sysroot(workspace).await.ok_or(
-                "this workspace is not trusted, so rust-analyzer runs only on a toolchain \
-                 chosen outside it, and no `rustc` outside the workspace answered \
-                 `--print sysroot`: install one with rustup, or run `tether trust`",
-            )?;
-            env.extend(tether_proc::rust_pins(&sysroot));
+    if entry.behaviour.toolchain_pins {
+        if let Some(why) = crate::repo_config::refusal(root, workspace) {
+            return Err(why);
         }
-        // A `toolchain` line in go.mod must not fetch and run another Go.
-        "gopls" => env.push(("GOTOOLCHAIN".into(), "local".into())),
-        _ => {}
+        let sysroot = tether_proc::neutral_rust_sysroot(workspace).await.ok_or(
+            "this workspace is not trusted, so rust-analyzer runs only on a toolchain \
+             chosen outside it, and no `rustc` outside the workspace answered \
+             `--print sysroot`: install one with rustup, or run `tether trust`",
+        )?;
+        env.extend(tether_proc::rust_pins(&sysroot));
     }
+    env.extend(entry.behaviour.untrusted_env.clone());
     Ok(env)
-}
-
-/// The project's own interpreter, `.venv` or `venv`, when one exists.
-pub fn project_venv(root: &Path) -> Option<PathBuf> {
-    [".venv", "venv"]
-        .iter()
-        .map(|v| root.join(v).join("bin/python"))
-        .find(|p| p.exists())
 }
 
 /// `program` on PATH, if it lies outside the workspace.

@@ -11,7 +11,7 @@ use tether_proc::{BoxFuture, ChildSpec, Incoming, LongChild, Peer, Reply, Respon
 use tokio_util::sync::CancellationToken;
 
 use crate::avail::Found;
-use crate::catalog::{ServerEntry, language_id, language_of};
+use crate::catalog::{Language, ServerEntry};
 use crate::position::Encoding;
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -283,6 +283,8 @@ pub struct Server {
     pub restricted: Option<String>,
     /// Whether a save starts a separate check whose results come later (rust-analyzer's
     /// cargo check), so an answer is complete only once that check has ended.
+    /// The languages it serves, for each file's `languageId`.
+    languages: Vec<Language>,
     pub separate_check: bool,
     /// Whether it diagnoses the whole workspace, not only open files (pyright's workspace
     /// mode), so a change can show up as new problems in files nobody touched.
@@ -346,6 +348,7 @@ impl Server {
     /// `init_timeout`; a server that fails is killed, and the error quotes its stderr.
     pub async fn start(
         entry: &ServerEntry,
+        languages: Vec<Language>,
         found: &Found,
         allowed: crate::restrict::Allowed,
         workspace: &Path,
@@ -428,9 +431,10 @@ impl Server {
             edits,
             open: tokio::sync::Mutex::default(),
             timeout,
-            separate_check: entry.id == "rust-analyzer" && allowed.builds,
+            separate_check: entry.behaviour.separate_check && allowed.builds,
             workspace_mode: workspace_mode(&options_settings),
-            announces_loading: entry.id == "rust-analyzer",
+            announces_loading: entry.behaviour.announces_loading,
+            languages,
             may_pull: std::sync::atomic::AtomicBool::new(true),
             restricted,
         })
@@ -600,6 +604,18 @@ impl Server {
             .map_err(|e| format!("{}: {e}", self.id))
     }
 
+    /// The LSP `languageId` of `path`, from the language it belongs to.
+    fn language_id_of(&self, path: &Path) -> String {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        self.languages
+            .iter()
+            .find(|l| l.extensions.iter().any(|e| e == ext))
+            .map_or_else(
+                || "plaintext".to_string(),
+                |l| l.language_id_of(path).to_string(),
+            )
+    }
+
     /// Makes sure the server has `path` open with its current text: opened on first use,
     /// changed (whole text, one version up) when the file changed since, else nothing.
     pub async fn sync(&self, path: &Path, text: &str) -> Result<(), String> {
@@ -628,7 +644,6 @@ impl Server {
                 self.peer.notify("textDocument/didChange", params).await
             }
             None => {
-                let lang = language_of(path).unwrap_or("");
                 let doc = Open {
                     version: 1,
                     hash,
@@ -637,7 +652,7 @@ impl Server {
                 };
                 open.insert(path.to_path_buf(), doc);
                 let params = json!({"textDocument": {
-                    "uri": uri, "languageId": language_id(lang, path), "version": 1, "text": text}});
+                    "uri": uri, "languageId": self.language_id_of(path), "version": 1, "text": text}});
                 self.peer.notify("textDocument/didOpen", params).await
             }
         };

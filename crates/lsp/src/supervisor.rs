@@ -180,8 +180,15 @@ impl Supervisor {
             .get(&found.id)
             .ok_or_else(|| format!("{} is not in the catalog", found.id))?;
         let c = &self.config;
+        let languages = c
+            .languages
+            .values()
+            .filter(|l| l.servers.contains(&found.id))
+            .cloned()
+            .collect();
         Server::start(
             entry,
+            languages,
             found,
             self.allowed,
             &self.workspace,
@@ -197,7 +204,8 @@ impl Supervisor {
     /// explain.
     pub async fn warm(&self) {
         let probe = self.workspace.join("warm-up");
-        for (lang, _, _) in crate::catalog::LANGUAGES {
+        let langs: Vec<&'static str> = self.config.languages.values().map(|l| l.id).collect();
+        for lang in langs {
             if self.find(&probe, lang).is_ok()
                 && let Err(why) = self.server_for(lang, &probe).await
             {

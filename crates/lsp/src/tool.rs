@@ -9,7 +9,7 @@ use serde_json::json;
 use tether_proc::codes::METHOD_NOT_FOUND;
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
 
-use crate::catalog::{LANGUAGES, language_of};
+use crate::catalog::Language;
 use crate::position::locate;
 use crate::render::{hover, locations, outline, places};
 use crate::server::{Server, file_uri};
@@ -155,8 +155,13 @@ pub(crate) async fn target(
     file: &str,
 ) -> Result<Target, ToolError> {
     let abs = cx.workspace().resolve_read(file)?;
-    let Some(lang) = language_of(&abs) else {
-        let known: Vec<&str> = LANGUAGES.iter().map(|(l, _, _)| *l).collect();
+    let Some(lang) = servers.config().language_of(&abs) else {
+        let known: Vec<&str> = servers
+            .config()
+            .languages
+            .keys()
+            .map(String::as_str)
+            .collect();
         return Err(ToolError::invalid(format!(
             "{file}: no language server handles this kind of file; languages: {}",
             known.join(", ")
@@ -622,28 +627,22 @@ async fn status(servers: &Supervisor) -> String {
     // Servers whose project marker is at the root but that cannot start, and why.
     let probe = workspace.join("probe");
     // Languages a running server serves, and those already said to be unavailable.
-    let mut told: Vec<&'static str> = LANGUAGES
-        .iter()
-        .filter(|(lang, _, _)| {
-            let wanted = servers
-                .config()
-                .languages
-                .get(*lang)
-                .cloned()
-                .unwrap_or_default();
-            running.iter().any(|s| wanted.contains(&s.id))
-        })
-        .map(|(lang, _, _)| *lang)
+    let cfg = servers.config();
+    let served = |l: &Language| running.iter().any(|s| l.servers.contains(&s.id));
+    let mut told: Vec<&'static str> = cfg
+        .languages
+        .values()
+        .filter(|l| served(l))
+        .map(|l| l.id)
         .collect();
-    for (lang, _, _) in LANGUAGES {
-        let cfg = servers.config();
-        let wanted = cfg.languages.get(*lang).cloned().unwrap_or_default();
-        let marked = wanted.iter().any(|id| {
+    for language in cfg.languages.values() {
+        let lang = language.id;
+        let marked = language.servers.iter().any(|id| {
             cfg.servers
                 .get(id)
                 .is_some_and(|e| e.root_markers.iter().any(|m| workspace.join(m).exists()))
         });
-        if !marked || running.iter().any(|s| wanted.contains(&s.id)) {
+        if !marked || served(language) {
             continue;
         }
         if let Err(why) = crate::avail::find(cfg, lang, &probe, workspace, servers.trusted()) {

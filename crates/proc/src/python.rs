@@ -3,12 +3,33 @@
 
 use std::path::{Path, PathBuf};
 
+/// The files whose folder is a Python project's root, for every part of tether that looks
+/// for one (language servers, checkers, the debugger).
+pub const PYTHON_PROJECT_MARKERS: &[&str] = &[
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "requirements.txt",
+    "pyrightconfig.json",
+];
+
+/// The virtual environments a project keeps at its root, in the order they are preferred.
+const VENVS: [(&str, &str); 2] = [
+    (".venv", "the project's .venv"),
+    ("venv", "the project's venv"),
+];
+
+/// The interpreter of the project's own virtual environment (`.venv`, then `venv`), if any.
+pub fn project_venv(root: &Path) -> Option<PathBuf> {
+    VENVS
+        .iter()
+        .map(|(venv, _)| root.join(venv).join("bin/python"))
+        .find(|p| p.exists())
+}
+
 /// The project's interpreter and why it was chosen, or `None` when there is none at all.
 pub fn project_python(root: &Path) -> Option<(PathBuf, &'static str)> {
-    for (venv, why) in [
-        (".venv", "the project's .venv"),
-        ("venv", "the project's venv"),
-    ] {
+    for (venv, why) in VENVS {
         let python = root.join(venv).join("bin/python");
         if python.exists() {
             return Some((python, why));

@@ -8,7 +8,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -18,23 +18,6 @@ use tokio_util::sync::CancellationToken;
 
 /// The cases run one at a time: each checks that no fake server of this process is left.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-/// Builds the fake server once and returns its path.
-fn fake_lsp() -> PathBuf {
-    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let status = Command::new(env!("CARGO"))
-                .args(["build", "--quiet", "-p", "tether-fake-lsp"])
-                .status()
-                .unwrap();
-            assert!(status.success());
-            let target = std::env::var("CARGO_TARGET_DIR")
-                .unwrap_or_else(|_| format!("{}/../../target", env!("CARGO_MANIFEST_DIR")));
-            PathBuf::from(format!("{target}/debug/fake-lsp"))
-        })
-        .clone()
-}
 
 /// A run whose Rust server is `fake-lsp MODE`, with 2-second deadlines.
 fn run_with(dir: &Path, mode: &str) -> Run {
@@ -47,7 +30,7 @@ fn run_with(dir: &Path, mode: &str) -> Run {
          [lsp.diagnostics]\nwait_ms = 500\nbaseline_ms = 500\n\
          [lsp.servers.fake]\ncommand = [{:?}, {mode:?}]\nroot_markers = [\"fake.marker\"]\n\
          [lsp.languages.rust]\nservers = [\"fake\"]\n",
-        fake_lsp().display().to_string()
+        common::fake_lsp().display().to_string()
     );
     common::run_with_config(dir, &config)
 }
@@ -284,7 +267,7 @@ async fn a_server_binary_inside_an_untrusted_workspace_is_not_started() {
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(ws.join("bin")).unwrap();
     let inside = ws.join("bin/fake-lsp");
-    std::fs::copy(fake_lsp(), &inside).unwrap();
+    std::fs::copy(common::fake_lsp(), &inside).unwrap();
     let config = format!(
         "[lsp.servers.fake]\ncommand = [{:?}, \"silent\"]\nroot_markers = [\"fake.marker\"]\n\
          [lsp.languages.rust]\nservers = [\"fake\"]\n",

@@ -104,3 +104,20 @@ pub async fn call_text(run: &Run, tool: &str, args: Value) -> String {
         .await
         .unwrap_or_else(|e| format!("ERROR {e}"))
 }
+
+/// Builds the fake language server (test support) once and returns its path.
+pub fn fake_lsp() -> std::path::PathBuf {
+    static BUILT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let status = std::process::Command::new(env!("CARGO"))
+                .args(["build", "--quiet", "-p", "tether-fake-lsp"])
+                .status()
+                .unwrap();
+            assert!(status.success());
+            let target = std::env::var("CARGO_TARGET_DIR")
+                .unwrap_or_else(|_| format!("{}/../../target", env!("CARGO_MANIFEST_DIR")));
+            std::path::PathBuf::from(format!("{target}/debug/fake-lsp"))
+        })
+        .clone()
+}
