@@ -7,6 +7,7 @@ mod catalog;
 mod locate;
 mod ops;
 mod peer;
+mod protocol;
 mod render;
 mod session;
 mod sessions;

@@ -1,11 +1,11 @@
 //! The operations on a live session: those that make the program run and wait for its next
 //! stop, and those that read it while it is stopped.
 
-use serde_json::{Value, json};
 use tether_tool::ToolError;
 
+use crate::protocol as dap;
 use crate::render::{self, MAX_CHILDREN, MAX_FRAMES};
-use crate::session::{Session, Where};
+use crate::session::{Minted, Session, Where};
 use crate::tool::{Action, DebugArgs, need};
 
 /// Operations that need the program stopped (or that make it run).
@@ -52,11 +52,14 @@ pub(crate) async fn stopped_ops(
             true => Ok(snapshot(s, ws).await),
         },
         Action::Threads => {
-            let answer = s.ask("threads", json!({})).await.map_err(failed)?;
-            let threads = answer["threads"].as_array().cloned().unwrap_or_default();
-            let lines: Vec<String> = threads
+            let answer: dap::ThreadsResponse = s
+                .ask("threads", dap::NoArguments {})
+                .await
+                .map_err(failed)?;
+            let lines: Vec<String> = answer
+                .threads
                 .iter()
-                .map(|t| format!("{}  {}", t["id"], t["name"].as_str().unwrap_or("")))
+                .map(|t| format!("{}  {}", t.id, t.name))
                 .collect();
             Ok(lines.join("\n"))
         }
@@ -76,20 +79,18 @@ pub(crate) async fn stopped_ops(
             stopped_thread.ok_or_else(running)?;
             let public = *need(&args.frame_id, "frame_id", "scopes")?;
             let frame = s.frame(public).ok_or_else(|| stale("frame id", public))?;
-            let answer = s
-                .ask("scopes", json!({"frameId": frame}))
-                .await
-                .map_err(failed)?;
-            let mut scopes = answer["scopes"].as_array().cloned().unwrap_or_default();
-            s.mint(&mut scopes, "variablesReference");
+            let args = dap::ScopesArguments { frame_id: frame };
+            let mut answer: dap::ScopesResponse = s.ask("scopes", args).await.map_err(failed)?;
+            let scopes = &mut answer.scopes;
+            s.mint(
+                Minted::Reference,
+                scopes.iter_mut().map(|x| &mut x.variables_reference),
+            );
             let lines: Vec<String> = scopes
                 .iter()
                 .map(|x| {
-                    format!(
-                        "{}  [reference {}]",
-                        x["name"].as_str().unwrap_or("?"),
-                        x["variablesReference"]
-                    )
+                    let name = x.name.as_deref().unwrap_or("?");
+                    format!("{name}  [reference {}]", x.variables_reference)
                 })
                 .collect();
             Ok(lines.join("\n"))
@@ -100,14 +101,12 @@ pub(crate) async fn stopped_ops(
             let reference = s
                 .reference(public)
                 .ok_or_else(|| stale("reference", public))?;
-            let answer = s
-                .ask("variables", json!({"variablesReference": reference}))
-                .await
-                .map_err(failed)?;
-            let mut items = answer["variables"].as_array().cloned().unwrap_or_default();
-            let shown = items.len().min(MAX_CHILDREN);
-            s.mint(&mut items[..shown], "variablesReference");
-            let text = render::variables(&items);
+            let args = dap::VariablesArguments {
+                variables_reference: reference,
+            };
+            let mut answer: dap::VariablesResponse =
+                s.ask("variables", args).await.map_err(failed)?;
+            let text = minted_variables(s, &mut answer.variables);
             Ok(if text.is_empty() {
                 "(no variables)".into()
             } else {
@@ -121,20 +120,24 @@ pub(crate) async fn stopped_ops(
                 Some(f) => f,
                 None => {
                     let (frames, _) = stack(s, thread).await.map_err(failed)?;
-                    frames.first().and_then(|f| f["id"].as_i64()).unwrap_or(0)
+                    frames.first().map_or(0, |f| f.id)
                 }
             };
             let frame = s.frame(public).ok_or_else(|| stale("frame id", public))?;
             // The catalog's context: debugpy's repl also runs statements, lldb's would take
             // lldb commands.
             let context = s.adapter.kind.evaluate_context.as_str();
-            let args = json!({"expression": expression, "frameId": frame, "context": context});
-            let mut answer = [s.ask("evaluate", args).await.map_err(failed)?];
-            s.mint(&mut answer, "variablesReference");
-            let [answer] = answer;
-            let reference = answer["variablesReference"].as_i64().unwrap_or(0);
+            let args = dap::EvaluateArguments {
+                expression,
+                frame_id: frame,
+                context,
+            };
+            let mut answer: dap::EvaluateResponse =
+                s.ask("evaluate", args).await.map_err(failed)?;
+            s.mint(Minted::Reference, [&mut answer.variables_reference]);
+            let reference = answer.variables_reference;
             // A statement (`x = 1` in debugpy's repl) answers an empty result.
-            let value = match answer["result"].as_str().unwrap_or("") {
+            let value = match answer.result.as_str() {
                 "" => "(no value)".to_string(),
                 result => render::value(result),
             };
@@ -155,18 +158,29 @@ fn stale(what: &str, id: i64) -> ToolError {
     ))
 }
 
+/// The shown variables with their references handed out, rendered.
+fn minted_variables(s: &Session, items: &mut [dap::Variable]) -> String {
+    let shown = items.len().min(MAX_CHILDREN);
+    s.mint(
+        Minted::Reference,
+        items[..shown]
+            .iter_mut()
+            .map(|v| &mut v.variables_reference),
+    );
+    render::variables(items)
+}
+
 /// The top frames of `thread`, capped, with how many there are in all; their ids are handed out.
-async fn stack(s: &Session, thread: i64) -> Result<(Vec<Value>, usize), String> {
-    let args = json!({"threadId": thread, "startFrame": 0, "levels": MAX_FRAMES});
-    let answer = s.ask("stackTrace", args).await?;
-    let mut frames = answer["stackFrames"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let total = answer["totalFrames"]
-        .as_u64()
-        .map_or(frames.len(), |t| t as usize);
-    s.mint(&mut frames, "id");
+async fn stack(s: &Session, thread: i64) -> Result<(Vec<dap::StackFrame>, usize), String> {
+    let args = dap::StackTraceArguments {
+        thread_id: thread,
+        start_frame: 0,
+        levels: MAX_FRAMES,
+    };
+    let mut answer: dap::StackTraceResponse = s.ask("stackTrace", args).await?;
+    let mut frames = std::mem::take(&mut answer.stack_frames);
+    let total = answer.total_frames.map_or(frames.len(), |t| t as usize);
+    s.mint(Minted::Frame, frames.iter_mut().map(|f| &mut f.id));
     let total = total.max(frames.len());
     Ok((frames, total))
 }
@@ -215,28 +229,30 @@ pub(crate) async fn snapshot(s: &Session, ws: &tether_fs::Workspace) -> String {
             let Some(top) = frames.first() else {
                 return out.join("\n");
             };
-            if let (Some(path), Some(line)) = (top["source"]["path"].as_str(), top["line"].as_u64())
+            let line = top.line;
+            if let Some(path) = top.path()
                 && let Some(text) = render::source_line(ws, path, line).await
             {
                 out.push(format!("  > {line}: {text}"));
             }
-            let public = top["id"].as_i64().unwrap_or(0);
+            let public = top.id;
             let frame = s.frame(public).unwrap_or(0);
-            if let Ok(scopes) = s.ask("scopes", json!({"frameId": frame})).await
-                && let Some(locals) = scopes["scopes"].get(0)
-                && let Some(reference) = locals["variablesReference"].as_i64()
-                && let Ok(vars) = s
-                    .ask("variables", json!({"variablesReference": reference}))
+            let scopes =
+                s.ask::<dap::ScopesResponse>("scopes", dap::ScopesArguments { frame_id: frame });
+            if let Ok(scopes) = scopes.await
+                && let Some(locals) = scopes.scopes.first()
+                && let Ok(mut vars) = s
+                    .ask::<dap::VariablesResponse>(
+                        "variables",
+                        dap::VariablesArguments {
+                            variables_reference: locals.variables_reference,
+                        },
+                    )
                     .await
             {
-                let mut items = vars["variables"].as_array().cloned().unwrap_or_default();
-                let shown = items.len().min(MAX_CHILDREN);
-                s.mint(&mut items[..shown], "variablesReference");
-                let text = render::variables(&items);
-                out.push(format!(
-                    "{} (frame #{public}):",
-                    locals["name"].as_str().unwrap_or("locals")
-                ));
+                let text = minted_variables(s, &mut vars.variables);
+                let name = locals.name.as_deref().unwrap_or("locals");
+                out.push(format!("{name} (frame #{public}):"));
                 out.push(text);
             }
             out.join("\n")

@@ -1,58 +1,39 @@
-//! The Debug Adapter Protocol's own envelope over the shared `Content-Length` framing:
-//! requests numbered by `seq` and answered by `request_seq`, events handed to the session in
-//! order (each before any later answer), and the adapter's own requests refused (tether runs
-//! no terminal for it).
+//! The session's connection to its adapter: tether-proc's request engine in the DAP envelope
+//! (`seq`/`request_seq`, `cancel` for an adapter that takes it), with the adapter's events
+//! handed to the session in order (each before any later answer) and its own requests refused
+//! (tether runs no terminal for it). Errors become the sentences a session shows.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncWrite, BufReader};
-use tokio::sync::oneshot;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tether_proc::{BoxFuture, Dap, Engine, Incoming, Reply, ResponseError, RpcError};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_util::sync::CancellationToken;
 
-type Answer = Result<Value, String>;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-struct Shared {
-    writer: tokio::sync::Mutex<Box<dyn AsyncWrite + Unpin + Send>>,
-    pending: Mutex<HashMap<i64, oneshot::Sender<Answer>>>,
-    seq: AtomicI64,
-    closed: Mutex<Option<String>>,
-}
+use crate::protocol::{self, Event};
 
 /// One end of a DAP connection; clones share it.
 #[derive(Clone)]
 pub struct DapPeer {
-    shared: Arc<Shared>,
+    engine: Engine<Dap>,
 }
 
 /// A request sent whose answer is awaited later (`launch` is answered only after
 /// `configurationDone` by some adapters).
 pub struct Pending {
-    command: String,
-    answer: oneshot::Receiver<Answer>,
+    inner: tether_proc::Pending<Dap>,
 }
 
 impl Pending {
     /// The answer's body, within `limit`.
     pub async fn within(self, limit: Duration) -> Result<Value, String> {
-        match tokio::time::timeout(limit, self.answer).await {
-            Ok(Ok(answer)) => answer,
-            Ok(Err(_)) => Err(format!(
-                "`{}` got no answer: the adapter went away",
-                self.command
-            )),
-            Err(_) => Err(format!(
-                "`{}` got no answer within {} ms",
-                self.command,
-                limit.as_millis()
-            )),
-        }
+        self.inner
+            .wait(limit, &CancellationToken::new())
+            .await
+            .map_err(said)
     }
 }
 
@@ -60,9 +41,34 @@ impl Pending {
 /// read after them is handed out, and no waiter has to hold a queue to learn of them.
 pub trait Listener: Send + Sync + 'static {
     /// One event, in the order the adapter sent it.
-    fn event(&self, event: &Value);
+    fn event(&self, event: &Event);
     /// The connection ended; waiters should look again.
     fn closed(&self);
+}
+
+/// The engine's view of the session: events to the listener, the adapter's requests refused.
+struct Adapter {
+    listener: Arc<dyn Listener>,
+}
+
+impl Incoming for Adapter {
+    fn request(&self, _command: &str, _arguments: Value) -> BoxFuture<Reply> {
+        // runInTerminal, startDebugging: tether has no terminal to offer.
+        let refusal = ResponseError {
+            code: 0,
+            message: "tether does not run a terminal or child sessions for the adapter".into(),
+            data: None,
+        };
+        Box::pin(async move { Err(refusal) })
+    }
+
+    fn notification(&self, event: &str, body: Value) {
+        self.listener.event(&Event::read(event, body));
+    }
+
+    fn closed(&self, _why: &str) {
+        self.listener.closed();
+    }
 }
 
 impl DapPeer {
@@ -72,121 +78,79 @@ impl DapPeer {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let shared = Arc::new(Shared {
-            writer: tokio::sync::Mutex::new(Box::new(output)),
-            pending: Mutex::default(),
-            seq: AtomicI64::new(1),
-            closed: Mutex::default(),
-        });
-        let peer = DapPeer { shared };
-        let peer_for_loop = peer.clone();
-        tokio::spawn(async move {
-            read_loop(BufReader::new(input), &peer_for_loop, &*listener).await;
-            listener.closed();
-        });
-        peer
+        let adapter = Arc::new(Adapter { listener });
+        DapPeer {
+            engine: Engine::connect(Dap::new(), input, output, adapter),
+        }
     }
 
     /// Why the connection ended, if it has.
     pub fn closed(&self) -> Option<String> {
-        lock(&self.shared.closed).clone()
+        self.engine.closed()
+    }
+
+    /// Takes what the adapter announced: a request given up on is then cancelled, if it can be.
+    pub fn negotiated(&self, capabilities: &protocol::Capabilities) {
+        self.engine
+            .envelope()
+            .set_cancels(capabilities.supports_cancel_request);
     }
 
     /// Sends a request and returns at once; its answer is awaited with [`Pending::within`].
-    pub async fn send(&self, command: &str, arguments: Value) -> Result<Pending, String> {
-        if let Some(why) = self.closed() {
-            return Err(format!("`{command}` not sent: {why}"));
+    pub async fn send(&self, command: &str, arguments: impl Serialize) -> Result<Pending, String> {
+        let arguments = serde_json::to_value(arguments)
+            .map_err(|e| format!("`{command}` not sent: its arguments are not JSON ({e})"))?;
+        match self.engine.send(command, arguments).await {
+            Ok(inner) => Ok(Pending { inner }),
+            Err(RpcError::Write { error, .. }) => {
+                // A write that fails means the adapter is gone, even before its output says so.
+                self.engine
+                    .mark_closed(format!("it stopped reading its input: {error}"));
+                Err(format!("`{command}` not sent: {error}"))
+            }
+            Err(RpcError::Closed { why, .. }) => Err(format!("`{command}` not sent: {why}")),
+            Err(e) => Err(said(e)),
         }
-        let seq = self.shared.seq.fetch_add(1, Ordering::SeqCst);
-        let (tx, rx) = oneshot::channel();
-        lock(&self.shared.pending).insert(seq, tx);
-        let message =
-            json!({"seq": seq, "type": "request", "command": command, "arguments": arguments});
-        if let Err(e) = self.write(&message).await {
-            lock(&self.shared.pending).remove(&seq);
-            // A write that fails means the adapter is gone, even before its output says so.
-            lock(&self.shared.closed)
-                .get_or_insert_with(|| format!("it stopped reading its input: {e}"));
-            return Err(format!("`{command}` not sent: {e}"));
-        }
-        Ok(Pending {
-            command: command.to_string(),
-            answer: rx,
-        })
     }
 
     /// Sends a request and waits for its answer's body, within `limit`.
-    pub async fn request(&self, command: &str, arguments: Value, limit: Duration) -> Answer {
+    pub async fn request(
+        &self,
+        command: &str,
+        arguments: impl Serialize,
+        limit: Duration,
+    ) -> Result<Value, String> {
         self.send(command, arguments).await?.within(limit).await
     }
 
-    async fn write(&self, message: &Value) -> std::io::Result<()> {
-        let body = message.to_string();
-        let mut writer = self.shared.writer.lock().await;
-        tether_proc::write_frame(&mut *writer, body.as_bytes()).await
-    }
-
-    fn close(&self, why: String) {
-        *lock(&self.shared.closed) = Some(why.clone());
-        for (_, waiter) in lock(&self.shared.pending).drain() {
-            let _ = waiter.send(Err(format!("the adapter went away: {why}")));
-        }
-    }
-}
-
-async fn read_loop<R: AsyncRead + Unpin>(
-    mut input: BufReader<R>,
-    peer: &DapPeer,
-    listener: &dyn Listener,
-) {
-    loop {
-        let body = match tether_proc::read_frame(&mut input).await {
-            Ok(body) => body,
-            Err(e) => return peer.close(e.to_string()),
-        };
-        let Ok(message) = serde_json::from_slice::<Value>(&body) else {
-            return peer.close("garbage on the wire: a message that is not JSON".into());
-        };
-        match message["type"].as_str() {
-            Some("response") => {
-                let Some(seq) = message["request_seq"].as_i64() else {
-                    continue;
-                };
-                let Some(waiter) = lock(&peer.shared.pending).remove(&seq) else {
-                    continue;
-                };
-                let answer = match message["success"].as_bool() {
-                    Some(true) => Ok(message["body"].clone()),
-                    _ => Err(failure(&message)),
-                };
-                let _ = waiter.send(answer);
-            }
-            Some("event") => listener.event(&message),
-            Some("request") => {
-                // runInTerminal, startDebugging: tether has no terminal to offer.
-                let reply = json!({
-                    "seq": peer.shared.seq.fetch_add(1, Ordering::SeqCst),
-                    "type": "response",
-                    "request_seq": message["seq"],
-                    "command": message["command"],
-                    "success": false,
-                    "message": "tether does not run a terminal or child sessions for the adapter",
-                });
-                if peer.write(&reply).await.is_err() {
-                    return peer.close("the adapter's input closed".into());
-                }
-            }
-            _ => {}
-        }
+    /// Like [`DapPeer::request`], the body read as `T`.
+    pub async fn ask<T: DeserializeOwned + Default>(
+        &self,
+        command: &str,
+        arguments: impl Serialize,
+        limit: Duration,
+    ) -> Result<T, String> {
+        self.request(command, arguments, limit)
+            .await
+            .map(protocol::read)
     }
 }
 
-/// What a failed response says: its message, and the formatted error when there is one.
-fn failure(message: &Value) -> String {
-    let command = message["command"].as_str().unwrap_or("request");
-    let short = message["message"].as_str().unwrap_or("failed");
-    match message["body"]["error"]["format"].as_str() {
-        Some(detail) if detail != short => format!("`{command}` failed: {short}: {detail}"),
-        _ => format!("`{command}` failed: {short}"),
+/// The sentence a session shows for a request that got no answer's body.
+fn said(error: RpcError) -> String {
+    match error {
+        RpcError::Remote { method, error } => {
+            let short = error.message;
+            let detail = error
+                .data
+                .as_ref()
+                .and_then(|body| body["error"]["format"].as_str());
+            match detail {
+                Some(detail) if detail != short => format!("`{method}` failed: {short}: {detail}"),
+                _ => format!("`{method}` failed: {short}"),
+            }
+        }
+        RpcError::Closed { why, .. } => format!("the adapter went away: {why}"),
+        other => other.to_string(),
     }
 }

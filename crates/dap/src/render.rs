@@ -2,8 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
 use tether_fs::{Unshown, Workspace};
+
+use crate::protocol::{SetBreakpointsResponse, StackFrame, Variable};
 
 /// Frames shown of a stack.
 pub const MAX_FRAMES: usize = 30;
@@ -23,25 +24,21 @@ pub fn value(text: &str) -> String {
 }
 
 /// What `setBreakpoints` answered for one file: verified, moved, or refused, per line.
-pub fn breakpoints(file: &Path, asked: &[usize], answer: &Value) -> String {
+pub fn breakpoints(file: &Path, asked: &[usize], answer: &SetBreakpointsResponse) -> String {
     let name = file.display();
     if asked.is_empty() {
         return format!("{name}: breakpoints cleared");
     }
-    let given = answer["breakpoints"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
     let parts: Vec<String> = asked
         .iter()
         .enumerate()
         .map(|(i, line)| {
-            let b = given.get(i).cloned().unwrap_or(Value::Null);
-            let at = b["line"].as_u64().map(|l| l as usize);
-            match (b["verified"].as_bool(), at) {
-                (Some(true), Some(at)) if at != *line => format!("line {line} moved to {at}"),
-                (Some(true), _) => format!("line {line} verified"),
-                _ => match b["message"].as_str() {
+            let b = answer.breakpoints.get(i);
+            let at = b.and_then(|b| b.line).map(|l| l as usize);
+            match (b.is_some_and(|b| b.verified), at) {
+                (true, Some(at)) if at != *line => format!("line {line} moved to {at}"),
+                (true, _) => format!("line {line} verified"),
+                _ => match b.and_then(|b| b.message.as_deref()) {
                     Some(why) => format!("line {line} not verified ({why})"),
                     None => format!("line {line} not verified yet"),
                 },
@@ -52,15 +49,15 @@ pub fn breakpoints(file: &Path, asked: &[usize], answer: &Value) -> String {
 }
 
 /// One frame as `#id path:line function`.
-pub fn frame(f: &Value, root: &Path) -> String {
-    format!("#{} {}", f["id"].as_i64().unwrap_or(0), place(f, root))
+pub fn frame(f: &StackFrame, root: &Path) -> String {
+    format!("#{} {}", f.id, place(f, root))
 }
 
 /// Where a frame is, as `path:line function` (the path from the workspace root when inside it).
-pub fn place(f: &Value, root: &Path) -> String {
-    let name = f["name"].as_str().unwrap_or("?");
-    let line = f["line"].as_u64().unwrap_or(0);
-    match f["source"]["path"].as_str() {
+pub fn place(f: &StackFrame, root: &Path) -> String {
+    let name = f.name.as_deref().unwrap_or("?");
+    let line = f.line;
+    match f.path() {
         Some(path) => {
             let shown = Path::new(path)
                 .strip_prefix(root)
@@ -86,17 +83,17 @@ pub async fn source_line(ws: &Workspace, path: &str, line: u64) -> Option<String
 }
 
 /// Variables as `name: type = value`, with their references, capped.
-pub fn variables(items: &[Value]) -> String {
+pub fn variables(items: &[Variable]) -> String {
     let mut lines = Vec::new();
     for v in items.iter().take(MAX_CHILDREN) {
-        let name = v["name"].as_str().unwrap_or("?");
-        let shown = value(v["value"].as_str().unwrap_or(""));
-        let kind = v["type"]
-            .as_str()
+        let name = v.name.as_deref().unwrap_or("?");
+        let shown = value(&v.value);
+        let kind = v
+            .kind
+            .as_deref()
             .filter(|t| !t.is_empty())
             .map_or(String::new(), |t| format!(": {t}"));
-        let reference = v["variablesReference"].as_i64().unwrap_or(0);
-        let more = match reference {
+        let more = match v.variables_reference {
             0 => String::new(),
             r => format!("  [reference {r}]"),
         };

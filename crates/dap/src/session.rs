@@ -3,17 +3,20 @@
 //! valid only until the program runs again; a stale one is refused, never resolved anew.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 use tether_proc::{ChildSpec, LongChild};
 use tokio::sync::watch;
 
 use crate::catalog::Transport;
 use crate::locate::Found;
 use crate::peer::{DapPeer, Listener};
+use crate::protocol::{self as dap, Event};
 
 /// Output kept: the last 64 KiB.
 const OUTPUT_RING: usize = 64 << 10;
@@ -31,6 +34,15 @@ pub enum Where {
     Stopped { thread: i64, reason: String },
     /// The program ended, with its exit code when the adapter said.
     Ended(Option<i64>),
+}
+
+/// Which kind of adapter id [`Session::mint`] hands out public numbers for.
+#[derive(Debug, Clone, Copy)]
+pub enum Minted {
+    /// Frame ids.
+    Frame,
+    /// Variable references (of scopes, variables and evaluated results).
+    Reference,
 }
 
 #[derive(Default)]
@@ -60,7 +72,7 @@ struct Board {
 }
 
 impl Listener for Board {
-    fn event(&self, event: &Value) {
+    fn event(&self, event: &Event) {
         take(&mut lock(&self.heard), event);
         self.changed.send_modify(|n| *n += 1);
     }
@@ -105,7 +117,7 @@ pub struct Session {
     /// Why the session was ended, for a call still waiting on it.
     ended: Mutex<Option<String>>,
     /// What the adapter announced it can do.
-    pub capabilities: Value,
+    pub capabilities: dap::Capabilities,
     /// Whether the program was attached to rather than started, so it is left running.
     attached: std::sync::atomic::AtomicBool,
 }
@@ -244,24 +256,24 @@ impl Session {
         // where it happens, with its message and stack).
         let functions = &self.adapter.kind.function_breakpoints;
         if !functions.is_empty() {
-            let names: Vec<Value> = functions.iter().map(|f| json!({"name": f})).collect();
+            let breakpoints = functions
+                .iter()
+                .map(|name| dap::FunctionBreakpoint { name: name.clone() })
+                .collect();
+            let args = dap::SetFunctionBreakpointsArguments { breakpoints };
             self.peer
-                .request(
-                    "setFunctionBreakpoints",
-                    json!({"breakpoints": names}),
-                    limit,
-                )
+                .request("setFunctionBreakpoints", args, limit)
                 .await?;
         }
         let filters = exception_filters(&self.capabilities, &self.adapter.kind.exception_filters);
+        let args = dap::SetExceptionBreakpointsArguments { filters };
         self.peer
-            .request(
-                "setExceptionBreakpoints",
-                json!({"filters": filters}),
-                limit,
-            )
+            .request("setExceptionBreakpoints", args, limit)
             .await?;
-        let done = self.peer.send("configurationDone", json!({})).await?;
+        let done = self
+            .peer
+            .send("configurationDone", dap::NoArguments {})
+            .await?;
         let launched = async {
             match answered {
                 Some(body) => Ok(body),
@@ -275,14 +287,11 @@ impl Session {
     }
 
     /// Sends one file's breakpoints and says which the adapter verified, moved or refused.
-    pub async fn set_breakpoints(&self, file: &PathBuf, lines: &[usize]) -> Result<String, String> {
-        let args = json!({
-            "source": {"path": file},
-            "breakpoints": lines.iter().map(|l| json!({"line": l})).collect::<Vec<_>>(),
-        });
-        let answer = self
+    pub async fn set_breakpoints(&self, file: &Path, lines: &[usize]) -> Result<String, String> {
+        let args = dap::SetBreakpointsArguments::new(file, lines);
+        let answer: dap::SetBreakpointsResponse = self
             .peer
-            .request("setBreakpoints", args, self.limits.request)
+            .ask("setBreakpoints", args, self.limits.request)
             .await?;
         let shown = file.strip_prefix(&self.workspace).unwrap_or(file);
         Ok(crate::render::breakpoints(shown, lines, &answer))
@@ -341,7 +350,8 @@ impl Session {
                 heard.frame_ids.clear();
                 heard.ref_ids.clear();
             }
-            self.peer.send(command, json!({"threadId": thread})).await
+            let args = dap::ThreadArguments { thread_id: thread };
+            self.peer.send(command, args).await
         };
         sent.map_err(|e| self.gone_or(e))?
             .within(self.limits.request)
@@ -360,26 +370,34 @@ impl Session {
         }
         let thread = match thread {
             Some(t) => t,
-            None => self.ask("threads", json!({})).await?["threads"][0]["id"]
-                .as_i64()
-                .ok_or("the adapter lists no threads")?,
+            None => {
+                let answer: dap::ThreadsResponse = self.ask("threads", dap::NoArguments {}).await?;
+                let first = answer.threads.first();
+                first.map(|t| t.id).ok_or("the adapter lists no threads")?
+            }
         };
-        self.ask("pause", json!({"threadId": thread})).await?;
+        let args = dap::ThreadArguments { thread_id: thread };
+        self.ask::<Value>("pause", args).await?;
         Ok(true)
     }
 
-    /// A request while the program is stopped, with the session's deadline.
-    pub async fn ask(&self, command: &str, args: Value) -> Result<Value, String> {
+    /// A request while the program is stopped, with the session's deadline; its answer's body
+    /// read as `T`.
+    pub async fn ask<T: DeserializeOwned + Default>(
+        &self,
+        command: &str,
+        args: impl Serialize,
+    ) -> Result<T, String> {
         self.peer
-            .request(command, args, self.limits.request)
+            .ask(command, args, self.limits.request)
             .await
             .map_err(|e| self.gone_or(e))
     }
 
-    /// Replaces each item's adapter id under `key` (`id` of a frame, `variablesReference` of
-    /// a scope or variable) with a public one, valid until the program runs again; an id
-    /// already handed out in this stop keeps its number.
-    pub fn mint(&self, items: &mut [Value], key: &str) {
+    /// Replaces each adapter id in `ids` (frame ids, or the variable references of scopes and
+    /// variables) with a public one, valid until the program runs again; an id already handed
+    /// out in this stop keeps its number, and 0 (none) stays 0.
+    pub fn mint<'a>(&self, kind: Minted, ids: impl IntoIterator<Item = &'a mut i64>) {
         let mut heard = lock(&self.board.heard);
         let Heard {
             frames,
@@ -389,20 +407,20 @@ impl Session {
             minted,
             ..
         } = &mut *heard;
-        let (public_to_own, own_to_public) = match key {
-            "id" => (frames, frame_ids),
-            _ => (refs, ref_ids),
+        let (public_to_own, own_to_public) = match kind {
+            Minted::Frame => (frames, frame_ids),
+            Minted::Reference => (refs, ref_ids),
         };
-        for item in items {
-            let Some(own) = item[key].as_i64().filter(|id| *id > 0) else {
+        for id in ids {
+            let own = *id;
+            if own <= 0 {
                 continue;
-            };
-            let public = *own_to_public.entry(own).or_insert_with(|| {
+            }
+            *id = *own_to_public.entry(own).or_insert_with(|| {
                 *minted += 1;
                 public_to_own.insert(*minted, own);
                 *minted
             });
-            item[key] = json!(public);
         }
     }
 
@@ -443,7 +461,9 @@ impl Session {
     pub async fn end(&self) {
         // A program attached to was started by someone else: it is left running.
         let ours = !self.attached();
-        let args = json!({"terminateDebuggee": ours});
+        let args = dap::DisconnectArguments {
+            terminate_debuggee: ours,
+        };
         let _ = self
             .peer
             .request("disconnect", args, Duration::from_secs(2))
@@ -468,47 +488,57 @@ impl Session {
 }
 
 /// Folds one event into what was heard.
-fn take(heard: &mut Heard, event: &Value) {
-    let body = &event["body"];
-    match event["event"].as_str() {
-        Some("initialized") => heard.initialized = true,
-        Some("stopped") => {
-            let thread = body["threadId"].as_i64().unwrap_or(0);
-            let reason = match (body["reason"].as_str(), body["text"].as_str()) {
+fn take(heard: &mut Heard, event: &Event) {
+    match event {
+        Event::Initialized => heard.initialized = true,
+        Event::Stopped(stopped) => {
+            let thread = stopped.thread_id.unwrap_or(0);
+            let reason = match (&stopped.reason, &stopped.text) {
                 (Some(r), Some(t)) => format!("{r}: {t}"),
-                (Some(r), None) => r.to_string(),
+                (Some(r), None) => r.clone(),
                 _ => "stopped".into(),
             };
             heard.stopped = Some((thread, reason));
         }
-        Some("continued") => heard.stopped = None,
-        Some("exited") => heard.exit = Some(body["exitCode"].as_i64()),
-        Some("terminated") => {
+        Event::Continued => heard.stopped = None,
+        Event::Exited(exited) => heard.exit = Some(exited.exit_code),
+        Event::Terminated => {
             heard.exit.get_or_insert(None);
         }
-        Some("output") => {
-            let category = body["category"].as_str().unwrap_or("console");
+        Event::Output(output) => {
+            let category = output.category.as_deref().unwrap_or("console");
             if matches!(category, "stdout" | "stderr") {
-                let text = body["output"].as_str().unwrap_or("");
-                heard.output.extend(text.as_bytes());
+                heard.output.extend(output.output.as_bytes());
                 while heard.output.len() > OUTPUT_RING {
                     heard.output.pop_front();
                     heard.cut += 1;
                 }
             }
         }
-        _ => {}
+        Event::Other => {}
     }
 }
 
-/// The `initialize` every session starts with; the adapter's capabilities.
-async fn initialize(peer: &DapPeer, adapter: &str, limit: Duration) -> Result<Value, String> {
-    let args = json!({
-        "clientID": "tether", "clientName": "tether", "adapterID": adapter,
-        "linesStartAt1": true, "columnsStartAt1": true, "pathFormat": "path",
-        "supportsVariableType": true, "supportsRunInTerminalRequest": false,
-    });
-    peer.request("initialize", args, limit).await
+/// The `initialize` every session starts with; the adapter's capabilities, also told to the
+/// peer (whether a request given up on can be cancelled).
+async fn initialize(
+    peer: &DapPeer,
+    adapter: &str,
+    limit: Duration,
+) -> Result<dap::Capabilities, String> {
+    let args = dap::InitializeArguments {
+        client_id: "tether",
+        client_name: "tether",
+        adapter_id: adapter,
+        lines_start_at1: true,
+        columns_start_at1: true,
+        path_format: "path",
+        supports_variable_type: true,
+        supports_run_in_terminal_request: false,
+    };
+    let capabilities = peer.ask("initialize", args, limit).await?;
+    peer.negotiated(&capabilities);
+    Ok(capabilities)
 }
 
 /// Connects to an adapter that listens on TCP: the address it prints on stdout in a line
@@ -547,8 +577,11 @@ async fn over_tcp(
     let forward = board.clone();
     tokio::spawn(async move {
         while let Ok(Some(line)) = lines.next_line().await {
-            let body = json!({"category": "stdout", "output": format!("{line}\n")});
-            forward.event(&json!({"type": "event", "event": "output", "body": body}));
+            let output = dap::OutputEvent {
+                category: Some("stdout".into()),
+                output: format!("{line}\n"),
+            };
+            forward.event(&Event::Output(output));
         }
     });
     Ok(DapPeer::start(read, write, board))
@@ -556,16 +589,12 @@ async fn over_tcp(
 
 /// The catalog's exception filters (those that stop on what would kill the program) that the
 /// adapter offers; one it does not offer would make it refuse the request.
-fn exception_filters(capabilities: &Value, wanted: &[String]) -> Vec<String> {
-    let offered = capabilities["exceptionBreakpointFilters"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+fn exception_filters(capabilities: &dap::Capabilities, wanted: &[String]) -> Vec<String> {
+    let offered = &capabilities.exception_breakpoint_filters;
     offered
         .iter()
-        .filter_map(|f| f["filter"].as_str())
-        .filter(|f| wanted.iter().any(|w| w == f))
-        .map(str::to_string)
+        .map(|f| f.filter.clone())
+        .filter(|f| wanted.contains(f))
         .collect()
 }
 
