@@ -116,12 +116,14 @@ pub(crate) struct LanguageData {
 struct CatalogData {
     languages: BTreeMap<String, LanguageData>,
     servers: BTreeMap<String, ServerData>,
+    checkers: Vec<crate::checker::Checker>,
 }
 
 /// The built-in catalog, parsed once.
 struct Catalog {
     languages: BTreeMap<String, Language>,
     servers: BTreeMap<String, ServerEntry>,
+    checkers: Vec<crate::checker::Checker>,
 }
 
 fn catalog() -> &'static Catalog {
@@ -144,13 +146,22 @@ fn catalog() -> &'static Catalog {
         for (id, data) in data.languages {
             languages.insert(id.clone(), language(Language::default(), &id, data));
         }
-        Catalog { languages, servers }
+        Catalog {
+            languages,
+            servers,
+            checkers: data.checkers,
+        }
     })
 }
 
 /// The built-in servers, by id.
 pub fn builtin() -> BTreeMap<String, ServerEntry> {
     catalog().servers.clone()
+}
+
+/// The project checkers `diagnostics "*"` runs, in order.
+pub(crate) fn checkers() -> &'static [crate::checker::Checker] {
+    &catalog().checkers
 }
 
 /// The built-in languages, by id.

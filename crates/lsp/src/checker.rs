@@ -21,124 +21,99 @@ struct Problem {
     message: String,
 }
 
-/// How a checker's command is made for a project root; `None` when it is not installed.
-type Argv = fn(&Path) -> Option<Vec<String>>;
+/// Reads a checker's stdout and stderr, for a project root, into problems.
+type Reader = fn(&str, &str, &Path) -> Vec<Problem>;
 
-/// A checker: the marker that says the language is present, the command, and its reader.
-struct Checker {
-    lang: &'static str,
-    marker: &'static [&'static str],
-    argv: Argv,
-    read: fn(&str, &str, &Path) -> Vec<Problem>,
-    /// A narrower run made when the wide one finds errors, naming what it leaves out, so an
-    /// error only the wider configuration has is marked as such (features may exclude one
-    /// another, and then `--all-features` fails where no real build does).
-    narrower: Option<(&'static str, Argv)>,
+/// How a checker's output is read into problems, by the name the catalog gives it.
+fn reader(name: &str) -> Option<Reader> {
+    Some(match name {
+        "cargo" => read_cargo,
+        "pyright" => read_pyright,
+        "tsc" => read_tsc,
+        "colon_lines" => read_colon_lines,
+        "dart" => read_dart,
+        _ => return None,
+    })
 }
 
-/// `cargo check` over every member and target, with `extra` arguments.
-fn cargo_check(extra: &[&str]) -> Option<Vec<String>> {
-    let base = [
-        "cargo",
-        "check",
-        "--workspace",
-        "--all-targets",
-        "--message-format=json",
-        "--target-dir",
-        "target/rust-analyzer",
-    ];
-    Some(base.iter().chain(extra).map(|s| s.to_string()).collect())
+/// A checker as the catalog describes it (`[[checkers]]` in catalog.toml).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Checker {
+    name: String,
+    #[serde(default)]
+    markers: Vec<String>,
+    project: Option<String>,
+    command: Vec<String>,
+    #[serde(default)]
+    binaries: Vec<String>,
+    reader: String,
+    narrower: Option<Narrower>,
 }
 
-const CHECKERS: &[Checker] = &[
-    Checker {
-        lang: "rust (cargo check: every member, every target with tests and examples, all \
-               features)",
-        marker: &["Cargo.toml"],
-        // rust-analyzer's own target folder (`cargo.targetDir`), not a third cold build. Every
-        // target, since an error in test code breaks `cargo test` as surely as one in the lib.
-        argv: |_| cargo_check(&["--all-features"]),
-        read: read_cargo,
-        narrower: Some(("--all-features", |_| cargo_check(&[]))),
-    },
-    Checker {
-        lang: "python (pyright)",
-        marker: tether_proc::PYTHON_PROJECT_MARKERS,
-        argv: |_| {
-            let bin = ["basedpyright", "pyright"]
-                .into_iter()
-                .find(|b| which::which(b).is_ok())?;
-            Some(vec![bin.into(), "--outputjson".into()])
-        },
-        read: read_pyright,
-        narrower: None,
-    },
-    Checker {
-        lang: "typescript (tsc)",
-        marker: &["tsconfig.json"],
-        argv: |_| {
-            which::which("tsc").ok()?;
-            Some(
-                ["tsc", "--noEmit", "--pretty", "false"]
-                    .map(String::from)
-                    .to_vec(),
-            )
-        },
-        read: read_tsc,
-        narrower: None,
-    },
-    Checker {
-        lang: "go (go vet)",
-        marker: &["go.mod"],
-        argv: |_| {
-            which::which("go").ok()?;
-            Some(["go", "vet", "./..."].map(String::from).to_vec())
-        },
-        read: read_colon_lines,
-        narrower: None,
-    },
-    Checker {
-        lang: "dart (dart analyze)",
-        marker: &["pubspec.yaml"],
-        argv: |_| {
-            which::which("dart").ok()?;
-            Some(
-                ["dart", "analyze", "--format=machine"]
-                    .map(String::from)
-                    .to_vec(),
-            )
-        },
-        read: read_dart,
-        narrower: None,
-    },
-];
+/// A second, narrower run: what it leaves out, and its command.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Narrower {
+    without: String,
+    command: Vec<String>,
+}
+
+impl Checker {
+    /// Whether the checker's language is present at `root`.
+    fn applies(&self, root: &Path) -> bool {
+        let python: &[&str] = match self.project.as_deref() {
+            Some("python") => tether_proc::PYTHON_PROJECT_MARKERS,
+            _ => &[],
+        };
+        let markers = self
+            .markers
+            .iter()
+            .map(String::as_str)
+            .chain(python.iter().copied());
+        markers.into_iter().any(|m| root.join(m).exists())
+    }
+
+    /// `command` with its program resolved on PATH; `None` when it is not installed.
+    fn argv(&self, command: &[String]) -> Option<Vec<String>> {
+        let program = match self.binaries.as_slice() {
+            [] => command.first()?.clone(),
+            names => names.iter().find(|b| which::which(b).is_ok())?.clone(),
+        };
+        which::which(&program).ok()?;
+        let mut argv = command.to_vec();
+        argv[0] = program;
+        Some(argv)
+    }
+}
 
 /// Runs the checker of every language present at `root`, one after the other, each within
 /// `deadline`, and renders what they found.
 pub async fn check_project(root: &Path, deadline: Duration) -> String {
     let mut sections = Vec::new();
     let mut all: Vec<Problem> = Vec::new();
-    for c in CHECKERS {
-        if !c.marker.iter().any(|m| root.join(m).exists()) {
+    for c in crate::catalog::checkers() {
+        if !c.applies(root) {
             continue;
         }
-        let Some(argv) = (c.argv)(root) else {
-            sections.push(format!("{}: the checker is not installed", c.lang));
+        let Some(argv) = c.argv(&c.command) else {
+            sections.push(format!("{}: the checker is not installed", c.name));
             continue;
         };
         let start = std::time::Instant::now();
         let mut found = match run_one(c, argv, root, deadline).await {
             Ok(found) => found,
             Err(why) => {
-                sections.push(format!("{}: {why}", c.lang));
+                sections.push(format!("{}: {why}", c.name));
                 continue;
             }
         };
-        let mut header = format!("{}: {}", c.lang, counts(&found));
+        let mut header = format!("{}: {}", c.name, counts(&found));
         let has_errors = found.iter().any(|p| p.severity == "error");
-        if let (Some((wider, narrow)), true) = (c.narrower, has_errors) {
+        if let (Some(narrower), true) = (&c.narrower, has_errors) {
+            let wider = &narrower.without;
             let left = deadline.saturating_sub(start.elapsed());
-            let narrow = match narrow(root) {
+            let narrow = match c.argv(&narrower.command) {
                 Some(argv) => run_one(c, argv, root, left).await,
                 None => Err("the checker is not installed".into()),
             };
@@ -196,7 +171,8 @@ async fn run_one(
         Ok(out) => {
             let stdout = String::from_utf8_lossy(&out.stdout);
             let stderr = String::from_utf8_lossy(&out.stderr);
-            let mut found = (c.read)(&stdout, &stderr, root);
+            let read = reader(&c.reader).ok_or_else(|| format!("no reader `{}`", c.reader))?;
+            let mut found = read(&stdout, &stderr, root);
             // Every target checks the lib again (its test harness): one error, not two.
             let mut seen = std::collections::HashSet::new();
             found.retain(|p| seen.insert((p.path.clone(), p.line, p.severity, p.message.clone())));
@@ -341,4 +317,29 @@ fn read_dart(stdout: &str, stderr: &str, root: &Path) -> Vec<Problem> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_catalog_checker_has_a_reader_and_a_command() {
+        let checkers = crate::catalog::checkers();
+        assert_eq!(checkers.len(), 5);
+        for c in checkers {
+            assert!(
+                reader(&c.reader).is_some(),
+                "{}: no reader `{}`",
+                c.name,
+                c.reader
+            );
+            assert!(!c.command.is_empty(), "{}", c.name);
+            assert!(!c.markers.is_empty() || c.project.is_some(), "{}", c.name);
+        }
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.path().join("setup.cfg"), "").unwrap_or_else(|e| panic!("{e}"));
+        let python = checkers.iter().find(|c| c.reader == "pyright");
+        assert!(python.is_some_and(|c| c.applies(dir.path())));
+    }
 }
