@@ -76,3 +76,21 @@ fn example_hosts_own_writer_reports_what_its_save_broke() {
     );
     assert_eq!(std::fs::read_to_string(ws.join("m.py")).unwrap(), broken);
 }
+
+/// docs/architecture.md ("How to add a tool") quotes the example's tool as it is.
+#[test]
+fn the_architecture_page_quotes_the_example_tool_as_it_is() {
+    let doc = include_str!("../../../docs/architecture.md");
+    let (_, section) = doc
+        .split_once("## How to add a tool")
+        .expect("docs/architecture.md has a section 'How to add a tool'");
+    let (_, block) = section
+        .split_once("```rust\n")
+        .expect("with a rust example");
+    let quoted = block.split_once("```").unwrap().0;
+    let example = include_str!("../examples/host.rs");
+    assert!(
+        example.contains(quoted),
+        "the page's quote is not in examples/host.rs:\n{quoted}"
+    );
+}

@@ -1,7 +1,8 @@
 //! A language tether's catalog has never seen, served by a server it has never seen, added
 //! purely as catalog entries in a tether.toml (`[lsp.languages.toy]`, `[lsp.servers.toyls]`):
 //! its files are mapped by extension, given the configured `languageId`, diagnosed on write
-//! and answered for, with no code naming either.
+//! and answered for, with no code naming either. The entry is the one docs/architecture.md
+//! shows ("How to add a language server"), read from that page.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -12,6 +13,18 @@ use std::time::Duration;
 use common::call_text as call;
 use serde_json::json;
 
+/// The worked example's TOML, as the architecture document shows it.
+fn documented_entry() -> String {
+    let doc = include_str!("../../../docs/architecture.md");
+    let (_, section) = doc
+        .split_once("## How to add a language server")
+        .expect("docs/architecture.md has a section 'How to add a language server'");
+    let (_, block) = section
+        .split_once("```toml\n")
+        .expect("with a toml example");
+    block.split_once("```").unwrap().0.to_string()
+}
+
 #[test]
 fn a_language_and_its_server_added_as_catalog_entries_work_end_to_end() {
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -20,13 +33,13 @@ fn a_language_and_its_server_added_as_catalog_entries_work_end_to_end() {
         let ws = dir.path().join("ws");
         common::write(&ws, "toy.project", "");
         common::write(&ws, "src/hello.toy", "hello\n");
-        let config = format!(
-            "{}[lsp.servers.toyls]\ncommand = [{:?}, \"toy\"]\nroot_markers = [\"toy.project\"]\n\
-             [lsp.languages.toy]\nextensions = [\"toy\"]\nservers = [\"toyls\"]\n\
-             language_id = \"toylang\"\n",
-            common::LSP_BUDGETS,
-            common::fake_lsp().display().to_string()
+        let fake = format!("{:?}", common::fake_lsp().display().to_string());
+        let entry = documented_entry().replace("\"fake-lsp\"", &fake);
+        assert!(
+            entry.contains(&fake),
+            "the documented entry names fake-lsp:\n{entry}"
         );
+        let config = format!("{}{entry}", common::LSP_BUDGETS);
         let run = common::run_with_config(dir.path(), &config);
 
         let hover =
