@@ -407,8 +407,9 @@ async fn read_loop<R, E>(
         }
     };
     tracing::debug!("connection ended: {why}");
-    // The reason is set first, so every woken waiter finds it.
-    let why = lock(&shared.closed).get_or_insert(why).clone();
+    // The reason is set first, so every woken waiter finds it; it replaces a guess made when
+    // a write failed, as the end of the output says what happened.
+    *lock(&shared.closed) = Some(why.clone());
     // Dropping the senders wakes every waiting request.
     lock(&shared.pending).clear();
     incoming.closed(&why);
