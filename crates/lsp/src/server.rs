@@ -685,8 +685,10 @@ fn with_stderr(message: &str, tail: &str) -> String {
 
 /// A `file://` URI for an absolute path (percent-encoding what URIs cannot hold).
 pub fn file_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt as _;
     let mut out = String::from("file://");
-    for b in path.to_string_lossy().bytes() {
+    // The path's own bytes, so a name that is not UTF-8 survives the round trip.
+    for &b in path.as_os_str().as_bytes() {
         match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
                 out.push(b as char)
@@ -717,7 +719,8 @@ pub fn uri_path(uri: &str) -> Option<PathBuf> {
         out.push(bytes[i]);
         i += 1;
     }
-    Some(PathBuf::from(String::from_utf8_lossy(&out).into_owned()))
+    use std::os::unix::ffi::OsStringExt as _;
+    Some(PathBuf::from(std::ffi::OsString::from_vec(out)))
 }
 
 #[cfg(test)]
@@ -737,5 +740,11 @@ mod tests {
             Path::new("/tmp/漢%/x")
         );
         assert_eq!(uri_path("https://x"), None);
+        // A name that is not UTF-8 keeps its bytes both ways.
+        use std::os::unix::ffi::OsStrExt as _;
+        let raw = Path::new(std::ffi::OsStr::from_bytes(b"/tmp/caf\xe9.rs"));
+        let uri = file_uri(raw);
+        assert_eq!(uri, "file:///tmp/caf%E9.rs");
+        assert_eq!(uri_path(&uri).unwrap(), raw);
     }
 }
