@@ -4,29 +4,12 @@
 //! Like debugpy, it answers `launch` only after `configurationDone`.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 
 use serde_json::{Value, json};
 
-fn read(input: &mut impl BufRead) -> Option<Value> {
-    let mut length = None;
-    loop {
-        let mut line = String::new();
-        if input.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(v) = line.strip_prefix("Content-Length:") {
-            length = v.trim().parse().ok();
-        }
-    }
-    let mut body = vec![0; length?];
-    input.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
-}
+mod frame;
+use frame::read;
 
 /// The adapter's side of one session.
 struct Fake<W: Write> {
@@ -46,9 +29,7 @@ impl<W: Write> Fake<W> {
     fn send(&mut self, mut message: Value) {
         self.seq += 1;
         message["seq"] = json!(self.seq);
-        let body = message.to_string();
-        let _ = write!(self.out, "Content-Length: {}\r\n\r\n{body}", body.len());
-        let _ = self.out.flush();
+        frame::write(&mut self.out, &message);
     }
 
     fn answer(&mut self, request: &Value, body: Value) {

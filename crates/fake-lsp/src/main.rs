@@ -14,38 +14,15 @@
 //! well-behaved server of a language tether's catalog does not have: it publishes an error
 //! for each line holding `BAD`, and its hover names the `languageId` it was given).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 
 use serde_json::{Value, json};
 
+mod frame;
+use frame::{read, write};
+
 /// The `languageId` the `toy` mode was last given a document with.
 static LANGUAGE_ID: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
-
-fn read(input: &mut impl BufRead) -> Option<Value> {
-    let mut length = None;
-    loop {
-        let mut line = String::new();
-        if input.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(v) = line.strip_prefix("Content-Length:") {
-            length = v.trim().parse().ok();
-        }
-    }
-    let mut body = vec![0; length?];
-    input.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
-}
-
-fn write(out: &mut impl Write, message: &Value) {
-    let body = message.to_string();
-    let _ = write!(out, "Content-Length: {}\r\n\r\n{body}", body.len());
-    let _ = out.flush();
-}
 
 /// Faults on notifications: `crash-on-change` dies when a document changes; `stale`
 /// publishes an error for each document, always for the version before the one it was sent.

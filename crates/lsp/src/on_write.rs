@@ -43,6 +43,19 @@ pub struct DiagnosticsOnWrite {
     pub(crate) outside: Arc<crate::outside::Outside>,
 }
 
+/// The report on a written file no language server checked, and why.
+fn no_server(path: String, why: String) -> FileReport {
+    FileReport {
+        path,
+        source: "diagnostics".into(),
+        noun: "problem".into(),
+        status: FileStatus::Unavailable {
+            why,
+            now: Vec::new(),
+        },
+    }
+}
+
 impl DiagnosticsOnWrite {
     /// The files the server reported on before (not ones written) that name a written module,
     /// each file read once whatever the number of modules written.
@@ -183,15 +196,7 @@ impl DiagnosticsOnWrite {
         let abs = receipt.path.abs();
         let rel = receipt.path.rel().to_string();
         let Some(lang) = self.servers.config().language_of(abs) else {
-            return self.unchecked_kind(abs).map(|why| FileReport {
-                path: rel,
-                source: "diagnostics".into(),
-                noun: "problem".into(),
-                status: FileStatus::Unavailable {
-                    why,
-                    now: Vec::new(),
-                },
-            });
+            return self.unchecked_kind(abs).map(|why| no_server(rel, why));
         };
         let server = match self.server_within(lang, abs).await {
             Ok(server) => server,
@@ -207,18 +212,7 @@ impl DiagnosticsOnWrite {
                     )),
                 });
             }
-            Err(None) => {
-                let why = self.unavailable(lang, abs)?;
-                return Some(FileReport {
-                    path: rel,
-                    source: "diagnostics".into(),
-                    noun: "problem".into(),
-                    status: FileStatus::Unavailable {
-                        why,
-                        now: Vec::new(),
-                    },
-                });
-            }
+            Err(None) => return Some(no_server(rel, self.unavailable(lang, abs)?)),
         };
         let text = crate::named::read(&self.follow.files, abs).await.ok()?;
         let checks_before = match server.save_for_check(abs, &text).await {

@@ -7,43 +7,9 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-
-/// Builds the fake adapter once and returns its path.
-fn fake_dap() -> PathBuf {
-    let status = Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            "tether-fake-lsp",
-            "--bin",
-            "fake-dap",
-        ])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let target = std::env::var("CARGO_TARGET_DIR")
-        .unwrap_or_else(|_| format!("{}/../../target", env!("CARGO_MANIFEST_DIR")));
-    PathBuf::from(format!("{target}/debug/fake-dap"))
-}
-
-/// The worked example's TOML, as the architecture document shows it.
-fn documented_entry() -> String {
-    let doc = include_str!("../../../docs/architecture.md");
-    let (_, section) = doc
-        .split_once("## How to add a debug adapter")
-        .expect("docs/architecture.md has a section 'How to add a debug adapter'");
-    let (_, block) = section
-        .split_once("```toml\n")
-        .expect("with a toml example");
-    let (entry, _) = block.split_once("```").unwrap();
-    entry.to_string()
-}
 
 async fn debug(run: &tether::Run, args: serde_json::Value) -> String {
     match common::call(run, "debug", args).await {
@@ -63,8 +29,8 @@ async fn no_fake_left() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_documented_entry_adds_an_adapter_driven_end_to_end() {
-    let fake = fake_dap();
-    let entry = documented_entry();
+    let fake = common::test_support_bin("fake-dap");
+    let entry = common::documented_example("How to add a debug adapter", "toml");
     let config = entry.replace(
         "command = [\"fake-dap\"]",
         &format!("command = [{:?}]", fake.display().to_string()),
@@ -160,7 +126,7 @@ async fn the_documented_entry_adds_an_adapter_driven_end_to_end() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_added_adapter_without_a_launch_table_is_refused_by_name() {
-    let fake = fake_dap();
+    let fake = common::test_support_bin("fake-dap");
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
     common::write(&ws, "fake.marker", "");

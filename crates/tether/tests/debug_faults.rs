@@ -7,25 +7,11 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tether::Surface;
 use tokio_util::sync::CancellationToken;
-
-/// Builds the fake server once and returns its path.
-fn fake() -> PathBuf {
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "--quiet", "-p", "tether-fake-lsp"])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let target = std::env::var("CARGO_TARGET_DIR")
-        .unwrap_or_else(|_| format!("{}/../../target", env!("CARGO_MANIFEST_DIR")));
-    PathBuf::from(format!("{target}/debug/fake-lsp"))
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_adapter_that_never_answers_initialize_ends_within_its_deadline() {
@@ -35,7 +21,7 @@ async fn an_adapter_that_never_answers_initialize_ends_within_its_deadline() {
     common::write(&ws, "prog.fake", "");
     let config = format!(
         "[debug]\nrequest_timeout_s = 2\n[debug.adapters.stuck]\ncommand = [{:?}, \"hang\"]\nmarkers = [\"fake.marker\"]\n",
-        fake().display().to_string()
+        common::fake_lsp().display().to_string()
     );
     let run = common::run_with_config(dir.path(), &config);
     let adapters = run
@@ -107,7 +93,7 @@ async fn an_adapter_daemon_ends_with_its_adapter() {
     let script = format!(
         "setsid sh -c 'sleep 300 >/dev/null 2>&1 & echo $! > {}'; exec {} hang",
         pidfile.display(),
-        fake().display()
+        common::fake_lsp().display()
     );
     let config = format!(
         "[debug]\nrequest_timeout_s = 2\n[debug.adapters.forks]\ncommand = [\"sh\", \"-c\", {script:?}]\nmarkers = [\"fake.marker\"]\n"

@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -80,17 +82,10 @@ fn example_hosts_own_writer_reports_what_its_save_broke() {
 /// docs/architecture.md ("How to add a tool") quotes the example's tool as it is.
 #[test]
 fn the_architecture_page_quotes_the_example_tool_as_it_is() {
-    let doc = include_str!("../../../docs/architecture.md");
-    let (_, section) = doc
-        .split_once("## How to add a tool")
-        .expect("docs/architecture.md has a section 'How to add a tool'");
-    let (_, block) = section
-        .split_once("```rust\n")
-        .expect("with a rust example");
-    let quoted = block.split_once("```").unwrap().0;
+    let quoted = common::documented_example("How to add a tool", "rust");
     let example = include_str!("../examples/host.rs");
     assert!(
-        example.contains(quoted),
+        example.contains(&quoted),
         "the page's quote is not in examples/host.rs:\n{quoted}"
     );
 }

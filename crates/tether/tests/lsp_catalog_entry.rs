@@ -13,18 +13,6 @@ use std::time::Duration;
 use common::call_text as call;
 use serde_json::json;
 
-/// The worked example's TOML, as the architecture document shows it.
-fn documented_entry() -> String {
-    let doc = include_str!("../../../docs/architecture.md");
-    let (_, section) = doc
-        .split_once("## How to add a language server")
-        .expect("docs/architecture.md has a section 'How to add a language server'");
-    let (_, block) = section
-        .split_once("```toml\n")
-        .expect("with a toml example");
-    block.split_once("```").unwrap().0.to_string()
-}
-
 #[test]
 fn a_language_and_its_server_added_as_catalog_entries_work_end_to_end() {
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -34,7 +22,8 @@ fn a_language_and_its_server_added_as_catalog_entries_work_end_to_end() {
         common::write(&ws, "toy.project", "");
         common::write(&ws, "src/hello.toy", "hello\n");
         let fake = format!("{:?}", common::fake_lsp().display().to_string());
-        let entry = documented_entry().replace("\"fake-lsp\"", &fake);
+        let entry = common::documented_example("How to add a language server", "toml")
+            .replace("\"fake-lsp\"", &fake);
         assert!(
             entry.contains(&fake),
             "the documented entry names fake-lsp:\n{entry}"

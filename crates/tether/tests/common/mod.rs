@@ -105,19 +105,36 @@ pub async fn call_text(run: &Run, tool: &str, args: Value) -> String {
         .unwrap_or_else(|e| format!("ERROR {e}"))
 }
 
-/// Builds the fake language server (test support) once and returns its path.
+/// Builds test support's fake servers (`fake-lsp`, `fake-dap`) once and returns the path of
+/// the one named.
+pub fn test_support_bin(name: &str) -> std::path::PathBuf {
+    static BUILT: std::sync::Once = std::sync::Once::new();
+    BUILT.call_once(|| {
+        let status = std::process::Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "-p", "tether-fake-lsp", "--bins"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    });
+    let target = std::env::var("CARGO_TARGET_DIR")
+        .unwrap_or_else(|_| format!("{}/../../target", env!("CARGO_MANIFEST_DIR")));
+    std::path::PathBuf::from(format!("{target}/debug/{name}"))
+}
+
+/// The fake language server (test support).
 pub fn fake_lsp() -> std::path::PathBuf {
-    static BUILT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let status = std::process::Command::new(env!("CARGO"))
-                .args(["build", "--quiet", "-p", "tether-fake-lsp"])
-                .status()
-                .unwrap();
-            assert!(status.success());
-            let target = std::env::var("CARGO_TARGET_DIR")
-                .unwrap_or_else(|_| format!("{}/../../target", env!("CARGO_MANIFEST_DIR")));
-            std::path::PathBuf::from(format!("{target}/debug/fake-lsp"))
-        })
-        .clone()
+    test_support_bin("fake-lsp")
+}
+
+/// The first `lang` code block of docs/architecture.md's section `heading`: a worked example
+/// a test drives, so the page stays true.
+pub fn documented_example(heading: &str, lang: &str) -> String {
+    let doc = include_str!("../../../../docs/architecture.md");
+    let (_, section) = doc
+        .split_once(&format!("## {heading}\n"))
+        .unwrap_or_else(|| panic!("docs/architecture.md has no section '{heading}'"));
+    let (_, block) = section
+        .split_once(&format!("```{lang}\n"))
+        .unwrap_or_else(|| panic!("section '{heading}' has no {lang} example"));
+    block.split_once("```").unwrap().0.to_string()
 }
