@@ -11,6 +11,7 @@ mod protocol;
 mod render;
 mod session;
 mod sessions;
+mod settings;
 mod template;
 mod tool;
 
@@ -18,9 +19,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
-use tether_tool::{BoxFuture, Capability, Install};
+use tether_tool::{BoxFuture, Capability, DoctorSection, Install};
 
 pub use catalog::{AdapterOverride, Catalog, Overrides, TransportKind};
+pub use settings::SETTINGS;
 pub use tool::{Action, DebugArgs, DebugTool};
 
 /// The `[debug]` section of `tether.toml`.
@@ -39,9 +41,9 @@ pub struct DebugConfig {
 impl Default for DebugConfig {
     fn default() -> Self {
         DebugConfig {
-            ttl: Duration::from_secs(30 * 60),
-            stop_wait: Duration::from_secs(30),
-            request: Duration::from_secs(15),
+            ttl: Duration::from_secs(settings::TTL.default_number()),
+            stop_wait: Duration::from_secs(settings::STOP_WAIT.default_number()),
+            request: Duration::from_secs(settings::REQUEST_TIMEOUT.default_number()),
             adapters: catalog::Overrides::new(),
         }
     }
@@ -64,22 +66,10 @@ impl DebugConfig {
         let Some(section) = section else {
             return Ok(config);
         };
-        let s: Section = section
-            .clone()
-            .try_into()
-            .map_err(|e| format!("[debug]: {e}"))?;
-        let secs = |key: &str, v: Option<u64>, default: Duration| match v {
-            None => Ok(default),
-            Some(n) if (1..=86_400).contains(&n) => Ok(Duration::from_secs(n)),
-            Some(n) => Err(format!(
-                "[debug]: `{key} = {n}`: give seconds from 1 to 86400"
-            )),
-        };
-        config.ttl = secs("ttl_s", s.ttl_s, config.ttl)?;
-        config.stop_wait = secs("stop_wait_s", s.stop_wait_s, config.stop_wait)?;
-        config.request = secs("request_timeout_s", s.request_timeout_s, config.request)?;
-        // A wrong key, type or placeholder in an adapter's entry is said now, not at launch.
-        catalog::Catalog::merged(&s.adapters)?;
+        let s: Section = tether_tool::parse_section("debug", section)?;
+        config.ttl = settings::TTL.duration(s.ttl_s)?;
+        config.stop_wait = settings::STOP_WAIT.duration(s.stop_wait_s)?;
+        config.request = settings::REQUEST_TIMEOUT.duration(s.request_timeout_s)?;
         config.adapters = s.adapters;
         Ok(config)
     }
@@ -136,6 +126,20 @@ impl Capability for Debug {
             sessions: sessions.clone(),
         });
         self.sessions = Some(sessions);
+    }
+
+    fn doctor<'a>(
+        &'a self,
+        root: &'a std::path::Path,
+        _trusted: bool,
+    ) -> BoxFuture<'a, Vec<DoctorSection>> {
+        Box::pin(async move {
+            let report = adapters_report(root, &self.config.adapters).await;
+            vec![DoctorSection::new(
+                "debug adapters (for the workspace root)",
+                report.lines().map(str::to_string).collect(),
+            )]
+        })
     }
 
     fn shutdown(&self, _budget: Duration) -> BoxFuture<'_, ()> {

@@ -6,15 +6,17 @@ mod cell;
 mod channel;
 mod process;
 mod sandbox;
+mod settings;
 mod tool;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
-use tether_tool::{BoxFuture, Capability, Install};
+use tether_tool::{BoxFuture, Capability, DoctorSection, Install};
 
 pub use sandbox::Sandbox;
+pub use settings::SETTINGS;
 pub use tool::{EvalArgs, EvalTool, Language};
 
 /// What `doctor` says of the kernel for `root`: the interpreter `eval` would start, its
@@ -70,6 +72,27 @@ pub async fn report(root: &std::path::Path, trusted: bool) -> String {
     }
 }
 
+/// What `doctor` says of node, which JavaScript cells run on: found on PATH outside the
+/// workspace and run from `/`, so nothing the repository ships runs.
+async fn node(root: &std::path::Path) -> String {
+    let Some(path) = tether_proc::which_outside("node", root) else {
+        return "node: missing (not on PATH outside the workspace)".into();
+    };
+    let spec = tether_proc::ChildSpec {
+        argv: vec![path.display().to_string(), "--version".into()],
+        cwd: Some("/".into()),
+        env: Vec::new(),
+    };
+    match tether_proc::run_with_deadline(&spec, Duration::from_secs(5)).await {
+        Ok(out) => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            let version = text.lines().next().unwrap_or("").trim();
+            format!("node: found at {} ({version})", path.display())
+        }
+        Err(e) => format!("node: found at {} but {e}", path.display()),
+    }
+}
+
 /// The `[eval]` section of `tether.toml`.
 #[derive(Debug, Clone)]
 pub struct EvalConfig {
@@ -84,8 +107,8 @@ pub struct EvalConfig {
 impl Default for EvalConfig {
     fn default() -> Self {
         EvalConfig {
-            idle: Duration::from_secs(300),
-            start: Duration::from_secs(30),
+            idle: Duration::from_secs(settings::IDLE_TIMEOUT.default_number()),
+            start: Duration::from_secs(settings::START_TIMEOUT.default_number()),
             sandbox: None,
         }
     }
@@ -106,19 +129,9 @@ impl EvalConfig {
         let Some(section) = section else {
             return Ok(config);
         };
-        let s: Section = section
-            .clone()
-            .try_into()
-            .map_err(|e| format!("[eval]: {e}"))?;
-        let secs = |key: &str, v: Option<u64>, default: Duration| match v {
-            None => Ok(default),
-            Some(n) if (1..=86_400).contains(&n) => Ok(Duration::from_secs(n)),
-            Some(n) => Err(format!(
-                "[eval]: `{key} = {n}`: give seconds from 1 to 86400"
-            )),
-        };
-        config.idle = secs("idle_timeout_s", s.idle_timeout_s, config.idle)?;
-        config.start = secs("start_timeout_s", s.start_timeout_s, config.start)?;
+        let s: Section = tether_tool::parse_section("eval", section)?;
+        config.idle = settings::IDLE_TIMEOUT.duration(s.idle_timeout_s)?;
+        config.start = settings::START_TIMEOUT.duration(s.start_timeout_s)?;
         if let Some(sandbox) = &s.sandbox {
             sandbox.validate()?;
         }
@@ -166,6 +179,17 @@ impl Capability for Kernel {
             kernels: kernels.clone(),
         });
         self.kernels = Some(kernels);
+    }
+
+    fn doctor<'a>(
+        &'a self,
+        root: &'a std::path::Path,
+        trusted: bool,
+    ) -> BoxFuture<'a, Vec<DoctorSection>> {
+        Box::pin(async move {
+            let lines = vec![report(root, trusted).await, node(root).await];
+            vec![DoctorSection::new("interpreters", lines)]
+        })
     }
 
     fn shutdown(&self, budget: Duration) -> BoxFuture<'_, ()> {

@@ -7,6 +7,10 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::catalog::{Language, LanguageData, ServerData, ServerEntry, apply, builtin};
+use crate::settings::{
+    BASELINE_MS, CHECK_TIMEOUT, INIT_TIMEOUT, READ_SURFACES_BUILD, REQUEST_TIMEOUT, SEVERITIES,
+    WAIT_MS,
+};
 
 /// Settings of the language-server capability, with the catalog merged in.
 #[derive(Debug, Clone)]
@@ -60,27 +64,16 @@ impl Default for LspConfig {
         LspConfig {
             servers: builtin(),
             languages: crate::catalog::builtin_languages(),
-            request_timeout: Duration::from_secs(30),
-            init_timeout: Duration::from_secs(60),
-            check_timeout: Duration::from_secs(300),
-            write_wait: Duration::from_millis(3000),
-            write_baseline: Duration::from_millis(1000),
-            write_severities: crate::ledger::Severities::default(),
-            read_surfaces_build: false,
+            request_timeout: Duration::from_secs(REQUEST_TIMEOUT.default_number()),
+            init_timeout: Duration::from_secs(INIT_TIMEOUT.default_number()),
+            check_timeout: Duration::from_secs(CHECK_TIMEOUT.default_number()),
+            write_wait: Duration::from_millis(WAIT_MS.default_number()),
+            write_baseline: Duration::from_millis(BASELINE_MS.default_number()),
+            write_severities: crate::ledger::Severities(
+                SEVERITIES.choices(None).unwrap_or_default(),
+            ),
+            read_surfaces_build: READ_SURFACES_BUILD.flag(None),
         }
-    }
-}
-
-fn seconds(key: &str, value: Option<u64>, default: Duration) -> Result<Duration, String> {
-    match value {
-        None => Ok(default),
-        Some(0) => Err(format!(
-            "[lsp]: `{key} = 0`: give a number of seconds from 1 to 3600"
-        )),
-        Some(s) if s > 3600 => Err(format!(
-            "[lsp]: `{key} = {s}`: give a number of seconds from 1 to 3600"
-        )),
-        Some(s) => Ok(Duration::from_secs(s)),
     }
 }
 
@@ -106,38 +99,15 @@ impl LspConfig {
         let Some(section) = section else {
             return Ok(config);
         };
-        let s: Section = section
-            .clone()
-            .try_into()
-            .map_err(|e: toml::de::Error| format!("[lsp]: {}", e.message()))?;
-        config.request_timeout = seconds(
-            "request_timeout_s",
-            s.request_timeout_s,
-            config.request_timeout,
-        )?;
-        config.init_timeout = seconds("init_timeout_s", s.init_timeout_s, config.init_timeout)?;
-        config.read_surfaces_build = s.read_surfaces_build.unwrap_or(false);
-        config.check_timeout = seconds("check_timeout_s", s.check_timeout_s, config.check_timeout)?;
+        let s: Section = tether_tool::parse_section("lsp", section)?;
+        config.request_timeout = REQUEST_TIMEOUT.duration(s.request_timeout_s)?;
+        config.init_timeout = INIT_TIMEOUT.duration(s.init_timeout_s)?;
+        config.read_surfaces_build = READ_SURFACES_BUILD.flag(s.read_surfaces_build);
+        config.check_timeout = CHECK_TIMEOUT.duration(s.check_timeout_s)?;
         if let Some(d) = s.diagnostics {
-            let ms = |key: &str, v: Option<u64>, default: Duration| match v {
-                None => Ok(default),
-                Some(ms) if (1..=600_000).contains(&ms) => Ok(Duration::from_millis(ms)),
-                Some(ms) => Err(format!(
-                    "[lsp.diagnostics]: `{key} = {ms}`: give milliseconds from 1 to 600000"
-                )),
-            };
-            config.write_wait = ms("wait_ms", d.wait_ms, config.write_wait)?;
-            config.write_baseline = ms("baseline_ms", d.baseline_ms, config.write_baseline)?;
-            if let Some(list) = d.severities {
-                let names = crate::ledger::SEVERITY_NAMES;
-                if let Some(bad) = list.iter().find(|s| !names.contains(&s.as_str())) {
-                    return Err(format!(
-                        "[lsp.diagnostics]: severities: `{bad}` is not one of {}",
-                        names.join(", ")
-                    ));
-                }
-                config.write_severities = crate::ledger::Severities(list);
-            }
+            config.write_wait = WAIT_MS.duration(d.wait_ms)?;
+            config.write_baseline = BASELINE_MS.duration(d.baseline_ms)?;
+            config.write_severities = crate::ledger::Severities(SEVERITIES.choices(d.severities)?);
         }
         for (id, data) in s.servers {
             let entry = match config.servers.remove(&id) {

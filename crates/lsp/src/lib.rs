@@ -20,6 +20,7 @@ mod render;
 mod repo_config;
 mod restrict;
 mod server;
+mod settings;
 mod store;
 mod supervisor;
 mod tool;
@@ -27,13 +28,14 @@ mod tool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tether_tool::{BoxFuture, Capability, Install};
+use tether_tool::{BoxFuture, Capability, DoctorSection, Install};
 
 pub use avail::catalog_report;
 pub use catalog::{Behaviour, Language, ServerEntry, builtin, builtin_languages, language_of};
 pub use config::LspConfig;
 pub use position::{Encoding, locate};
 pub use rename::{LspRenameTool, RenameArgs};
+pub use settings::SETTINGS;
 pub use supervisor::Supervisor;
 pub use tool::{Action, LspArgs, LspTool};
 
@@ -126,6 +128,20 @@ impl Capability for Lsp {
             if let Some((_, follow)) = &self.outside {
                 follow.settle(budget).await;
             }
+        })
+    }
+
+    fn doctor<'a>(
+        &'a self,
+        _root: &'a std::path::Path,
+        _trusted: bool,
+    ) -> BoxFuture<'a, Vec<DoctorSection>> {
+        Box::pin(async move {
+            let lines = catalog_report(&self.config);
+            vec![DoctorSection::new(
+                "language servers (started on first use)",
+                lines,
+            )]
         })
     }
 

@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
-use tether_tool::{Capability, Install};
+use tether_tool::{BoxFuture, Capability, DoctorSection, Install};
 
-use crate::{AstEditTool, AstGrepTool, StructuralConfig, SyntaxCheck, TreeCache};
+use crate::{AstEditTool, AstGrepTool, Lang, StructuralConfig, SyntaxCheck, TreeCache};
 
 /// `ast_grep`, `ast_edit` and the syntax-error write hook; configured by `[structural]`.
 #[derive(Default)]
@@ -40,5 +40,18 @@ impl Capability for Structural {
         let limits = self.config.limits();
         run.tool(AstGrepTool::new(cache.clone()).with_limits(limits))
             .tool(AstEditTool::new(cache).with_limits(limits));
+    }
+
+    fn doctor<'a>(
+        &'a self,
+        _root: &'a std::path::Path,
+        _trusted: bool,
+    ) -> BoxFuture<'a, Vec<DoctorSection>> {
+        Box::pin(async {
+            vec![DoctorSection::new(
+                "grammars (bundled, for ast_grep, ast_edit and the syntax check)",
+                vec![Lang::ids().join(", ")],
+            )]
+        })
     }
 }

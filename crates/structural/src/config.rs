@@ -1,17 +1,50 @@
 //! The `[structural]` section of `tether.toml`, owned here beside what it configures.
 
 use serde::Deserialize;
+use tether_tool::{Kind, Scope, Setting};
 
 use crate::budget::{Limits, REWRITE_BUDGET, TIME_BUDGET};
 
-/// The largest tree cache budget accepted, in MiB (64 GiB).
-const MAX_CACHE_MB: usize = 64 * 1024;
+/// `[structural] cache_mb`: it bounds memory only, so a workspace may set it untrusted.
+const CACHE_MB: Setting = Setting::new(
+    "structural.cache_mb",
+    Kind::Mib {
+        default: 512,
+        max: 64 * 1024,
+    },
+    Scope::Anywhere,
+    "memory budget of the per-run tree cache (least recently used go first)",
+);
+/// `[structural] syntax_check`.
+const SYNTAX_CHECK: Setting = Setting::new(
+    "structural.syntax_check",
+    Kind::Flag { default: true },
+    Scope::Anywhere,
+    "report the syntax errors a write introduced",
+);
+/// `[structural] time_budget_secs`: a call the model waits for.
+const TIME_BUDGET_SECS: Setting = Setting::new(
+    "structural.time_budget_secs",
+    Kind::Seconds {
+        default: TIME_BUDGET.as_secs(),
+        max: 600,
+    },
+    Scope::Trusted,
+    "how long one `ast_grep` or `ast_edit` call may search",
+);
+/// `[structural] rewrite_budget_mb`: the staged change is held in memory.
+const REWRITE_BUDGET_MB: Setting = Setting::new(
+    "structural.rewrite_budget_mb",
+    Kind::Mib {
+        default: (REWRITE_BUDGET >> 20) as u64,
+        max: 1024,
+    },
+    Scope::Trusted,
+    "new file content one `ast_edit` may stage",
+);
 
-/// The longest time budget accepted, in seconds: a call the model waits for.
-const MAX_TIME_BUDGET_SECS: u64 = 600;
-
-/// The largest rewrite budget accepted, in MiB: the staged change is held in memory.
-const MAX_REWRITE_BUDGET_MB: usize = 1024;
+/// The `[structural]` keys, for the README, doctor and the inert-key list.
+pub const SETTINGS: &[Setting] = &[CACHE_MB, SYNTAX_CHECK, TIME_BUDGET_SECS, REWRITE_BUDGET_MB];
 
 /// Settings of structural search and the syntax check.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -30,10 +63,10 @@ pub struct StructuralConfig {
 impl Default for StructuralConfig {
     fn default() -> Self {
         StructuralConfig {
-            cache_mb: 512,
-            syntax_check: true,
-            time_budget_secs: TIME_BUDGET.as_secs(),
-            rewrite_budget_mb: REWRITE_BUDGET >> 20,
+            cache_mb: CACHE_MB.default_number() as usize,
+            syntax_check: SYNTAX_CHECK.flag(None),
+            time_budget_secs: TIME_BUDGET_SECS.default_number(),
+            rewrite_budget_mb: REWRITE_BUDGET_MB.default_number() as usize,
         }
     }
 }
@@ -44,30 +77,10 @@ impl StructuralConfig {
         let Some(section) = section else {
             return Ok(Self::default());
         };
-        let config: StructuralConfig = section
-            .clone()
-            .try_into()
-            .map_err(|e: toml::de::Error| format!("[structural]: {}", e.message()))?;
-        if !(1..=MAX_CACHE_MB).contains(&config.cache_mb) {
-            return Err(format!(
-                "[structural]: `cache_mb = {}` must be a number of MiB from 1 to {MAX_CACHE_MB}",
-                config.cache_mb
-            ));
-        }
-        if !(1..=MAX_TIME_BUDGET_SECS).contains(&config.time_budget_secs) {
-            return Err(format!(
-                "[structural]: `time_budget_secs = {}` must be a number of seconds from 1 to \
-                 {MAX_TIME_BUDGET_SECS}",
-                config.time_budget_secs
-            ));
-        }
-        if !(1..=MAX_REWRITE_BUDGET_MB).contains(&config.rewrite_budget_mb) {
-            return Err(format!(
-                "[structural]: `rewrite_budget_mb = {}` must be a number of MiB from 1 to \
-                 {MAX_REWRITE_BUDGET_MB}",
-                config.rewrite_budget_mb
-            ));
-        }
+        let config: StructuralConfig = tether_tool::parse_section("structural", section)?;
+        CACHE_MB.number(Some(config.cache_mb as u64))?;
+        TIME_BUDGET_SECS.number(Some(config.time_budget_secs))?;
+        REWRITE_BUDGET_MB.number(Some(config.rewrite_budget_mb as u64))?;
         Ok(config)
     }
 

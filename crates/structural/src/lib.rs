@@ -40,7 +40,7 @@ pub use budget::{
 };
 pub use cache::TreeCache;
 pub use capability::Structural;
-pub use config::StructuralConfig;
+pub use config::{SETTINGS, StructuralConfig};
 pub use lang::Lang;
 pub use pattern::{Compiled, Unparseable, compile};
 pub use syntax::SyntaxCheck;

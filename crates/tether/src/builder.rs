@@ -185,17 +185,16 @@ impl RunBuilder {
         );
         install.trusted = config.workspace_trusted();
         install.surface = self.surface;
+        // What waits for `tether trust`; a key only the user's file may set never comes.
         install.held_back = config
             .guarded()
             .into_iter()
-            .filter(|l| !l.honoured)
+            .filter(|l| !l.honoured && !l.user_only)
             .map(|l| l.key)
             .collect();
-        // A workspace file turns vibe mode on only once trusted, like any setting that runs
-        // something.
-        let vibe_held = install.held_back.iter().any(|k| k == "vibe");
-        install.vibe = self.vibe
-            || (config.get("vibe").and_then(toml::Value::as_bool) == Some(true) && !vibe_held);
+        // A workspace file turns vibe mode on only once trusted: the merged config leaves an
+        // untrusted file's `vibe` out.
+        install.vibe = self.vibe || config.vibe()?;
         let mut capabilities: Vec<Box<dyn Capability>> = vec![
             Box::new(tether_files::FileTools {
                 harness: self.file_tools,
@@ -324,6 +323,11 @@ impl Run {
     /// The names of the capabilities that configured themselves on.
     pub fn capabilities(&self) -> Vec<&'static str> {
         self.capabilities.iter().map(|c| c.name()).collect()
+    }
+
+    /// The capabilities that configured themselves on, for doctor.
+    pub(crate) fn installed(&self) -> &[Box<dyn Capability>] {
+        &self.capabilities
     }
 
     /// Transactions of dead runs this run finished or rolled back on start.

@@ -1,16 +1,12 @@
 use std::fmt::Write as _;
 use std::path::Path;
-use std::time::Duration;
 
 use tether_tool::Surface;
 
 use crate::{Config, ConfigSource, Run};
 
-/// Interpreters later tools need, with the flag that prints their version.
-const INTERPRETERS: &[(&str, &str)] = &[("node", "--version")];
-
-/// What a run on this machine would have: config files, trust, guarded settings, tools by
-/// tier, and the interpreters found or missing.
+/// What a run on this machine would have: config files, trust, every setting and where it
+/// came from, tools by tier, and what each capability reports (interpreters, servers, ...).
 pub async fn doctor_report(run: &Run, root: &Path) -> String {
     let mut out = String::new();
     let config = run.config();
@@ -34,47 +30,15 @@ pub async fn doctor_report(run: &Run, root: &Path) -> String {
             spec.tier.as_str()
         );
     }
-    let _ = writeln!(
-        out,
-        "\ngrammars (bundled, for ast_grep, ast_edit and the syntax check): {}",
-        tether_structural::Lang::ids().join(", ")
-    );
-    let _ = writeln!(out, "\ninterpreters:");
-    let _ = writeln!(
-        out,
-        "  {}",
-        tether_kernel::report(root, config.workspace_trusted()).await
-    );
-    for (name, flag) in INTERPRETERS {
-        let _ = writeln!(out, "  {}", probe(name, flag, root).await);
-    }
-    let _ = writeln!(out, "\nlanguage servers (started on first use):");
-    match tether_lsp::LspConfig::from_section(config.get("lsp")) {
-        Ok(lsp) => {
-            for line in tether_lsp::catalog_report(&lsp) {
+    // Each capability says what it needs from this machine (grammars, interpreters,
+    // servers, adapters, worker CLIs), so doctor names none of them.
+    let trusted = config.workspace_trusted();
+    for capability in run.installed() {
+        for section in capability.doctor(root, trusted).await {
+            let _ = writeln!(out, "\n{}:", section.heading);
+            for line in section.lines {
                 let _ = writeln!(out, "  {line}");
             }
-        }
-        Err(why) => {
-            let _ = writeln!(out, "  the [lsp] section is refused: {why}");
-        }
-    }
-    let _ = writeln!(out, "\nworkers (vibe mode):");
-    for line in tether_workers::report(config.get("workers")) {
-        let _ = writeln!(out, "  {line}");
-    }
-    let _ = writeln!(out, "\ndebug adapters (for the workspace root):");
-    match tether_dap::DebugConfig::from_section(config.get("debug")) {
-        Ok(debug) => {
-            for line in tether_dap::adapters_report(root, &debug.adapters)
-                .await
-                .lines()
-            {
-                let _ = writeln!(out, "  {line}");
-            }
-        }
-        Err(why) => {
-            let _ = writeln!(out, "  the [debug] section is refused: {why}");
         }
     }
     out
@@ -111,10 +75,10 @@ fn config_section(out: &mut String, config: &Config) {
     }
     let _ = writeln!(out, "workspace trusted: {trusted}");
     for item in config.guarded() {
-        let state = if item.honoured {
-            "used"
-        } else {
-            "UNTRUSTED: reported, not used"
+        let state = match (item.honoured, item.user_only) {
+            (true, _) => "used",
+            (false, true) => "user config only: reported, not used",
+            (false, false) => "UNTRUSTED: reported, not used",
         };
         let _ = writeln!(out, "  {} = {} ({state})", item.key, item.value);
     }
@@ -144,25 +108,8 @@ fn config_section(out: &mut String, config: &Config) {
             let _ = writeln!(out, "approval: {e}");
         }
     }
-}
-
-/// Finds `name` on PATH outside the workspace and runs it from `/`, so that nothing the
-/// repository ships runs, and nothing in it is read as the program's own config.
-async fn probe(name: &str, flag: &str, root: &Path) -> String {
-    let Some(path) = tether_proc::which_outside(name, root) else {
-        return format!("{name}: missing (not on PATH outside the workspace)");
-    };
-    let spec = tether_proc::ChildSpec {
-        argv: vec![path.display().to_string(), flag.to_string()],
-        cwd: Some("/".into()),
-        env: Vec::new(),
-    };
-    match tether_proc::run_with_deadline(&spec, Duration::from_secs(5)).await {
-        Ok(out) => {
-            let text = String::from_utf8_lossy(&out.stdout);
-            let version = text.lines().next().unwrap_or("").trim();
-            format!("{name}: found at {} ({version})", path.display())
-        }
-        Err(e) => format!("{name}: found at {} but {e}", path.display()),
+    let _ = writeln!(out, "settings (the README's table says what each does):");
+    for line in config.listing() {
+        let _ = writeln!(out, "  {line}");
     }
 }

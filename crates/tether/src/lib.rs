@@ -7,11 +7,13 @@
 mod builder;
 mod config;
 mod doctor;
+mod settings;
 mod trust;
 
 pub use builder::{BuildError, Run, RunBuilder};
 pub use config::{Config, ConfigError, ConfigSource, Loaded};
 pub use doctor::doctor_report;
+pub use settings::{settings, settings_table};
 pub use trust::{TrustState, TrustStore, Untrusted};
 
 pub use tether_run::AskArgs;

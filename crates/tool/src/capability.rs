@@ -1,6 +1,7 @@
 //! The one shape every capability has: configure from its own config section, install its
 //! tools and hooks with the run's handles, and shut down what it started.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -40,6 +41,31 @@ pub trait Capability: Send + Sync + 'static {
     /// Asks what it started to stop, within `budget`; what is left is killed on drop.
     fn shutdown(&self, _budget: Duration) -> BoxFuture<'_, ()> {
         Box::pin(async {})
+    }
+    /// What `tether doctor` says of it for the workspace at `root`, so doctor need not know
+    /// each capability. It may probe the machine, but runs nothing the workspace ships unless
+    /// `trusted`, and starts nothing that outlives the call.
+    fn doctor<'a>(&'a self, _root: &'a Path, _trusted: bool) -> BoxFuture<'a, Vec<DoctorSection>> {
+        Box::pin(async { Vec::new() })
+    }
+}
+
+/// One part of `tether doctor`'s report: a heading and its lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DoctorSection {
+    /// Such as `language servers (started on first use)`.
+    pub heading: String,
+    /// One fact a line.
+    pub lines: Vec<String>,
+}
+
+impl DoctorSection {
+    /// A section of `lines` under `heading`.
+    pub fn new(heading: impl Into<String>, lines: Vec<String>) -> Self {
+        DoctorSection {
+            heading: heading.into(),
+            lines,
+        }
     }
 }
 

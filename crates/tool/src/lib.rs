@@ -15,11 +15,12 @@ mod notice;
 mod output;
 mod question;
 mod report;
+mod setting;
 mod tier;
 mod tool;
 
 pub use approval::ApprovalPolicy;
-pub use capability::{Capability, ClientFeature, Install};
+pub use capability::{Capability, ClientFeature, DoctorSection, Install};
 pub use cx::{
     CallCx, CallCxParts, CallScope, Dispatcher, FsDoor, PROGRESS_EVERY, PermitKey, ProgressPort,
     Write,
@@ -32,6 +33,7 @@ pub use question::{
     Card, CardOption, MAX_LABEL, MAX_OPTIONS, Outcome, QuestionPort, Questions, ScriptedPort,
 };
 pub use report::{FileReport, FileStatus, Finding, format_reports, format_reports_after};
+pub use setting::{Kind, Scope, Setting, inert, markdown_table, parse_section};
 pub use tier::{Concurrency, Surface, Tier};
 pub use tool::{DynTool, Prepared, RunCall, Tool, ToolSpec, describe_schema, schema_for};
 

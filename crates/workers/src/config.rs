@@ -5,6 +5,50 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::Deserialize;
+use tether_tool::{Kind, Scope, Setting};
+
+/// `[workers] max_concurrent`.
+const MAX_CONCURRENT: Setting = Setting::new(
+    "workers.max_concurrent",
+    Kind::Count {
+        default: 4,
+        max: 64,
+    },
+    Scope::Trusted,
+    "workers running at once; the rest queue",
+);
+/// `[workers] stall_after_s`.
+const STALL_AFTER: Setting = Setting::new(
+    "workers.stall_after_s",
+    Kind::Seconds {
+        default: 300,
+        max: 86_400,
+    },
+    Scope::Trusted,
+    "no output for this long: stalled",
+);
+/// `[workers] isolation`.
+const ISOLATION: Setting = Setting::new(
+    "workers.isolation",
+    Kind::Choice {
+        default: "none",
+        of: &["none", "worktree"],
+    },
+    Scope::Trusted,
+    "`worktree`: each worker in .tether/worktrees/RUN-wN on branch tether/RUN-wN",
+);
+/// `[workers.fast]` and `[workers.good]`: commands, so never before trust.
+const TIERS: Setting = Setting::new(
+    "workers.<id>",
+    Kind::Table {
+        fields: "`command`, `format`, `read_only_args`, `resume_args`, `surface`; `<id>` is `fast` or `good`",
+    },
+    Scope::Trusted,
+    "a tier's agent CLI (see Workers)",
+);
+
+/// Every `[workers]` key.
+pub const SETTINGS: &[Setting] = &[MAX_CONCURRENT, STALL_AFTER, ISOLATION, TIERS];
 
 /// How a backend's stdout carries its final message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -72,8 +116,8 @@ pub struct WorkersConfig {
 impl Default for WorkersConfig {
     fn default() -> Self {
         WorkersConfig {
-            max_concurrent: 4,
-            stall_after: Duration::from_secs(300),
+            max_concurrent: MAX_CONCURRENT.default_number() as usize,
+            stall_after: Duration::from_secs(STALL_AFTER.default_number()),
             tiers: BTreeMap::new(),
             worktrees: false,
         }
@@ -97,33 +141,10 @@ impl WorkersConfig {
         let Some(section) = section else {
             return Ok(config);
         };
-        let s: Section = section
-            .clone()
-            .try_into()
-            .map_err(|e| format!("[workers]: {e}"))?;
-        if let Some(n) = s.max_concurrent {
-            if !(1..=64).contains(&n) {
-                return Err(format!("[workers]: `max_concurrent = {n}`: give 1 to 64"));
-            }
-            config.max_concurrent = n;
-        }
-        if let Some(secs) = s.stall_after_s {
-            if !(1..=86_400).contains(&secs) {
-                return Err(format!(
-                    "[workers]: `stall_after_s = {secs}`: give seconds from 1 to 86400"
-                ));
-            }
-            config.stall_after = Duration::from_secs(secs);
-        }
-        config.worktrees = match s.isolation.as_deref() {
-            None | Some("none") => false,
-            Some("worktree") => true,
-            Some(other) => {
-                return Err(format!(
-                    "[workers]: `isolation = \"{other}\"`: use \"worktree\" or \"none\""
-                ));
-            }
-        };
+        let s: Section = tether_tool::parse_section("workers", section)?;
+        config.max_concurrent = MAX_CONCURRENT.number(s.max_concurrent.map(|n| n as u64))? as usize;
+        config.stall_after = STALL_AFTER.duration(s.stall_after_s)?;
+        config.worktrees = ISOLATION.choice(s.isolation.as_deref())? == "worktree";
         for (name, tier) in [("fast", s.fast), ("good", s.good)] {
             if let Some(tier) = tier {
                 if tier.command.first().is_none_or(|p| p.trim().is_empty()) {
@@ -157,11 +178,7 @@ impl WorkersConfig {
 
 /// Lines for `tether doctor`: each tier's program (found on PATH or not), format, and how it
 /// is kept read-only and resumed.
-pub fn report(section: Option<&toml::Value>) -> Vec<String> {
-    let config = match WorkersConfig::from_section(section) {
-        Ok(config) => config,
-        Err(why) => return vec![format!("the [workers] section is refused: {why}")],
-    };
+pub(crate) fn report(config: &WorkersConfig) -> Vec<String> {
     if config.tiers.is_empty() {
         return vec![
             "none configured: vibe_spawn needs a [workers.fast] or [workers.good] command \

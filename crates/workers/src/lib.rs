@@ -12,9 +12,9 @@ mod worktree;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tether_tool::{BoxFuture, Capability, Install};
+use tether_tool::{BoxFuture, Capability, DoctorSection, Install};
 
-pub use config::{Format, TierConfig, WorkersConfig, report};
+pub use config::{Format, SETTINGS, TierConfig, WorkersConfig};
 pub use pool::State;
 
 /// The workers capability.
@@ -74,6 +74,19 @@ impl Capability for Workers {
             .tool(tools::Kill(shared.clone()))
             .tool(tools::List(shared));
         self.pool = Some(pool);
+    }
+
+    fn doctor<'a>(
+        &'a self,
+        _root: &'a std::path::Path,
+        _trusted: bool,
+    ) -> BoxFuture<'a, Vec<DoctorSection>> {
+        Box::pin(async move {
+            vec![DoctorSection::new(
+                "workers (vibe mode)",
+                config::report(&self.config),
+            )]
+        })
     }
 
     fn shutdown(&self, _budget: Duration) -> BoxFuture<'_, ()> {

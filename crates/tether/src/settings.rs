@@ -1,0 +1,128 @@
+//! Every `tether.toml` key in one list: the run's own (approval, vibe, `[ask]`, `[files]`)
+//! defined here, each capability's from its crate. The inert keys, doctor's listing and the
+//! README's table are derived from it.
+
+use tether_tool::{Kind, Scope, Setting};
+
+/// `approval`: a workspace file may tighten it to `ask` untrusted (see `Config::approval`).
+pub(crate) const APPROVAL: Setting = Setting::new(
+    "approval",
+    Kind::Choice {
+        default: "never",
+        of: &["never", "ask"],
+    },
+    Scope::Anywhere,
+    "`ask`: write and exec calls need a yes on a question card; an untrusted workspace file \
+     may tighten it to `ask`, never loosen it",
+);
+/// `vibe`: it runs agent CLIs, so a workspace file needs trust.
+pub(crate) const VIBE: Setting = Setting::new(
+    "vibe",
+    Kind::Flag { default: false },
+    Scope::Trusted,
+    "register the background-worker tools, as `tether serve --vibe` does",
+);
+/// `[ask] timeout_s`.
+pub(crate) const ASK_TIMEOUT: Setting = Setting::new(
+    "ask.timeout_s",
+    Kind::Seconds {
+        default: 1800,
+        max: 86_400,
+    },
+    Scope::Anywhere,
+    "how long a question or approval card waits",
+);
+/// `[files] read_roots`: it widens what `read` may open.
+pub(crate) const READ_ROOTS: Setting = Setting::new(
+    "files.read_roots",
+    Kind::Paths,
+    Scope::Trusted,
+    "extra folders `read` may open; a relative one starts at the file that set it",
+);
+
+/// The run's own keys.
+const RUN: &[Setting] = &[APPROVAL, VIBE, ASK_TIMEOUT, READ_ROOTS];
+
+/// Every key of `tether.toml`, in the README's order.
+pub fn settings() -> Vec<&'static Setting> {
+    [
+        RUN,
+        tether_structural::SETTINGS,
+        tether_lsp::SETTINGS,
+        tether_dap::SETTINGS,
+        tether_kernel::SETTINGS,
+        tether_workers::SETTINGS,
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// The README's settings table, derived from [`settings`].
+pub fn settings_table() -> String {
+    tether_tool::markdown_table(&settings())
+}
+
+/// Whether a workspace file may set the dotted `key` before it is trusted.
+pub(crate) fn inert(key: &str) -> bool {
+    tether_tool::inert(&settings(), key)
+}
+
+/// Whether only the user's own file may set `key`, trusted workspace or not.
+pub(crate) fn user_only(key: &str) -> bool {
+    settings()
+        .iter()
+        .any(|s| s.scope == Scope::User && s.covers(key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_unique_and_the_documented_inert_ones_are_derived() {
+        let all = settings();
+        let mut keys: Vec<&str> = all.iter().map(|s| s.key).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), all.len(), "a key is defined twice");
+        let anywhere: Vec<&str> = all
+            .iter()
+            .filter(|s| s.scope == Scope::Anywhere)
+            .map(|s| s.key)
+            .collect();
+        assert_eq!(
+            anywhere,
+            [
+                "approval",
+                "ask.timeout_s",
+                "structural.cache_mb",
+                "structural.syntax_check"
+            ]
+        );
+        assert!(user_only("lsp.read_surfaces_build"));
+        assert!(!inert("lsp.servers.rust.command") && !inert("eval.sandbox.prefix"));
+    }
+
+    /// The README's table is this list; when a setting changes, paste the printed table.
+    #[test]
+    fn the_readme_settings_table_is_up_to_date() {
+        let readme = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
+        let text = std::fs::read_to_string(readme).unwrap_or_default();
+        let (begin, end) = (
+            "<!-- settings table: begin -->\n",
+            "<!-- settings table: end -->",
+        );
+        let shown = text
+            .split_once(begin)
+            .and_then(|(_, rest)| rest.split_once(end))
+            .map(|(table, _)| table);
+        let expected = settings_table();
+        assert!(
+            shown == Some(expected.as_str()),
+            "README.md's settings table (between `{}` and `{end}`) is out of date; paste \
+             this in its place:\n\n{expected}",
+            begin.trim_end()
+        );
+    }
+}
