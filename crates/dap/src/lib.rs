@@ -70,6 +70,8 @@ impl DebugConfig {
         config.ttl = settings::TTL.duration(s.ttl_s)?;
         config.stop_wait = settings::STOP_WAIT.duration(s.stop_wait_s)?;
         config.request = settings::REQUEST_TIMEOUT.duration(s.request_timeout_s)?;
+        // A wrong key, type or placeholder in an adapter's entry is said now, not at launch.
+        catalog::Catalog::merged(&s.adapters)?;
         config.adapters = s.adapters;
         Ok(config)
     }
