@@ -40,6 +40,8 @@ pub struct AdapterOverride {
     pub native: Option<bool>,
     /// Files that mark a project it debugs; the nearest one's folder is where it runs.
     pub markers: Option<Vec<String>>,
+    /// A project kind whose markers tether keeps in one place (`python`), instead of `markers`.
+    pub project: Option<String>,
     /// Candidate binaries for `{binary}`, first on PATH wins.
     pub binaries: Option<Vec<String>>,
     /// The whole command that runs the adapter; may use `{binary}` and `{python}`.
@@ -234,6 +236,7 @@ fn merge(entry: &mut AdapterOverride, given: AdapterOverride) {
         extensions,
         native,
         markers,
+        project,
         binaries,
         command,
         python_module,
@@ -294,7 +297,20 @@ fn compile(id: String, e: AdapterOverride, user: bool) -> Result<Adapter, String
         summary: e.summary,
         extensions: e.extensions.unwrap_or_default(),
         native: e.native.unwrap_or(false),
-        markers: e.markers.unwrap_or_default(),
+        markers: match (e.markers, e.project.as_deref()) {
+            (Some(markers), _) => markers,
+            (None, Some("python")) => tether_proc::PYTHON_PROJECT_MARKERS
+                .iter()
+                .map(|m| m.to_string())
+                .collect(),
+            (None, Some(other)) => {
+                return Err(format!(
+                    "{at}: `project = {other:?}` is not a project kind tether knows; give \
+                     `markers = [...]`, or `project = \"python\"`"
+                ));
+            }
+            (None, None) => Vec::new(),
+        },
         binaries: e.binaries.unwrap_or_default(),
         command,
         python_module: e.python_module,
@@ -369,6 +385,13 @@ mod tests {
         assert_eq!(lldb.markers, ["Makefile"]);
         assert!(lldb.launch.is_some() && lldb.rust_formatters && !lldb.user);
         assert_eq!(catalog.ids(), ["debugpy", "lldb", "delve", "dart"]);
+        // Python's project markers are the list every part of tether uses.
+        let debugpy = catalog.get("debugpy").unwrap();
+        assert_eq!(debugpy.markers, tether_proc::PYTHON_PROJECT_MARKERS);
+        let bad = Catalog::merged(&user(
+            "[adapters.mine]\ncommand = [\"x\"]\nproject = \"ruby\"\n",
+        ));
+        assert!(bad.is_err_and(|e| e.contains("`project = \"ruby\"` is not a project kind")));
     }
 
     #[test]

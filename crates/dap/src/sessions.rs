@@ -171,12 +171,7 @@ impl Sessions {
         args: &DebugArgs,
         session: Option<Arc<Session>>,
     ) -> Result<String, ToolError> {
-        if let Some(s) = session {
-            return Err(ToolError::invalid(format!(
-                "a debug session already runs ({}); `terminate` it before attaching",
-                status(&s, root).await
-            )));
-        }
+        none_running(session, root, "attaching").await?;
         let port = *need(&args.port, "port", "attach")?;
         let id = match &args.adapter {
             Some(id) => id.clone(),
@@ -227,12 +222,7 @@ impl Sessions {
         args: &DebugArgs,
         session: Option<Arc<Session>>,
     ) -> Result<String, ToolError> {
-        if let Some(s) = session {
-            return Err(ToolError::invalid(format!(
-                "a debug session already runs ({}); `terminate` it before launching another",
-                status(&s, root).await
-            )));
-        }
+        none_running(session, root, "launching another").await?;
         let program = need(&args.program, "program", "launch")?;
         let abs = cx.workspace().resolve_read(program)?;
         if !abs.is_file() {
@@ -356,4 +346,19 @@ async fn not_a_file(cx: &CallCx, file: &str, whose: &str) -> ToolError {
         "{file} is not a file of the workspace{}; give {whose} path from the workspace root",
         tether_fs::suggest::did_you_mean(&near)
     ))
+}
+
+/// Refuses to begin a session while `session` runs, saying what to do first.
+async fn none_running(
+    session: Option<Arc<Session>>,
+    root: &std::path::Path,
+    doing: &str,
+) -> Result<(), ToolError> {
+    match session {
+        Some(s) => Err(ToolError::invalid(format!(
+            "a debug session already runs ({}); `terminate` it before {doing}",
+            status(&s, root).await
+        ))),
+        None => Ok(()),
+    }
 }
