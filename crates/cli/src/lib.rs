@@ -2,6 +2,8 @@
 //! tools, report what this machine offers, and trust a workspace. A library, so a host can ship
 //! the same front ends with capabilities of its own ([`main_with`]).
 
+#![forbid(unsafe_code)]
+
 mod images;
 mod terminal;
 

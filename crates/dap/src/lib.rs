@@ -3,6 +3,8 @@
 //! Every session ends with the run, or by a timer at its time to live: the adapter and the
 //! program are killed.
 
+#![forbid(unsafe_code)]
+
 mod catalog;
 mod locate;
 mod ops;

@@ -3,6 +3,8 @@
 //! is a step, `print TEXT` writes TEXT to stdout, and a breakpoint stops before its line.
 //! Like debugpy, it answers `launch` only after `configurationDone`.
 
+#![forbid(unsafe_code)]
+
 use std::collections::BTreeSet;
 use std::io::{BufReader, Write};
 

@@ -14,6 +14,8 @@
 //! well-behaved server of a language tether's catalog does not have: it publishes an error
 //! for each line holding `BAD`, and its hover names the `languageId` it was given).
 
+#![forbid(unsafe_code)]
+
 use std::io::{BufReader, Write};
 
 use serde_json::{Value, json};

@@ -2,6 +2,8 @@
 //! commits or drops a staged change. Every write goes through `cx.fs()`, so the run's write
 //! hooks see it, and keeps the file's mode, line endings, BOM and final newline.
 
+#![forbid(unsafe_code)]
+
 mod apply_patch;
 mod edit;
 mod near;

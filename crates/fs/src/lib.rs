@@ -5,6 +5,8 @@
 //! through an all-or-nothing, crash-recoverable transaction ([`Journal::commit`]). Proposed but
 //! not yet accepted change sets wait in a [`StagedStore`].
 
+#![forbid(unsafe_code)]
+
 mod beneath;
 mod confine;
 mod error;

@@ -155,8 +155,15 @@ fn a_tether_symlink_refuses_to_start() {
 fn special_files_are_refused_without_blocking() {
     let s = scene();
     let fifo = s.root.join("pipe");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let fifo_mode = rustix::fs::Mode::from_raw_mode(0o644);
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        fifo_mode,
+        0,
+    )
+    .unwrap();
     let ws = Workspace::new(&s.root).unwrap();
     let started = Instant::now();
     let path = ws.resolve_write("pipe").unwrap();
@@ -174,7 +181,7 @@ fn a_replaced_file_keeps_its_owner_or_loses_its_set_id_bits() {
     let s = scene();
     let file = s.root.join("tool");
     fs::write(&file, "v1").unwrap();
-    let root_user = unsafe { libc::geteuid() } == 0;
+    let root_user = rustix::process::geteuid().is_root();
     if root_user {
         std::os::unix::fs::chown(&file, Some(65534), Some(65534)).unwrap();
     }

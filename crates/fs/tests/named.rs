@@ -85,8 +85,15 @@ fn files_outside_are_refused_directly_or_through_a_symlink() {
 fn fifos_and_devices_are_refused_without_blocking() {
     let (_d, root, _, _) = scene();
     let fifo = root.join("pipe.py");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let fifo_mode = rustix::fs::Mode::from_raw_mode(0o644);
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        fifo_mode,
+        0,
+    )
+    .unwrap();
     symlink("/dev/zero", root.join("zero.c")).unwrap();
     // With /dev as a read root, /dev/zero passes confinement and only the type check is left.
     let ws = Workspace::new(&root)

@@ -2,6 +2,8 @@
 //! their state between `eval` calls, started on first use and ended with the run. Their
 //! channel is a pair of descriptors of its own, so a cell's output never mixes with it.
 
+#![forbid(unsafe_code)]
+
 mod cell;
 mod channel;
 mod process;
@@ -211,7 +213,7 @@ impl Capability for Kernel {
                     Err(_) => {
                         let groups = kernels.groups.lock().unwrap_or_else(|p| p.into_inner());
                         if let Some(pid) = groups[language.index()] {
-                            tether_proc::signal_group(pid, libc::SIGKILL);
+                            tether_proc::signal_group(pid, tether_proc::Signal::KILL);
                         }
                     }
                 }

@@ -10,11 +10,13 @@
 //! recognised as a past cell's, and what came before the next cell's `begin` is not shown.
 
 use std::collections::VecDeque;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::fs::File;
+use std::io::Read as _;
+use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tether_proc::{ChildSpec, LongChild, PipeEnd};
+use tether_proc::{ChildSpec, LongChild, PipeEnd, Signal, nonblocking_reader};
 use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
@@ -51,35 +53,26 @@ pub struct Kernel {
     messages: mpsc::Receiver<Read>,
     /// The tokens of this kernel's past cells, newest last.
     past: VecDeque<String>,
-    stdout: AsyncFd<OwnedFd>,
-    stderr: AsyncFd<OwnedFd>,
+    stdout: AsyncFd<File>,
+    stderr: AsyncFd<File>,
     /// The interpreter, as the first result names it.
     pub interpreter: String,
     /// What `display` writes to stdout where it is called.
     mark: Vec<u8>,
 }
 
-/// Makes a descriptor non-blocking, for reads that stop at "nothing more for now".
-fn nonblocking(fd: OwnedFd) -> std::io::Result<AsyncFd<OwnedFd>> {
-    // SAFETY: fcntl on a descriptor owned here.
-    unsafe {
-        let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
-        libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
-    }
-    // SAFETY: the descriptor is owned by the AsyncFd from here on and stays open while it is.
-    unsafe { AsyncFd::register(fd) }.map_err(std::io::Error::from)
-}
-
 /// Reads whatever `fd` holds now, without waiting; false once its writer has closed it.
-fn drain(fd: &AsyncFd<OwnedFd>, into: &mut Vec<u8>) -> bool {
+fn drain(fd: &AsyncFd<File>, into: &mut Vec<u8>) -> bool {
     let mut buf = [0u8; 16 << 10];
     loop {
-        // SAFETY: reads into a buffer of the length given.
-        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-        match n {
-            0 => return false,
-            n if n > 0 => into.extend_from_slice(&buf[..n as usize]),
-            _ => return true,
+        match fd.get_ref().read(&mut buf) {
+            Ok(0) => return false,
+            Ok(n) => into.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return true,
+            Err(e) => {
+                tracing::debug!("reading the kernel's output: {e}");
+                return true;
+            }
         }
     }
 }
@@ -122,8 +115,8 @@ impl Kernel {
             requests,
             messages: rx,
             past: VecDeque::new(),
-            stdout: nonblocking(stdout).map_err(io)?,
-            stderr: nonblocking(stderr).map_err(io)?,
+            stdout: nonblocking_reader(stdout).map_err(io)?,
+            stderr: nonblocking_reader(stderr).map_err(io)?,
             interpreter: String::new(),
             mark,
         };
@@ -320,7 +313,7 @@ impl Kernel {
                 () = cancel.cancelled(), if !cancelled => {
                     cancelled = true;
                     interrupted.get_or_insert_with(Instant::now);
-                    self.child.signal(libc::SIGINT);
+                    self.child.signal(Signal::INT);
                 }
                 () = tokio::time::sleep_until(deadline.into()) => {
                     if interrupted.is_some() {
@@ -333,7 +326,7 @@ impl Kernel {
                         return Err(Ended::Died { cell: Box::new(cell), why });
                     }
                     interrupted = Some(Instant::now());
-                    self.child.signal(libc::SIGINT);
+                    self.child.signal(Signal::INT);
                 }
             }
         }

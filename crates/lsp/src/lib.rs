@@ -2,6 +2,8 @@
 //! decided at call time, a supervisor that starts one server per project on first use and
 //! stops them all when the run ends, and the `lsp` tool.
 
+#![forbid(unsafe_code)]
+
 mod answers;
 mod avail;
 mod catalog;

@@ -3,6 +3,8 @@
 //! protocol errors, so the model reads the message. Between the client and rmcp sits a wire
 //! guard (module `wire`) that answers malformed lines itself and keeps writes in arrival order.
 
+#![forbid(unsafe_code)]
+
 mod defer;
 mod elicit;
 mod stdio;

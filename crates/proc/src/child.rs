@@ -3,6 +3,8 @@
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
+use rustix::process::{Pid, Signal};
+
 /// Why a short-lived child gave no output.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -81,12 +83,10 @@ pub async fn run_with_deadline(
 pub(crate) fn group_leader(program: &str) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(program);
     cmd.process_group(0).kill_on_drop(true);
-    // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+    // SAFETY: the prctl system call is async-signal-safe and touches no memory of the parent.
     unsafe {
         cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
+            rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
             Ok(())
         });
     }
@@ -94,10 +94,15 @@ pub(crate) fn group_leader(program: &str) -> tokio::process::Command {
 }
 
 /// Sends `signal` to the process group led by `pid` (a group a [`crate::LongChild`] leads).
-pub fn signal_group(pid: u32, signal: libc::c_int) {
-    // SAFETY: signals a process group; no memory is shared.
-    unsafe {
-        libc::killpg(pid as libc::pid_t, signal);
+/// A group already gone is not an error; any other failure is logged.
+pub fn signal_group(pid: u32, signal: Signal) {
+    let Some(group) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+        tracing::warn!(pid, "no process group has this id; not signalled");
+        return;
+    };
+    match rustix::process::kill_process_group(group, signal) {
+        Ok(()) | Err(rustix::io::Errno::SRCH) => {}
+        Err(e) => tracing::warn!(pid, ?signal, "signalling the process group failed: {e}"),
     }
 }
 
@@ -134,7 +139,7 @@ impl GroupGuard {
         if let Some(serial) = self.serial.take() {
             crate::tree::sweep(serial);
             if let Some(pid) = self.pid.take() {
-                signal_group(pid, libc::SIGKILL);
+                signal_group(pid, Signal::KILL);
                 crate::reaper::forget(pid);
             }
             crate::tree::release(serial);

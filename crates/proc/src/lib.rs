@@ -27,7 +27,8 @@ pub use frame::{FrameError, MAX_FRAME, read_frame, write_frame};
 pub use jsonrpc::{JsonRpc, Peer, codes};
 pub use long::{ChildSpec, LongChild};
 pub use neutral::{inside, neutral_rust_sysroot, path_outside, rust_pins, which_outside};
-pub use pipes::PipeEnd;
+pub use pipes::{PipeEnd, nonblocking_reader};
+pub use rustix::process::Signal;
 pub use python::{PYTHON_PROJECT_MARKERS, project_python, project_venv};
 pub use rpc::{
     BoxFuture, Engine, Envelope, Id, Inbound, Incoming, Numbers, Pending, Reply, ResponseError,

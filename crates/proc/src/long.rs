@@ -150,7 +150,7 @@ impl LongChild {
             crate::tree::terminate_escaped(serial);
         }
         if let Some(pid) = self.child.id() {
-            signal_group(pid, libc::SIGTERM);
+            signal_group(pid, rustix::process::Signal::TERM);
         }
         let status = match tokio::time::timeout(grace, self.child.wait()).await {
             Ok(Ok(status)) => Some(status),

@@ -2,9 +2,13 @@
 //! gets its requests and sends its messages on descriptors of their own (3 and 4), so nothing a
 //! cell prints on 1 or 2 can ever reach the channel.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::fs::File;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
+
+use rustix::process::Signal;
+use tokio::io::unix::AsyncFd;
 
 use crate::ProcError;
 use crate::child::{GroupGuard, group_leader};
@@ -23,13 +27,17 @@ pub enum PipeEnd {
 const SCRATCH_FD: RawFd = 100;
 
 fn pipe() -> Result<(OwnedFd, OwnedFd), std::io::Error> {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 writes two descriptors into the array it is given.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: both descriptors were just created and are owned here alone.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    Ok(rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?)
+}
+
+/// Makes tether's read end of a pipe non-blocking and registers it with tokio, so a reader can
+/// wait for it and then take what it holds without waiting more.
+pub fn nonblocking_reader(fd: OwnedFd) -> std::io::Result<AsyncFd<File>> {
+    let flags = rustix::fs::fcntl_getfl(&fd)?;
+    rustix::fs::fcntl_setfl(&fd, flags | rustix::fs::OFlags::NONBLOCK)?;
+    // SAFETY: the File owns the descriptor, so it stays open, and the same, while the AsyncFd
+    // holds it.
+    unsafe { AsyncFd::register(File::from(fd)) }.map_err(std::io::Error::from)
 }
 
 impl LongChild {
@@ -116,7 +124,7 @@ impl LongChild {
 
     /// Sends `signal` to the child's whole group (SIGINT interrupts a kernel's cell and the
     /// commands it started).
-    pub fn signal(&self, signal: libc::c_int) {
+    pub fn signal(&self, signal: Signal) {
         if let Some(pid) = self.group.pid {
             crate::child::signal_group(pid, signal);
         }

@@ -16,6 +16,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
+use rustix::process::{Pid, Signal, WaitOptions};
+
 /// The variable each child (and so each of its descendants) carries: `RUN.SERIAL`, where RUN
 /// is tether's pid and start time, so a descendant whose parents are gone still names its child.
 pub(crate) const OWNER_VAR: &str = "TETHER_PROC_OWNER";
@@ -119,10 +121,8 @@ static TREE: OnceLock<Mutex<Tree>> = OnceLock::new();
 /// The tree, set up on first use: tether becomes a subreaper, the reaper and the census start.
 pub(crate) fn tree() -> MutexGuard<'static, Tree> {
     TREE.get_or_init(|| {
-        // SAFETY: prctl with integer arguments only; it changes a flag of this process.
-        let adopted = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } == 0;
-        if !adopted {
-            tracing::warn!("cannot become a child subreaper; orphans will go to init");
+        if let Err(e) = rustix::process::set_child_subreaper(Pid::from_raw(1)) {
+            tracing::warn!("cannot become a child subreaper ({e}); orphans will go to init");
         }
         let pid = std::process::id();
         let stat = read_stat(pid);
@@ -300,13 +300,13 @@ fn stop_and_kill(pick: impl Fn(&Tree, u32, &Stat, &Member) -> bool) -> usize {
             break;
         }
         for id in fresh {
-            signal(id, libc::SIGSTOP);
+            signal(id, Signal::STOP);
             seen.insert(id.pid);
             stopped.push(id);
         }
     }
     for id in &stopped {
-        signal(*id, libc::SIGKILL);
+        signal(*id, Signal::KILL);
     }
     let end = Instant::now() + DEATH_WAIT;
     while stopped.iter().any(|id| crate::is_running(id.pid)) && Instant::now() < end {
@@ -316,12 +316,15 @@ fn stop_and_kill(pick: impl Fn(&Tree, u32, &Stat, &Member) -> bool) -> usize {
     stopped.len()
 }
 
-/// Sends `sig` to the process, unless its pid now names another one.
-fn signal(id: Ident, sig: libc::c_int) {
-    if read_stat(id.pid).is_some_and(|s| s.start == id.start) {
-        // SAFETY: sends a signal; no memory is shared.
-        unsafe {
-            libc::kill(id.pid as libc::pid_t, sig);
+/// Sends `sig` to the process, unless its pid now names another one; one already gone is not
+/// an error.
+fn signal(id: Ident, sig: Signal) {
+    if read_stat(id.pid).is_some_and(|s| s.start == id.start)
+        && let Some(pid) = i32::try_from(id.pid).ok().and_then(Pid::from_raw)
+    {
+        match rustix::process::kill_process(pid, sig) {
+            Ok(()) | Err(rustix::io::Errno::SRCH) => {}
+            Err(e) => tracing::warn!(pid = id.pid, ?sig, "signalling a descendant failed: {e}"),
         }
     }
 }
@@ -345,7 +348,7 @@ pub(crate) fn terminate_escaped(serial: u64) {
                 start: stat.start,
             };
             tree.lineage.insert(id, serial);
-            signal(id, libc::SIGTERM);
+            signal(id, Signal::TERM);
         }
     }
 }
@@ -381,10 +384,11 @@ pub(crate) fn reap_orphans() {
             && Some(pid) != tree.keep
             && tree.adopted(pid, &stat)
         {
-            let mut status = 0;
-            // SAFETY: waits for one named zombie without blocking; status is a local.
-            unsafe {
-                libc::waitpid(pid as libc::pid_t, &mut status, libc::WNOHANG);
+            let Some(zombie) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+                continue;
+            };
+            if let Err(e) = rustix::process::waitpid(Some(zombie), WaitOptions::NOHANG) {
+                tracing::debug!(pid, "reaping an adopted zombie failed: {e}");
             }
         }
     }

@@ -3,6 +3,8 @@
 //! the model or from inside another call: surface check, arguments, approval, gate, handler,
 //! write-hook reports, notices.
 
+#![forbid(unsafe_code)]
+
 mod approval;
 mod arrival;
 mod ask;

@@ -14,6 +14,8 @@
 //! [`TIME_BUDGET`] and [`REWRITE_BUDGET`] unless `[structural]` sets them).
 //! Meeting a bound is an error that names it, never a silently shorter answer.
 
+#![forbid(unsafe_code)]
+
 mod budget;
 mod cache;
 mod capability;

@@ -4,6 +4,8 @@
 //!
 //! MCP is one front end over this library; an agent runtime can use it directly.
 
+#![forbid(unsafe_code)]
+
 mod builder;
 mod config;
 mod doctor;

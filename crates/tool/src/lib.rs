@@ -6,6 +6,8 @@
 //! The crate holds no domain traits: language servers, kernels and debuggers live in their own
 //! crates and reach the run only through these seams.
 
+#![forbid(unsafe_code)]
+
 mod approval;
 mod capability;
 mod cx;

@@ -2,6 +2,8 @@
 //! their own process groups, through the five vibe tools. Registered only in vibe mode, and
 //! every worker's tree is killed when the run ends.
 
+#![forbid(unsafe_code)]
+
 mod config;
 mod output;
 mod pool;

@@ -560,7 +560,7 @@ fn kill_run(worker: &mut Worker) {
         stop.cancel();
     }
     if let Some(pid) = worker.group.take() {
-        tether_proc::signal_group(pid, libc::SIGKILL);
+        tether_proc::signal_group(pid, tether_proc::Signal::KILL);
     }
 }
 
