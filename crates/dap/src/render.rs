@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use tether_fs::{Unshown, Workspace};
+use tether_tool::cut_line;
 
 use crate::protocol::{SetBreakpointsResponse, StackFrame, Variable};
 
@@ -13,14 +14,9 @@ pub const MAX_CHILDREN: usize = 50;
 /// Characters shown of one value.
 pub const MAX_VALUE: usize = 400;
 
-/// A value cut to [`MAX_VALUE`] characters, saying how long it was.
+/// A value cut to [`MAX_VALUE`] characters, saying how much was cut.
 pub fn value(text: &str) -> String {
-    let count = text.chars().count();
-    if count <= MAX_VALUE {
-        return text.to_string();
-    }
-    let head: String = text.chars().take(MAX_VALUE).collect();
-    format!("{head}… ({count} characters, cut at {MAX_VALUE})")
+    cut_line(text, MAX_VALUE)
 }
 
 /// What `setBreakpoints` answered for one file: verified, moved, or refused, per line.

@@ -14,14 +14,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rustix::fs::OFlags;
-use serde::{Deserialize, Serialize};
 
 use crate::beneath::Kind;
+use crate::record::{JOURNAL_VERSION, JournalFile, TxnState};
 use crate::rollback::{finish, remove_quietly_abs, rollback, slash, validate_entries};
-use crate::{ChangeOp, CommitReceipt, FsError, STATE_DIR, Workspace, hash_bytes};
-
-/// Version of the on-disk journal format; version 1 kept absolute paths inside the workspace.
-pub(crate) const JOURNAL_VERSION: u32 = 2;
+use crate::{FsError, STATE_DIR, Workspace, hash_bytes};
 
 /// How long a commit waits for another process's write lock on the same workspace by default,
 /// as long as a call waits for the run's own write permit.
@@ -115,54 +112,6 @@ impl fmt::Display for RecoveryReport {
     }
 }
 
-/// Where a transaction stands on disk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum TxnState {
-    Applying,
-    Committed,
-}
-
-/// The journal file's content. Every path is relative to the workspace root.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct JournalFile {
-    pub version: u32,
-    /// The canonical workspace root the transaction ran in.
-    pub root: PathBuf,
-    pub run_id: String,
-    pub txn_id: u64,
-    pub state: TxnState,
-    pub entries: Vec<Entry>,
-    /// Folders the transaction created, shallowest first.
-    pub created_dirs: Vec<PathBuf>,
-}
-
-/// One step: a put (temp renamed over target) or, without `temp`, a removal of target.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Entry {
-    pub target: PathBuf,
-    /// Temp file next to the target holding the new content (puts only).
-    pub temp: Option<PathBuf>,
-    /// Copy of the original under `.tether/` (when the target existed).
-    pub backup: Option<PathBuf>,
-    /// Hash of the new content (puts only), so recovery only removes files it created.
-    pub new_hash: Option<String>,
-    /// Hash of the original (when the target existed), so a rollback never overwrites bytes
-    /// that are neither the original nor ours: someone changed the file after the crash.
-    #[serde(default)]
-    pub old_hash: Option<String>,
-}
-
-/// The name of entry `i`'s temp file, next to its target.
-pub(crate) fn temp_name(run_id: &str, txn_id: u64, i: usize) -> String {
-    format!(".tether-tmp-{run_id}-{txn_id}-{i}")
-}
-
-/// Entry `i`'s backup, relative to the root.
-pub(crate) fn backup_path(run_id: &str, txn_id: u64, i: usize) -> PathBuf {
-    Path::new(STATE_DIR).join(format!("backup-{run_id}-{txn_id}-{i}"))
-}
-
 /// The state folder for the workspace at canonical `root`: `<state_root>/<hash of root>`.
 pub fn workspace_state_dir(state_root: &Path, root: &Path) -> PathBuf {
     let key = hash_bytes(root.as_os_str().as_encoded_bytes());
@@ -219,27 +168,6 @@ impl Journal {
     pub fn with_lock_wait(mut self, wait: Duration) -> Self {
         self.lock_wait = wait;
         self
-    }
-
-    /// All-or-nothing commit: validates every op against the disk, then writes them all or none.
-    ///
-    /// Any stale expectation gives [`FsError::Conflict`] with nothing written; any later failure
-    /// rolls back every file already changed. Receipts come back in op order. The workspace's
-    /// write lock is held from the check to the last rename, so other processes' commits
-    /// never interleave with this one.
-    pub fn commit(&self, ops: Vec<ChangeOp>) -> Result<CommitReceipt, FsError> {
-        self.commit_with_fault(ops, &|_| Ok(()))
-    }
-
-    /// [`Journal::commit`] with a test hook: `fault(n)` runs just before the n-th apply step
-    /// (rename or removal, 0-based) and an error aborts the commit like a failed rename.
-    #[doc(hidden)]
-    pub fn commit_with_fault(
-        &self,
-        ops: Vec<ChangeOp>,
-        fault: &dyn Fn(usize) -> std::io::Result<()>,
-    ) -> Result<CommitReceipt, FsError> {
-        crate::txn::run_commit(self, ops, fault)
     }
 
     /// This run's unique id (`r<pid>-<hex>`).

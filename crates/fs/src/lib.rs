@@ -15,6 +15,7 @@ mod journal;
 mod merge;
 mod ops;
 mod rebase;
+mod record;
 mod rollback;
 mod staged;
 pub mod suggest;

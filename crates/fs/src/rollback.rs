@@ -1,14 +1,17 @@
 //! Undoing and finishing transactions: rollback through folder descriptors, cleanup, and the
 //! checks a journal must pass before recovery acts on it.
 
-use std::fs;
-use std::io::ErrorKind;
+use std::fs::{self, File};
+use std::io::{ErrorKind, Read};
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
+use rustix::fs::{OFlags, Stat};
+
 use crate::beneath::{Kind, RootDir};
-use crate::journal::{Entry, JournalFile, backup_path, temp_name};
-use crate::{FsError, STATE_DIR};
+use crate::confine::open_regular;
+use crate::record::{Entry, JournalFile, backup_path, temp_name};
+use crate::{ContentHash, FsError, STATE_DIR, hash_bytes};
 
 /// Checks that every path is a plain path inside the root, outside `.tether/`, and that temps
 /// and backups have exactly the names this run id and transaction would have given them.
@@ -132,7 +135,7 @@ fn rollback_entry(
             _ => {}
         }
     }
-    let now = crate::txn::read_hash(&folder, name)?.map(|h| h.to_string());
+    let now = read_hash(&folder, name)?.map(|h| h.to_string());
     match &e.backup {
         Some(backup) => {
             let ours = match &now {
@@ -204,7 +207,7 @@ fn restore_backup(
                     0,
                 )
                 .map_err(io("open backup"))?;
-            crate::txn::copy_exclusive(src, folder, tmp).map_err(io("copy backup"))?;
+            copy_exclusive(src, folder, tmp).map_err(io("copy backup"))?;
             if let Err(e) = folder.rename(tmp, name) {
                 remove_quietly(folder, tmp);
                 return Err(io("restore")(e));
@@ -246,4 +249,38 @@ pub(crate) fn remove_quietly_abs(path: &Path) {
 /// A root-relative path as shown to the model.
 pub(crate) fn slash(rel: &Path) -> String {
     rel.to_string_lossy().into_owned()
+}
+
+/// Reads a regular file beneath the root with its stat; `Ok(None)` when it does not exist.
+pub(crate) fn read_with_stat(
+    dir: &RootDir,
+    rel: &Path,
+    shown: &str,
+) -> Result<Option<(Vec<u8>, ContentHash, Stat)>, FsError> {
+    let Some(mut file) = open_regular(dir, rel, shown)? else {
+        return Ok(None);
+    };
+    let st = rustix::fs::fstat(&file).map_err(|e| FsError::io("stat", shown, e.into()))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| FsError::io("read", shown, e))?;
+    let hash = hash_bytes(&bytes);
+    Ok(Some((bytes, hash, st)))
+}
+
+/// The hash of what is at `rel` now, for rollback's "is this still ours?" check.
+fn read_hash(dir: &RootDir, rel: &Path) -> Result<Option<ContentHash>, FsError> {
+    let shown = rel.to_string_lossy();
+    Ok(read_with_stat(dir, rel, &shown)?.map(|(_, h, _)| h))
+}
+
+/// Copies `src` to the new name `to` (never overwriting anything), flushed to disk.
+pub(crate) fn copy_exclusive(mut src: File, dir: &RootDir, to: &Path) -> std::io::Result<()> {
+    let mut dst = dir.open_file(to, OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL, 0o600)?;
+    if let Err(e) = std::io::copy(&mut src, &mut dst).and_then(|_| dst.sync_all()) {
+        drop(dst);
+        remove_quietly(dir, to);
+        return Err(e);
+    }
+    Ok(())
 }

@@ -2,16 +2,15 @@
 
 use std::collections::HashSet;
 use std::fs::File;
-use std::io::{ErrorKind, Read, Write};
+use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rustix::fs::{Mode, OFlags, Stat};
+use rustix::fs::{Mode, OFlags};
 
 use crate::beneath::RootDir;
-use crate::confine::open_regular;
-use crate::journal::{Entry, JOURNAL_VERSION, JournalFile, TxnState, backup_path, temp_name};
-use crate::rollback::{finish, remove_quietly, remove_quietly_abs, rollback};
+use crate::record::{Entry, JOURNAL_VERSION, JournalFile, TxnState, backup_path, temp_name};
+use crate::rollback::{copy_exclusive, finish, read_with_stat, remove_quietly_abs, rollback};
 use crate::{
     ChangeKind, ChangeOp, CommitReceipt, ContentHash, FileReceipt, FsError, Journal, WritePath,
     hash_bytes,
@@ -39,6 +38,29 @@ struct Keep {
     mode: u32,
     uid: u32,
     gid: u32,
+}
+
+impl Journal {
+    /// All-or-nothing commit: validates every op against the disk, then writes them all or none.
+    ///
+    /// Any stale expectation gives [`FsError::Conflict`] with nothing written; any later failure
+    /// rolls back every file already changed. Receipts come back in op order. The workspace's
+    /// write lock is held from the check to the last rename, so other processes' commits
+    /// never interleave with this one.
+    pub fn commit(&self, ops: Vec<ChangeOp>) -> Result<CommitReceipt, FsError> {
+        self.commit_with_fault(ops, &|_| Ok(()))
+    }
+
+    /// [`Journal::commit`] with a test hook: `fault(n)` runs just before the n-th apply step
+    /// (rename or removal, 0-based) and an error aborts the commit like a failed rename.
+    #[doc(hidden)]
+    pub fn commit_with_fault(
+        &self,
+        ops: Vec<ChangeOp>,
+        fault: &dyn Fn(usize) -> std::io::Result<()>,
+    ) -> Result<CommitReceipt, FsError> {
+        run_commit(self, ops, fault)
+    }
 }
 
 /// The all-or-nothing commit behind [`Journal::commit`]; `fault(n)` runs just before the n-th
@@ -333,29 +355,6 @@ fn expect_absent(ws: &crate::Workspace, path: &WritePath) -> Result<(), FsError>
     }
 }
 
-/// Reads a regular file beneath the root with its stat; `Ok(None)` when it does not exist.
-fn read_with_stat(
-    dir: &RootDir,
-    rel: &Path,
-    shown: &str,
-) -> Result<Option<(Vec<u8>, ContentHash, Stat)>, FsError> {
-    let Some(mut file) = open_regular(dir, rel, shown)? else {
-        return Ok(None);
-    };
-    let st = rustix::fs::fstat(&file).map_err(|e| FsError::io("stat", shown, e.into()))?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)
-        .map_err(|e| FsError::io("read", shown, e))?;
-    let hash = hash_bytes(&bytes);
-    Ok(Some((bytes, hash, st)))
-}
-
-/// The hash of what is at `rel` now, for rollback's "is this still ours?" check.
-pub(crate) fn read_hash(dir: &RootDir, rel: &Path) -> Result<Option<ContentHash>, FsError> {
-    let shown = rel.to_string_lossy();
-    Ok(read_with_stat(dir, rel, &shown)?.map(|(_, h, _)| h))
-}
-
 /// Writes new content to a fresh temp file and flushes it to disk. A replaced file's mode and
 /// owner carry over; when the owner cannot be kept, set-id bits are dropped instead.
 fn write_temp(
@@ -394,15 +393,4 @@ fn make_backup(dir: &RootDir, target: &Path, backup: &Path) -> std::io::Result<(
     let src = dir.open_file(target, OFlags::RDONLY | OFlags::NONBLOCK, 0)?;
     copy_exclusive(src, dir, &tmp)?;
     dir.rename(&tmp, backup)
-}
-
-/// Copies `src` to the new name `to` (never overwriting anything), flushed to disk.
-pub(crate) fn copy_exclusive(mut src: File, dir: &RootDir, to: &Path) -> std::io::Result<()> {
-    let mut dst = dir.open_file(to, OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL, 0o600)?;
-    if let Err(e) = std::io::copy(&mut src, &mut dst).and_then(|_| dst.sync_all()) {
-        drop(dst);
-        remove_quietly(dir, to);
-        return Err(e);
-    }
-    Ok(())
 }

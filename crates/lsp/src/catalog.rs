@@ -116,14 +116,37 @@ pub(crate) struct LanguageData {
 struct CatalogData {
     languages: BTreeMap<String, LanguageData>,
     servers: BTreeMap<String, ServerData>,
-    checkers: Vec<crate::checker::Checker>,
+    checkers: Vec<Checker>,
+}
+
+/// A checker as the catalog describes it (`[[checkers]]` in catalog.toml).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Checker {
+    pub(crate) name: String,
+    #[serde(default)]
+    pub(crate) markers: Vec<String>,
+    pub(crate) project: Option<String>,
+    pub(crate) command: Vec<String>,
+    #[serde(default)]
+    pub(crate) binaries: Vec<String>,
+    pub(crate) reader: String,
+    pub(crate) narrower: Option<Narrower>,
+}
+
+/// A second, narrower run: what it leaves out, and its command.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Narrower {
+    pub(crate) without: String,
+    pub(crate) command: Vec<String>,
 }
 
 /// The built-in catalog, parsed once.
 struct Catalog {
     languages: BTreeMap<String, Language>,
     servers: BTreeMap<String, ServerEntry>,
-    checkers: Vec<crate::checker::Checker>,
+    checkers: Vec<Checker>,
 }
 
 fn catalog() -> &'static Catalog {
@@ -160,7 +183,7 @@ pub fn builtin() -> BTreeMap<String, ServerEntry> {
 }
 
 /// The project checkers `diagnostics "*"` runs, in order.
-pub(crate) fn checkers() -> &'static [crate::checker::Checker] {
+pub(crate) fn checkers() -> &'static [Checker] {
     &catalog().checkers
 }
 

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tether_proc::{ChildSpec, ProcError, run_with_deadline};
+use tether_tool::cut_line;
 
-use crate::render::cut;
+use crate::catalog::{Checker, checkers};
 
 /// Problems listed at most, over all languages.
 const CAP: usize = 100;
@@ -34,29 +35,6 @@ fn reader(name: &str) -> Option<Reader> {
         "dart" => read_dart,
         _ => return None,
     })
-}
-
-/// A checker as the catalog describes it (`[[checkers]]` in catalog.toml).
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Checker {
-    name: String,
-    #[serde(default)]
-    markers: Vec<String>,
-    project: Option<String>,
-    command: Vec<String>,
-    #[serde(default)]
-    binaries: Vec<String>,
-    reader: String,
-    narrower: Option<Narrower>,
-}
-
-/// A second, narrower run: what it leaves out, and its command.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Narrower {
-    without: String,
-    command: Vec<String>,
 }
 
 impl Checker {
@@ -92,7 +70,7 @@ impl Checker {
 pub async fn check_project(root: &Path, deadline: Duration) -> String {
     let mut sections = Vec::new();
     let mut all: Vec<Problem> = Vec::new();
-    for c in crate::catalog::checkers() {
+    for c in checkers() {
         if !c.applies(root) {
             continue;
         }
@@ -145,7 +123,7 @@ pub async fn check_project(root: &Path, deadline: Duration) -> String {
             p.path,
             p.line,
             p.severity,
-            cut(&p.message, 300)
+            cut_line(&p.message, 300)
         ));
     }
     if all.len() > CAP {

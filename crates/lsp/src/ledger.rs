@@ -9,7 +9,7 @@ use std::time::Instant;
 use serde_json::Value;
 use tether_tool::{FileStatus, Finding};
 
-use crate::render::cut;
+use tether_tool::cut_line;
 
 /// A file's problems before the run first touched it, and after the latest answer.
 type Known = (Vec<Finding>, Vec<Finding>);
@@ -174,7 +174,7 @@ pub fn findings(items: &[Value], counted: &Severities) -> Vec<Finding> {
             _ => String::new(),
         };
         let message = d["message"].as_str().unwrap_or("").replace('\n', " ");
-        let text = format!("{severity}{code} {}", cut(message.trim(), 300));
+        let text = format!("{severity}{code} {}", cut_line(message.trim(), 300));
         out.push(Finding {
             line: start["line"].as_u64().unwrap_or(0) as usize + 1,
             key: text.clone(),

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use serde_json::json;
 use tether_tool::{CallCx, counted};
 
-use crate::render::cut;
 use crate::supervisor::Supervisor;
+use tether_tool::cut_line;
 
 /// Lines of uses left shown before the list is cut.
 const LINES_SHOWN: usize = 30;
@@ -171,7 +171,7 @@ async fn shown_lines(
             }
             let row = match texts.get(&root.join(rel)) {
                 Some(Ok(got)) => match got.get(&(n - 1)) {
-                    Some(text) => format!("{rel}:{n}  | {}", cut(text.trim(), LINE_CHARS)),
+                    Some(text) => format!("{rel}:{n}  | {}", cut_line(text.trim(), LINE_CHARS)),
                     None => format!("{rel}:{n}  (the line is gone: not shown)"),
                 },
                 Some(Err(why)) => format!("{rel}:{n}  ({why}: not shown)"),

@@ -79,7 +79,7 @@ pub fn locate(line: &str, line_no: usize, symbol: &str) -> Result<(usize, String
     if hits.is_empty() {
         return Err(format!(
             "`{text}` does not occur on line {line_no}: `{}`",
-            cut(shown)
+            tether_tool::cut_line(shown, 300)
         ));
     }
     let start = match nth {
@@ -166,14 +166,6 @@ fn numbered(line: &str, text: &str, hits: &[usize]) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-fn cut(s: &str) -> String {
-    if s.chars().count() <= 300 {
-        s.to_string()
-    } else {
-        format!("{}…", s.chars().take(300).collect::<String>())
-    }
 }
 
 #[cfg(test)]

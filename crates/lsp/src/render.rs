@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use tether_fs::Workspace;
+use tether_tool::cut_line;
 
 use crate::position::Encoding;
 use crate::server::uri_path;
@@ -14,14 +15,6 @@ use crate::server::uri_path;
 const LINE_CHARS: usize = 300;
 /// Characters of a hover shown before it is cut with a mark.
 const HOVER_CHARS: usize = 2000;
-
-/// Cuts `s` at `max` characters with a visible mark.
-pub fn cut(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}… (cut)", &s[..i]),
-        None => s.to_string(),
-    }
-}
 
 /// One place an answer points at.
 pub struct Place {
@@ -106,7 +99,10 @@ pub async fn locations(places: &[Place], ws: &Workspace, enc: Encoding, cap: usi
             .chars()
             .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
             .collect();
-        out.push(format!("{at}  {ident}  | {}", cut(text.trim(), LINE_CHARS)));
+        out.push(format!(
+            "{at}  {ident}  | {}",
+            cut_line(text.trim(), LINE_CHARS)
+        ));
     }
     if places.len() > shown_places.len() {
         out.push(format!(
@@ -135,7 +131,7 @@ pub fn hover(answer: &Value) -> Option<String> {
     }
     let t = plain(&text(answer.get("contents")?));
     let t = t.trim();
-    (!t.is_empty()).then(|| cut(t, HOVER_CHARS))
+    (!t.is_empty()).then(|| cut_line(t, HOVER_CHARS))
 }
 
 /// Markdown as a model reads it best, plain: code fences dropped with their code kept as it
@@ -312,7 +308,7 @@ pub fn diagnostics(shown_path: &str, items: &[Value], cap: usize) -> String {
                 "{shown_path}:{}  {}  {}{code}{source}",
                 line + 1,
                 SEVERITY[(sev - 1) as usize],
-                cut(message.trim(), LINE_CHARS)
+                cut_line(message.trim(), LINE_CHARS)
             );
             (line, sev, text)
         })

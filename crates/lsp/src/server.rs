@@ -474,7 +474,7 @@ impl Server {
             format!(
                 "{} says the project loaded with an {level}: {}",
                 self.id,
-                crate::render::cut(&first, 400)
+                tether_tool::cut_line(&first, 400)
             )
         })
     }

@@ -35,8 +35,9 @@ const BODIES: &[(&str, Keywords, &str)] = &[
 type Keywords = &'static [(&'static str, &'static str)];
 
 /// A sentence to add to the "unparseable" error when `fragment` starts a declaration that
-/// needs a body and the same fragment with a `$$$B` body does compile; empty otherwise.
-pub(crate) fn body_hint(fragment: &str, lang: Lang) -> String {
+/// needs a body and the same fragment with a `$$$B` body does compile (`compiles` is the
+/// caller's compiler, so this module need not know it); empty otherwise.
+pub(crate) fn body_hint(fragment: &str, lang: Lang, compiles: &dyn Fn(&str) -> bool) -> String {
     let Some((_, keywords, body)) = BODIES.iter().find(|(id, _, _)| *id == lang.id()) else {
         return String::new();
     };
@@ -50,7 +51,7 @@ pub(crate) fn body_hint(fragment: &str, lang: Lang) -> String {
         return String::new();
     };
     let with_body = format!("{}{body}", fragment.trim_end());
-    if crate::pattern::compile_without_hint(&with_body, lang).is_err() {
+    if !compiles(&with_body) {
         return String::new();
     }
     let article = if noun.starts_with(|c: char| "aeiou".contains(c)) {

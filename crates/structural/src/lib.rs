@@ -22,6 +22,7 @@ mod capability;
 #[cfg(test)]
 mod cli_parity;
 mod config;
+mod excerpt;
 mod footer;
 mod hint;
 mod index;

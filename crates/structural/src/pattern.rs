@@ -104,7 +104,7 @@ fn compile_with(fragment: &str, lang: Lang, hint: bool) -> Result<Compiled, Unpa
     }
     let tried: Vec<&str> = rungs.iter().map(|r| r.name).collect();
     let advice = if hint {
-        crate::hint::body_hint(fragment, lang)
+        crate::hint::body_hint(fragment, lang, &|f| compile_without_hint(f, lang).is_ok())
     } else {
         String::new()
     };

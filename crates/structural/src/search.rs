@@ -13,8 +13,8 @@ use tether_fs::{ContentHash, hash_bytes};
 
 use crate::budget::{Budget, CHECK_EVERY, MAX_TREE_DEPTH, STACK_BYTES, Stop};
 use crate::cache::{Lookup, TreeCache};
+use crate::excerpt::{CAPTURE_CHARS, excerpt, one_line_cut};
 use crate::pattern::Compiled;
-use crate::render::{CAPTURE_CHARS, excerpt, one_line_cut};
 use crate::template::{LineStarts, RenderError, ShapeError, Template};
 use crate::walk::SkippedFolders;
 

@@ -10,6 +10,7 @@ mod builder;
 mod config;
 mod doctor;
 mod settings;
+mod toml_file;
 mod trust;
 
 pub use builder::{BuildError, Run, RunBuilder};

@@ -21,7 +21,7 @@ struct TrustFile {
 struct TrustEntry {
     root: PathBuf,
     /// Fingerprint of the workspace `tether.toml` when it was trusted (see
-    /// [`crate::config::fingerprint`]).
+    /// [`crate::toml_file::fingerprint`]).
     config: String,
 }
 
@@ -72,7 +72,7 @@ impl TrustStore {
 
     /// Whether `root` is trusted with the `tether.toml` it has now.
     pub fn is_trusted(&self, root: &Path) -> bool {
-        match crate::config::fingerprint(root) {
+        match crate::toml_file::fingerprint(root) {
             Ok(f) => self.state(root, &f) == TrustState::Trusted,
             Err(_) => false,
         }
@@ -87,7 +87,7 @@ impl TrustStore {
                 root.display()
             ));
         }
-        let config = crate::config::fingerprint(root).map_err(|e| e.to_string())?;
+        let config = crate::toml_file::fingerprint(root).map_err(|e| e.to_string())?;
         let mut file = self.load()?;
         if self.state(root, &config) == TrustState::Trusted {
             return Ok(false);

@@ -78,7 +78,7 @@ fn lldb_debugs_a_c_program_built_with_debug_info() {
                 && launched.contains("> 20: int r = add(p.x, p.y);"),
             "{launched}"
         );
-        assert!(launched.contains("characters, cut at 400)"), "{launched}");
+        assert!(launched.contains(" chars]"), "{launched}");
         let numbers = reference_of(&launched, "numbers");
         let children = debug(&run, json!({"action": "variables", "reference": numbers})).await;
         assert!(children.contains("… 30 more, cut at 50"), "{children}");

@@ -76,13 +76,10 @@ fn report(worker: &Worker, stall: Duration) -> String {
     match worker.state {
         State::Completed => {
             let result = worker.result.as_deref().unwrap_or("");
-            let shown: String = result.chars().take(RESULT_CAP).collect();
+            let shown = cut_line(result, RESULT_CAP);
             out.push_str(&format!("\nresult:\n{shown}"));
-            if shown.len() < result.len() {
-                out.push_str(&format!(
-                    "\n[… {} more characters in the transcript]",
-                    result.chars().count() - RESULT_CAP
-                ));
+            if result.chars().nth(RESULT_CAP).is_some() {
+                out.push_str("\n(the whole result is in the transcript)");
             }
         }
         State::Failed | State::Killed => {

@@ -2,7 +2,6 @@
 //! what the workspace file sets held back until it is trusted (which keys may be set before
 //! that is derived from the settings' definitions in [`crate::settings`]).
 
-mod files;
 mod listing;
 mod table;
 #[cfg(test)]
@@ -14,34 +13,12 @@ use tether_tool::ApprovalPolicy;
 use toml::{Table, Value};
 
 use crate::settings::{APPROVAL, ASK_TIMEOUT, READ_ROOTS, VIBE, inert, user_only};
-use crate::trust::{TrustState, TrustStore, Untrusted};
-pub(crate) use files::fingerprint;
-use files::{
+pub use crate::toml_file::ConfigError;
+use crate::toml_file::{
     expand_home, fingerprint_of, lies_inside, parse_table, read_table, read_workspace_file,
 };
+use crate::trust::{TrustState, TrustStore, Untrusted};
 use table::{leaves, lookup, merge, only};
-
-/// A config file that cannot be used: which file, which key (when one is to blame), and why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}: {}{reason}", .file.display(), .key.as_ref().map(|k| format!("`{k}`: ")).unwrap_or_default())]
-pub struct ConfigError {
-    /// The file.
-    pub file: PathBuf,
-    /// The dotted key at fault, if one is.
-    pub key: Option<String>,
-    /// What is wrong and what is allowed.
-    pub reason: String,
-}
-
-impl ConfigError {
-    pub(crate) fn new(file: &Path, key: Option<&str>, reason: impl Into<String>) -> Self {
-        ConfigError {
-            file: file.to_path_buf(),
-            key: key.map(str::to_string),
-            reason: reason.into(),
-        }
-    }
-}
 
 /// Which file a setting came from.
 #[derive(Debug, Clone, PartialEq, Eq)]

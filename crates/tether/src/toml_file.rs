@@ -5,10 +5,30 @@ use std::path::{Path, PathBuf};
 
 use toml::Table;
 
-use super::ConfigError;
+/// A config file that cannot be used: which file, which key (when one is to blame), and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {}{reason}", .file.display(), .key.as_ref().map(|k| format!("`{k}`: ")).unwrap_or_default())]
+pub struct ConfigError {
+    /// The file.
+    pub file: PathBuf,
+    /// The dotted key at fault, if one is.
+    pub key: Option<String>,
+    /// What is wrong and what is allowed.
+    pub reason: String,
+}
+
+impl ConfigError {
+    pub(crate) fn new(file: &Path, key: Option<&str>, reason: impl Into<String>) -> Self {
+        ConfigError {
+            file: file.to_path_buf(),
+            key: key.map(str::to_string),
+            reason: reason.into(),
+        }
+    }
+}
 
 /// The user's file, if there is one.
-pub(super) fn read_table(path: &Path) -> Result<Option<Table>, ConfigError> {
+pub(crate) fn read_table(path: &Path) -> Result<Option<Table>, ConfigError> {
     match std::fs::read(path) {
         Ok(bytes) => parse_table(path, &bytes).map(Some),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -17,7 +37,7 @@ pub(super) fn read_table(path: &Path) -> Result<Option<Table>, ConfigError> {
 }
 
 /// A file's bytes as a TOML table; the error names the file and the line.
-pub(super) fn parse_table(path: &Path, bytes: &[u8]) -> Result<Table, ConfigError> {
+pub(crate) fn parse_table(path: &Path, bytes: &[u8]) -> Result<Table, ConfigError> {
     let text = std::str::from_utf8(bytes)
         .map_err(|_| ConfigError::new(path, None, "it is not UTF-8 text"))?;
     text.parse::<Table>()
@@ -26,7 +46,7 @@ pub(super) fn parse_table(path: &Path, bytes: &[u8]) -> Result<Table, ConfigErro
 
 /// Reads the workspace `tether.toml`, which must be a regular file inside the root: a symlink
 /// (say, to /etc/passwd) or a FIFO is refused before anything is read from it.
-pub(super) fn read_workspace_file(path: &Path) -> Result<Option<Vec<u8>>, ConfigError> {
+pub(crate) fn read_workspace_file(path: &Path) -> Result<Option<Vec<u8>>, ConfigError> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let refuse = |what: &str| {
@@ -73,7 +93,7 @@ pub(crate) fn fingerprint(root: &Path) -> Result<String, ConfigError> {
     ))
 }
 
-pub(super) fn fingerprint_of(bytes: Option<&[u8]>) -> String {
+pub(crate) fn fingerprint_of(bytes: Option<&[u8]>) -> String {
     match bytes {
         Some(b) => format!("xxh3-{}", tether_fs::hash_bytes(b)),
         None => "none".into(),
@@ -81,7 +101,7 @@ pub(super) fn fingerprint_of(bytes: Option<&[u8]>) -> String {
 }
 
 /// Whether `dir` (which may not exist yet) lies inside the canonical `root`.
-pub(super) fn lies_inside(dir: &Path, root: &Path) -> bool {
+pub(crate) fn lies_inside(dir: &Path, root: &Path) -> bool {
     let mut probe = dir.to_path_buf();
     let mut tail = Vec::new();
     loop {
@@ -100,7 +120,7 @@ pub(super) fn lies_inside(dir: &Path, root: &Path) -> bool {
 }
 
 /// `~/x` as a path under the home folder.
-pub(super) fn expand_home(p: &str) -> PathBuf {
+pub(crate) fn expand_home(p: &str) -> PathBuf {
     match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
         (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
         _ => PathBuf::from(p),
