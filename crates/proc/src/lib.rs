@@ -19,6 +19,7 @@ mod python;
 mod reaper;
 mod rpc;
 mod status;
+mod tail;
 mod tree;
 
 pub use child::{ProcError, output_with_deadline, run_with_deadline, signal_group};
@@ -35,4 +36,5 @@ pub use rpc::{
     RpcError,
 };
 pub use status::{children_named, gone_within, is_running};
+pub use tail::{STDERR_SHOWN, with_stderr_tail};
 pub use tree::{init, sweep_strays};
