@@ -4,13 +4,14 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tether_proc::lock;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tether_proc::{ChildSpec, LongChild, with_stderr_tail};
+use tether_proc::{ChildSpec, LongChild};
 use tokio::sync::watch;
 
 use crate::catalog::Transport;
@@ -20,10 +21,6 @@ use crate::protocol::{self as dap, Event};
 
 /// Output kept: the last 64 KiB.
 const OUTPUT_RING: usize = 64 << 10;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// Where the program stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,9 +143,9 @@ impl Session {
                 match over_tcp(output, board.clone(), announce, limits.request).await {
                     Ok(peer) => peer,
                     Err(e) => {
-                        let tail = child.stderr_tail();
+                        let tail = child.stderr_tail().join("\n");
                         child.shutdown(Duration::from_millis(500)).await;
-                        return Err(with_stderr_tail(&format!("{}: {e}", adapter.id), &tail));
+                        return Err(with_tail(&format!("{}: {e}", adapter.id), &tail));
                     }
                 }
             }
@@ -156,9 +153,9 @@ impl Session {
         let capabilities = match initialize(&peer, &adapter.id, limits.request).await {
             Ok(caps) => caps,
             Err(e) => {
-                let tail = child.stderr_tail();
+                let tail = child.stderr_tail().join("\n");
                 child.shutdown(Duration::from_millis(500)).await;
-                return Err(with_stderr_tail(&format!("{}: {e}", adapter.id), &tail));
+                return Err(with_tail(&format!("{}: {e}", adapter.id), &tail));
             }
         };
         Ok(Session {
@@ -616,6 +613,13 @@ fn announced(line: &str, announce: &str) -> Option<String> {
         (true, _) => None,
         (false, true) => at.parse::<u16>().ok().map(|p| format!("127.0.0.1:{p}")),
         (false, false) => Some(at.to_string()),
+    }
+}
+
+fn with_tail(message: &str, tail: &str) -> String {
+    match tail.trim() {
+        "" => message.to_string(),
+        t => format!("{message}; its stderr ended with:\n{t}"),
     }
 }
 

@@ -4,16 +4,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use tether_proc::lock;
 
 use serde_json::Value;
 use tether_tool::{CallCx, NoticeQueue, ToolError};
 
 use crate::session::{Limits, Session, Where};
 use crate::tool::{Action, DebugArgs, need};
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// The run's debug sessions, one per conversation, and breakpoints set before a launch.
 pub struct Sessions {

@@ -13,6 +13,7 @@ mod tool;
 
 use std::sync::Arc;
 use std::time::Duration;
+use tether_proc::lock;
 
 use serde::Deserialize;
 use tether_tool::{BoxFuture, Capability, DoctorSection, Install};
@@ -211,7 +212,7 @@ impl Capability for Kernel {
                     }
                     // A cell still holds the kernel: its whole group is killed from here.
                     Err(_) => {
-                        let groups = kernels.groups.lock().unwrap_or_else(|p| p.into_inner());
+                        let groups = lock(&kernels.groups);
                         if let Some(pid) = groups[language.index()] {
                             tether_proc::signal_group(pid, tether_proc::Signal::KILL);
                         }

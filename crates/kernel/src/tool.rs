@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::time::Duration;
+use tether_proc::lock;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -94,7 +95,7 @@ pub struct Kernels {
 impl Kernels {
     /// Records a language's running kernel group (or that none runs), for shutdown.
     pub(crate) fn set_group(&self, language: Language, pid: Option<u32>) {
-        self.groups.lock().unwrap_or_else(|p| p.into_inner())[language.index()] = pid;
+        lock(&self.groups)[language.index()] = pid;
     }
 
     /// Where the next kernel starts, and the words that say so (empty for the plain host).
@@ -271,16 +272,16 @@ impl Tool for EvalTool {
         let bridge = |name: String, args: Value| -> BoxFuture<'_, Result<ToolOutput, String>> {
             let waiting_on = &waiting_on;
             Box::pin(async move {
-                *waiting_on.lock().unwrap_or_else(|p| p.into_inner()) = Some(name.clone());
+                *lock(waiting_on) = Some(name.clone());
                 let out = cx.dispatch(&name, args).await.map_err(|e| e.to_string());
-                *waiting_on.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                *lock(waiting_on) = None;
                 out
             })
         };
         let first = (!said.is_empty()).then(|| said.join("\n"));
         let running = kernel.run(&args.code, self.kernels.idle, cx.cancel_token(), &bridge);
         let tell = |t: Duration| {
-            let on = waiting_on.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let on = lock(&waiting_on).clone();
             match on {
                 Some(tool) => format!(
                     "cell running ({} s), waiting on its `{tool}` call",

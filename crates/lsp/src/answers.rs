@@ -5,13 +5,14 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use tether_proc::lock;
 
 use serde_json::{Value, json};
 use std::sync::atomic::Ordering;
 use tether_proc::RpcError;
 use tether_proc::codes::METHOD_NOT_FOUND;
 
-use crate::server::{Heard, Published, Server, file_uri, lock, uri_path};
+use crate::server::{Heard, Published, Server, file_uri, uri_path};
 use crate::store::Publications;
 use std::sync::Arc;
 

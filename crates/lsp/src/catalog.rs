@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Mutex, OnceLock};
+use tether_proc::lock;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -206,7 +207,7 @@ pub fn language_of(path: &std::path::Path) -> Option<&'static str> {
 /// few, and tasks that outlive a call carry them).
 pub fn intern(name: &str) -> &'static str {
     static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
-    let mut names = NAMES.lock().unwrap_or_else(|p| p.into_inner());
+    let mut names = lock(&NAMES);
     if let Some(known) = names.get(name) {
         return known;
     }

@@ -3,8 +3,9 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 use std::time::Instant;
+use tether_proc::lock;
 
 use serde_json::Value;
 use tether_tool::{FileStatus, Finding};
@@ -25,10 +26,6 @@ pub struct Ledger {
 /// How long a file counts as being written, at most: a write that failed between its two
 /// hooks never ends its mark, and outside changes to the file must not be ignored for ever.
 const WRITING_AT_MOST: std::time::Duration = std::time::Duration::from_secs(120);
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 impl Ledger {
     /// The last complete answer for `path`, if the run has one.

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tether_proc::lock;
 
 use tether_fs::{FileReceipt, WritePath};
 use tether_tool::{Baseline, BoxFuture, FileReport, FileStatus, Finding, HookBudgets, WriteHook};
@@ -155,7 +156,7 @@ impl DiagnosticsOnWrite {
 
     /// `full()` the first time `key` is told in the run, then a short reference to it.
     fn once(&self, key: &str, full: impl FnOnce() -> String) -> String {
-        let mut told = self.told.lock().unwrap_or_else(|p| p.into_inner());
+        let mut told = lock(&self.told);
         match told.insert(key.to_string()) {
             true => full(),
             false => "not checked by a language server, as said above".to_string(),

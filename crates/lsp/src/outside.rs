@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
+use tether_proc::lock;
 
 use notify::{EventKind, RecursiveMode, Watcher};
 use tokio::sync::mpsc;
@@ -74,10 +75,7 @@ impl Outside {
 
     /// Stops watching.
     pub fn stop(&self) {
-        self.watcher
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        lock(&self.watcher).take();
     }
 }
 
@@ -97,10 +95,6 @@ fn is_ours(path: &Path) -> bool {
     path.file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.starts_with(".tether-"))
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Watches every folder under `root` that git would not ignore, each on its own, and says how

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
+use tether_proc::lock;
 
 use tokio::sync::{Mutex, OnceCell};
 
@@ -132,7 +133,7 @@ impl Supervisor {
 
     /// Refuses a restart that comes too soon after a crash (1 s, doubling up to 30 s).
     fn backoff(&self, key: &(String, PathBuf)) -> Result<(), String> {
-        let crashes = self.crashes.lock().unwrap_or_else(|p| p.into_inner());
+        let crashes = lock(&self.crashes);
         let Some(c) = crashes.get(key) else {
             return Ok(());
         };
@@ -155,7 +156,7 @@ impl Supervisor {
     }
 
     fn note_crash(&self, key: &(String, PathBuf), why: String) {
-        let mut crashes = self.crashes.lock().unwrap_or_else(|p| p.into_inner());
+        let mut crashes = lock(&self.crashes);
         let entry = crashes.entry(key.clone()).or_insert(Crashes {
             count: 0,
             last: tokio::time::Instant::now(),

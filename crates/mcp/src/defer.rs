@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
+use tether_tool::lock;
 
 use rmcp::model::{
     ElicitRequest, ElicitResult, InputRequest, InputRequests, InputRequiredResult, InputResponses,
@@ -18,10 +19,6 @@ use crate::elicit::{form_params, outcome_of};
 pub(crate) struct DeferPort {
     pending: Mutex<HashMap<String, Card>>,
     answers: Mutex<HashMap<String, Outcome>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl DeferPort {

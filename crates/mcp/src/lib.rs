@@ -11,6 +11,7 @@ mod stdio;
 mod wire;
 
 use std::sync::Arc;
+use tether_tool::lock;
 
 use base64::Engine as _;
 use rmcp::model::{
@@ -284,7 +285,7 @@ impl McpProgress {
 
 impl ProgressPort for McpProgress {
     fn report(&self, _done: u64, message: &str) {
-        let mut reported = self.reported.lock().unwrap_or_else(|p| p.into_inner());
+        let mut reported = lock(&self.reported);
         *reported += 1;
         let param = ProgressNotificationParam::new(self.token.clone(), *reported as f64)
             .with_message(message);

@@ -19,7 +19,7 @@ mod python;
 mod reaper;
 mod rpc;
 mod status;
-mod tail;
+mod sync;
 mod tree;
 
 pub use child::{ProcError, output_with_deadline, run_with_deadline, signal_group};
@@ -29,12 +29,12 @@ pub use jsonrpc::{JsonRpc, Peer, codes};
 pub use long::{ChildSpec, LongChild};
 pub use neutral::{inside, neutral_rust_sysroot, path_outside, rust_pins, which_outside};
 pub use pipes::{PipeEnd, nonblocking_reader};
-pub use rustix::process::Signal;
 pub use python::{PYTHON_PROJECT_MARKERS, project_python, project_venv};
 pub use rpc::{
     BoxFuture, Engine, Envelope, Id, Inbound, Incoming, Numbers, Pending, Reply, ResponseError,
     RpcError,
 };
+pub use rustix::process::Signal;
 pub use status::{children_named, gone_within, is_running};
-pub use tail::{STDERR_SHOWN, with_stderr_tail};
+pub use sync::lock;
 pub use tree::{init, sweep_strays};

@@ -1,5 +1,6 @@
 //! A child that lives as long as the run: language servers, debug adapters, kernels, workers.
 
+use crate::lock;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
@@ -66,7 +67,7 @@ impl LongChild {
             stderr_reader = Some(tokio::spawn(async move {
                 let mut lines = BufReader::new(pipe).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
-                    let mut ring = ring.lock().unwrap_or_else(|p| p.into_inner());
+                    let mut ring = lock(&ring);
                     if ring.len() == STDERR_LINES {
                         ring.pop_front();
                     }
@@ -121,7 +122,7 @@ impl LongChild {
 
     /// The last lines the child wrote to stderr, oldest first, for "it exited; it said: ...".
     pub fn stderr_tail(&self) -> Vec<String> {
-        let ring = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
+        let ring = lock(&self.stderr);
         ring.iter().cloned().collect()
     }
 

@@ -7,6 +7,7 @@
 //! reported (pid and start time, so a reused pid is spared), and every process whose
 //! environment carries this run's mark, which also catches what forked after the last census.
 
+use crate::lock;
 use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::process::{ChildStdin, Command, Stdio};
@@ -80,7 +81,7 @@ pub(crate) fn start(run: &str) -> Option<u32> {
 
 fn tell(line: String) {
     if let Some(Some(stdin)) = REAPER.get() {
-        let mut stdin = stdin.lock().unwrap_or_else(|p| p.into_inner());
+        let mut stdin = lock(stdin);
         let _ = stdin.write_all(line.as_bytes());
     }
 }

@@ -5,10 +5,11 @@
 //! request fails at once with the reason. What differs between JSON-RPC and the Debug Adapter
 //! Protocol is only the [`Envelope`]: how a message is numbered, addressed and told apart.
 
+use crate::lock;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -196,10 +197,6 @@ struct Shared<E> {
     numbers: Numbers,
     /// Why the connection ended, once it has.
     closed: Mutex<Option<String>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// One end of a connection spoken in envelope `E`. Cheap to clone; clones share it.

@@ -12,6 +12,7 @@
 //! delegated cgroup v2 sub-tree exists on the machines tether runs on (a hybrid v1 hierarchy
 //! here, root-owned), so this needs no privilege and no setup.
 
+use crate::lock;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -120,7 +121,7 @@ static TREE: OnceLock<Mutex<Tree>> = OnceLock::new();
 
 /// The tree, set up on first use: tether becomes a subreaper, the reaper and the census start.
 pub(crate) fn tree() -> MutexGuard<'static, Tree> {
-    TREE.get_or_init(|| {
+    let tree = TREE.get_or_init(|| {
         if let Err(e) = rustix::process::set_child_subreaper(Pid::from_raw(1)) {
             tracing::warn!("cannot become a child subreaper ({e}); orphans will go to init");
         }
@@ -145,9 +146,8 @@ pub(crate) fn tree() -> MutexGuard<'static, Tree> {
             keep,
             wake,
         })
-    })
-    .lock()
-    .unwrap_or_else(|p| p.into_inner())
+    });
+    lock(tree)
 }
 
 /// Makes tether a subreaper and starts the reaper now rather than at the first child, for a

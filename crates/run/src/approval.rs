@@ -5,6 +5,7 @@
 use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::Duration;
+use tether_tool::lock;
 
 use serde_json::Value;
 use tether_tool::{ApprovalPolicy, Card, CardOption, Outcome, Questions, Tier, ToolError};
@@ -93,7 +94,7 @@ impl Approvals {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
-        self.allowed.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.allowed)
     }
 }
 

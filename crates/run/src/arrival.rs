@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard};
+use tether_tool::lock;
 
 use tokio::sync::Notify;
 
@@ -61,10 +62,7 @@ impl ArrivalOrder {
     }
 
     fn line(&self) -> MutexGuard<'_, Line> {
-        match self.line.lock() {
-            Ok(l) => l,
-            Err(p) => p.into_inner(),
-        }
+        lock(&self.line)
     }
 }
 
@@ -77,10 +75,7 @@ pub struct Arrival(Arc<Mutex<Option<Place>>>);
 impl Arrival {
     /// Takes the place out, once; later takes get nothing.
     pub(crate) fn take(&self) -> Option<Place> {
-        match self.0.lock() {
-            Ok(mut p) => p.take(),
-            Err(p) => p.into_inner().take(),
-        }
+        lock(&self.0).take()
     }
 }
 

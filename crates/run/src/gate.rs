@@ -1,5 +1,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use tether_tool::lock;
 
 use tether_tool::{Concurrency, PermitKey};
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
@@ -56,10 +57,7 @@ impl Gate {
     }
 
     fn session_lock(&self, key: &str) -> Arc<AsyncMutex<()>> {
-        let mut map = match self.sessions.lock() {
-            Ok(m) => m,
-            Err(p) => p.into_inner(),
-        };
+        let mut map = lock(&self.sessions);
         map.entry(key.to_string()).or_default().clone()
     }
 }

@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use tether_tool::lock;
 
 use tether_fs::ContentHash;
 
@@ -165,10 +166,7 @@ impl TreeCache {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        match self.inner.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        }
+        lock(&self.inner)
     }
 }
 

@@ -1,3 +1,4 @@
+use crate::lock;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -192,11 +193,6 @@ pub struct Write {
     pub baselines: Baselines,
     /// The files it changed.
     pub receipts: Vec<FileReceipt>,
-}
-
-/// Locks a mutex, carrying on past a poisoned one: the data is plain lists, never half-built.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// How often [`CallCx::progress_while`] reports: clients commonly reset a 5 s or longer

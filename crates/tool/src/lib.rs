@@ -36,6 +36,8 @@ pub use question::{
 };
 pub use report::{FileReport, FileStatus, Finding, format_reports, format_reports_after};
 pub use setting::{Kind, Scope, Setting, inert, markdown_table, parse_section};
+/// The one poison-free lock, for the crates that reach tether-proc only through this one.
+pub use tether_proc::lock;
 pub use tier::{Concurrency, Surface, Tier};
 pub use tool::{DynTool, Prepared, RunCall, Tool, ToolSpec, describe_schema, schema_for};
 

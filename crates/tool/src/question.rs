@@ -3,6 +3,7 @@
 //! port that cannot wait on one connection (MCP's input-required results) can suspend it and
 //! take the answer up again by id.
 
+use crate::lock;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -231,21 +232,14 @@ impl ScriptedPort {
 
     /// The cards shown so far.
     pub fn shown(&self) -> Vec<Card> {
-        self.shown.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        lock(&self.shown).clone()
     }
 }
 
 impl QuestionPort for ScriptedPort {
     fn ask(&self, card: Card, _timeout: Duration) -> BoxFuture<'_, Outcome> {
-        self.shown
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(card);
-        let next = self
-            .answers
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .pop_front();
+        lock(&self.shown).push(card);
+        let next = lock(&self.answers).pop_front();
         Box::pin(async move {
             next.unwrap_or_else(|| Outcome::Unavailable("the script has no more answers".into()))
         })

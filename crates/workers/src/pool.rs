@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
+use tether_proc::lock;
 
 use tether_proc::{ChildSpec, LongChild};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -171,7 +172,7 @@ impl Pool {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.inner)
     }
 
     /// The configuration.

@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use tether_proc::lock;
 
 /// One worker's transcript in this run of tether.
 #[derive(Debug)]
@@ -36,7 +37,7 @@ impl Transcript {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Open> {
-        self.open.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.open)
     }
 
     /// Writes run `run`'s header, creating the file on the first run; why it cannot be written.
