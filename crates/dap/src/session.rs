@@ -11,7 +11,7 @@ use tether_proc::lock;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tether_proc::{ChildSpec, LongChild};
+use tether_proc::{ChildSpec, LongChild, with_stderr_tail};
 use tokio::sync::watch;
 
 use crate::catalog::Transport;
@@ -143,9 +143,9 @@ impl Session {
                 match over_tcp(output, board.clone(), announce, limits.request).await {
                     Ok(peer) => peer,
                     Err(e) => {
-                        let tail = child.stderr_tail().join("\n");
+                        let tail = child.stderr_tail();
                         child.shutdown(Duration::from_millis(500)).await;
-                        return Err(with_tail(&format!("{}: {e}", adapter.id), &tail));
+                        return Err(with_stderr_tail(&format!("{}: {e}", adapter.id), &tail));
                     }
                 }
             }
@@ -153,9 +153,9 @@ impl Session {
         let capabilities = match initialize(&peer, &adapter.id, limits.request).await {
             Ok(caps) => caps,
             Err(e) => {
-                let tail = child.stderr_tail().join("\n");
+                let tail = child.stderr_tail();
                 child.shutdown(Duration::from_millis(500)).await;
-                return Err(with_tail(&format!("{}: {e}", adapter.id), &tail));
+                return Err(with_stderr_tail(&format!("{}: {e}", adapter.id), &tail));
             }
         };
         Ok(Session {
@@ -613,13 +613,6 @@ fn announced(line: &str, announce: &str) -> Option<String> {
         (true, _) => None,
         (false, true) => at.parse::<u16>().ok().map(|p| format!("127.0.0.1:{p}")),
         (false, false) => Some(at.to_string()),
-    }
-}
-
-fn with_tail(message: &str, tail: &str) -> String {
-    match tail.trim() {
-        "" => message.to_string(),
-        t => format!("{message}; its stderr ended with:\n{t}"),
     }
 }
 

@@ -8,7 +8,9 @@ use std::time::Duration;
 use tether_proc::lock;
 
 use serde_json::{Value, json};
-use tether_proc::{BoxFuture, ChildSpec, Incoming, LongChild, Peer, Reply, ResponseError};
+use tether_proc::{
+    BoxFuture, ChildSpec, Incoming, LongChild, Peer, Reply, ResponseError, with_stderr_tail,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::avail::Found;
@@ -395,13 +397,12 @@ impl Server {
             "capabilities": client_capabilities(),
             "initializationOptions": init,
         });
-        let stderr_of = |child: &LongChild| child.stderr_tail().join("\n");
         let answer = match peer.request("initialize", params, init_timeout).await {
             Ok(answer) => answer,
             Err(e) => {
-                let said = stderr_of(&child);
+                let said = child.stderr_tail();
                 child.shutdown(Duration::from_millis(500)).await;
-                return Err(with_stderr(&format!("{}: {e}", entry.id), &said));
+                return Err(with_stderr_tail(&format!("{}: {e}", entry.id), &said));
             }
         };
         let caps = answer["capabilities"].clone();
@@ -447,9 +448,9 @@ impl Server {
                 .map_or("no exit code yet".into(), |s| s.to_string());
             let tail = child
                 .as_ref()
-                .map(|c| c.stderr_tail().join("\n"))
+                .map(LongChild::stderr_tail)
                 .unwrap_or_default();
-            return State::Crashed(with_stderr(&format!("{why} ({code})"), &tail));
+            return State::Crashed(with_stderr_tail(&format!("{why} ({code})"), &tail));
         }
         let heard = lock(&self.heard);
         if let Some(state) = &heard.state {
@@ -534,8 +535,8 @@ impl Server {
                 if let Some(c) = child.as_mut() {
                     c.last_words_within(Duration::from_millis(300)).await;
                 }
-                let tail = child.as_ref().map(|c| c.stderr_tail().join("\n"));
-                Err(with_stderr(
+                let tail = child.as_ref().map(LongChild::stderr_tail);
+                Err(with_stderr_tail(
                     &format!("{}: {e}", self.id),
                     &tail.unwrap_or_default(),
                 ))
@@ -668,16 +669,6 @@ impl Server {
             child.shutdown(Duration::from_millis(500)).await;
         }
     }
-}
-
-fn with_stderr(message: &str, tail: &str) -> String {
-    let tail = tail.trim();
-    if tail.is_empty() {
-        return message.to_string();
-    }
-    let last: Vec<&str> = tail.lines().rev().take(5).collect();
-    let last: Vec<&str> = last.into_iter().rev().collect();
-    format!("{message}; its stderr ended with:\n{}", last.join("\n"))
 }
 
 /// A `file://` URI for an absolute path (percent-encoding what URIs cannot hold).

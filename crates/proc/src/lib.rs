@@ -20,6 +20,7 @@ mod reaper;
 mod rpc;
 mod status;
 mod sync;
+mod tail;
 mod tree;
 
 pub use child::{ProcError, output_with_deadline, run_with_deadline, signal_group};
@@ -37,4 +38,5 @@ pub use rpc::{
 pub use rustix::process::Signal;
 pub use status::{children_named, gone_within, is_running};
 pub use sync::lock;
+pub use tail::{STDERR_SHOWN, with_stderr_tail};
 pub use tree::{init, sweep_strays};

@@ -86,10 +86,7 @@ fn report(worker: &Worker, stall: Duration) -> String {
             if let Some(exit) = &worker.exit {
                 out.push_str(&format!("\nhow it ended: {exit}"));
             }
-            if !worker.stderr_tail.is_empty() {
-                let tail = &worker.stderr_tail[worker.stderr_tail.len().saturating_sub(20)..];
-                out.push_str(&format!("\nstderr ends:\n{}", tail.join("\n")));
-            }
+            out = tether_proc::with_stderr_tail(&out, &worker.stderr_tail);
         }
         State::Stalled => out.push_str(&format!(
             "\nno output for over {} s; `vibe_kill` it, or keep waiting",
