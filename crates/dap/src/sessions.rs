@@ -333,12 +333,7 @@ async fn status(s: &Session, root: &std::path::Path) -> String {
 
 /// `file` is not a file: said with the workspace files most like it.
 async fn not_a_file(cx: &CallCx, file: &str, whose: &str) -> ToolError {
-    let (ws, wanted) = (cx.workspace().clone(), file.to_string());
-    let near = tokio::task::spawn_blocking(move || {
-        tether_fs::suggest::similar_paths(&ws, &wanted, tether_fs::suggest::Kind::File)
-    })
-    .await
-    .unwrap_or_default();
+    let near = cx.similar_files(file).await;
     ToolError::invalid(format!(
         "{file} is not a file of the workspace{}; give {whose} path from the workspace root",
         tether_fs::suggest::did_you_mean(&near)

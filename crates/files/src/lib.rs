@@ -72,16 +72,6 @@ fn similar_files_hint(ws: &Workspace, rel: &str) -> String {
     suggest::did_you_mean(&suggest::similar_paths(ws, rel, suggest::Kind::File))
 }
 
-/// Workspace files like `wanted`, found on a blocking thread: it walks the disk.
-async fn similar_files(ws: &Workspace, wanted: &str) -> Vec<String> {
-    let (ws, wanted) = (ws.clone(), wanted.to_owned());
-    tokio::task::spawn_blocking(move || {
-        tether_fs::suggest::similar_paths(&ws, &wanted, tether_fs::suggest::Kind::File)
-    })
-    .await
-    .unwrap_or_default()
-}
-
 /// Turns CRLF in model-given text into LF, so it matches decoded file text.
 fn lf(s: &str) -> String {
     s.replace("\r\n", "\n")

@@ -3,7 +3,6 @@ use serde::Deserialize;
 use tether_fs::FsError;
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, counted, cut_line};
 
-use crate::similar_files;
 use tether_fs::suggest::did_you_mean;
 
 /// Lines shown when the caller gives no `limit`.
@@ -70,7 +69,7 @@ impl Tool for ReadTool {
         let file = match cx.workspace().open_read(&abs) {
             Ok(file) => file,
             Err(FsError::NotFound { path }) => {
-                let near = did_you_mean(&similar_files(cx.workspace(), &path).await);
+                let near = did_you_mean(&cx.similar_files(&path).await);
                 let advice = if near.is_empty() {
                     "; check the path"
                 } else {

@@ -173,7 +173,7 @@ pub(crate) async fn target(
         Err(why) => {
             let hint = match abs.exists() {
                 true => String::new(),
-                false => similar_files(cx, file).await,
+                false => tether_fs::suggest::did_you_mean(&cx.similar_files(file).await),
             };
             return Err(ToolError::invalid(format!(
                 "cannot read {file}: {why}{hint}"
@@ -348,15 +348,6 @@ async fn navigate(
         ));
     }
     Ok(text)
-}
-
-/// " (did you mean …?)" with workspace files like `file` (never in a virtual environment or
-/// vendored folder), found on the blocking pool, or "".
-async fn similar_files(cx: &CallCx, file: &str) -> String {
-    use tether_fs::suggest::{Kind, did_you_mean, similar_paths};
-    let (ws, wanted) = (cx.workspace().clone(), file.to_string());
-    let found = tokio::task::spawn_blocking(move || similar_paths(&ws, &wanted, Kind::File));
-    did_you_mean(&found.await.unwrap_or_default())
 }
 
 /// The capability a server announces when it answers `action`.

@@ -284,6 +284,16 @@ impl CallCx {
         self.parts.fs.workspace()
     }
 
+    /// Workspace files like `wanted` (best first, never in a virtual environment or vendored
+    /// folder), found on the blocking pool since it walks the disk: for a path that is not there.
+    pub async fn similar_files(&self, wanted: &str) -> Vec<String> {
+        use tether_fs::suggest::{Kind, similar_paths};
+        let (ws, wanted) = (self.workspace().clone(), wanted.to_owned());
+        tokio::task::spawn_blocking(move || similar_paths(&ws, &wanted, Kind::File))
+            .await
+            .unwrap_or_default()
+    }
+
     /// The write door: the only way a tool changes files.
     pub fn fs(&self) -> &FsDoor {
         &self.parts.fs
