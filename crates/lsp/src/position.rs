@@ -58,6 +58,16 @@ fn is_ident(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '$'
 }
 
+/// `name#N` as the text and which occurrence (`N`); any other symbol is all text.
+fn split_nth(symbol: &str) -> (&str, Option<usize>) {
+    match symbol.rsplit_once('#') {
+        Some((s, n)) if !s.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+            (s, n.parse::<usize>().ok())
+        }
+        _ => (symbol, None),
+    }
+}
+
 /// Where a `symbol` on a line points: the byte where its last identifier starts, and that
 /// identifier.
 pub fn locate(line: &str, line_no: usize, symbol: &str) -> Result<(usize, String), String> {
@@ -68,12 +78,7 @@ pub fn locate(line: &str, line_no: usize, symbol: &str) -> Result<(usize, String
                 .into(),
         );
     }
-    let (text, nth) = match symbol.rsplit_once('#') {
-        Some((s, n)) if !s.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
-            (s, n.parse::<usize>().ok())
-        }
-        _ => (symbol, None),
-    };
+    let (text, nth) = split_nth(symbol);
     let hits: Vec<usize> = line.match_indices(text).map(|(i, _)| i).collect();
     let shown = line.trim_end();
     if hits.is_empty() {
@@ -133,12 +138,7 @@ pub fn locate(line: &str, line_no: usize, symbol: &str) -> Result<(usize, String
 /// not part of it): compared with the identifier [`locate`] chose, it tells a misspelt or cut
 /// name (`want_byte` inside `want_bytes`) from the whole one.
 pub fn typed_name(symbol: &str) -> Option<String> {
-    let text = match symbol.rsplit_once('#') {
-        Some((s, n)) if !s.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
-            s
-        }
-        _ => symbol,
-    };
+    let (text, _) = split_nth(symbol);
     let end = text.rfind(is_ident)?;
     let end = end + text[end..].chars().next()?.len_utf8();
     let start = text[..end]
