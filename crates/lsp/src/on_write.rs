@@ -142,13 +142,13 @@ impl DiagnosticsOnWrite {
         }))
     }
 
-    /// Why a configuration file (TOML, YAML, JSON) gets no diagnostics: no language server
-    /// checks its kind. Said once per kind in full; nothing for prose and other kinds.
+    /// Why a configuration file (TOML, YAML, JSON, INI) gets no diagnostics: no language
+    /// server checks its kind. Said once per kind in full; nothing for prose and other kinds.
     fn unchecked_kind(&self, file: &Path) -> Option<String> {
-        let ext = file.extension()?.to_str()?.to_ascii_lowercase();
-        if !matches!(ext.as_str(), "toml" | "yaml" | "yml" | "json" | "jsonc") {
+        if !tether_fs::is_config_file(file) {
             return None;
         }
+        let ext = file.extension()?.to_str()?.to_ascii_lowercase();
         Some(self.once(&format!(".{ext}"), || {
             format!("no language server checks .{ext} files")
         }))

@@ -85,17 +85,6 @@ fn problems(ws: &Workspace, path: &Path) -> Option<Vec<Finding>> {
     Some(out)
 }
 
-/// Whether `path` is a configuration file (TOML, YAML, JSON, INI), which no language server
-/// checks, so this check is all a write of it gets.
-fn config_kind(path: &std::path::Path) -> bool {
-    path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
-        matches!(
-            e.to_ascii_lowercase().as_str(),
-            "toml" | "yaml" | "yml" | "json" | "jsonc" | "ini" | "cfg"
-        )
-    })
-}
-
 impl WriteHook for SyntaxCheck {
     fn name(&self) -> &str {
         "syntax check (tree-sitter)"
@@ -143,7 +132,7 @@ impl WriteHook for SyntaxCheck {
                 if receipt.hash_after.is_none() {
                     continue;
                 }
-                let config = config_kind(abs);
+                let config = tether_fs::is_config_file(abs);
                 if config && Lang::from_path(abs).is_none() {
                     reports.push(FileReport {
                         path: receipt.path.rel().to_string(),
