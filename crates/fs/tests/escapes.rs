@@ -3,6 +3,8 @@
 //! set-id bits.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -155,15 +157,7 @@ fn a_tether_symlink_refuses_to_start() {
 fn special_files_are_refused_without_blocking() {
     let s = scene();
     let fifo = s.root.join("pipe");
-    let fifo_mode = rustix::fs::Mode::from_raw_mode(0o644);
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &fifo,
-        rustix::fs::FileType::Fifo,
-        fifo_mode,
-        0,
-    )
-    .unwrap();
+    common::make_fifo(&fifo);
     let ws = Workspace::new(&s.root).unwrap();
     let started = Instant::now();
     let path = ws.resolve_write("pipe").unwrap();

@@ -2,6 +2,8 @@
 //! named: confined like `read`, regular files only, never blocking, and bounded.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
@@ -85,15 +87,7 @@ fn files_outside_are_refused_directly_or_through_a_symlink() {
 fn fifos_and_devices_are_refused_without_blocking() {
     let (_d, root, _, _) = scene();
     let fifo = root.join("pipe.py");
-    let fifo_mode = rustix::fs::Mode::from_raw_mode(0o644);
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &fifo,
-        rustix::fs::FileType::Fifo,
-        fifo_mode,
-        0,
-    )
-    .unwrap();
+    common::make_fifo(&fifo);
     symlink("/dev/zero", root.join("zero.c")).unwrap();
     // With /dev as a read root, /dev/zero passes confinement and only the type check is left.
     let ws = Workspace::new(&root)
