@@ -4,17 +4,17 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
-use tether_proc::lock;
 
 use serde_json::{Value, json};
-use std::sync::atomic::Ordering;
 use tether_proc::RpcError;
 use tether_proc::codes::METHOD_NOT_FOUND;
+use tether_proc::lock;
 
 use crate::server::{Heard, Published, Server, file_uri, uri_path};
 use crate::store::Publications;
-use std::sync::Arc;
 
 /// How long a server that checks on save may sit idle after a save, with no check begun,
 /// before the save is told again.

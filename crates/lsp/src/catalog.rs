@@ -193,16 +193,6 @@ pub fn builtin_languages() -> BTreeMap<String, Language> {
     catalog().languages.clone()
 }
 
-/// The language a file belongs to among the built-in ones, by its extension.
-pub fn language_of(path: &std::path::Path) -> Option<&'static str> {
-    let ext = path.extension()?.to_str()?;
-    catalog()
-        .languages
-        .values()
-        .find(|l| l.extensions.iter().any(|e| e == ext))
-        .map(|l| l.id)
-}
-
 /// A language id as a `&'static str`, kept once per distinct name (a run's languages are
 /// few, and tasks that outlive a call carry them).
 pub fn intern(name: &str) -> &'static str {
@@ -327,7 +317,7 @@ mod tests {
         assert_eq!(c.language_id_of(std::path::Path::new("a.h")), "c");
         assert_eq!(c.language_id_of(std::path::Path::new("a.cc")), "cpp");
         assert_eq!(
-            language_of(std::path::Path::new("x/y.tsx")),
+            crate::LspConfig::default().language_of(std::path::Path::new("x/y.tsx")),
             Some("typescript")
         );
     }
