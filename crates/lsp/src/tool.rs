@@ -261,10 +261,9 @@ async fn navigate(
             json!({"textDocument": doc, "position": position}),
         ),
     };
-    let offered = |v: &serde_json::Value| !v.is_null() && *v != serde_json::Value::Bool(false);
-    let refused = |_| unoffered(&t.server.id, action);
-    if !offered(&t.server.capabilities[provider(action)]) {
-        return Err(refused(()));
+    let refused = || unoffered(&t.server.id, action);
+    if !announced(&t.server.capabilities, provider(action)) {
+        return Err(refused());
     }
     let not_found = format!("(code {METHOD_NOT_FOUND})");
     let ask = || async {
@@ -272,7 +271,7 @@ async fn navigate(
             .request(method, params.clone(), cx.cancel_token())
             .await
             .map_err(|e| match e.contains(&not_found) {
-                true => refused(()),
+                true => refused(),
                 false => ToolError::failed(e),
             })
     };
@@ -348,6 +347,13 @@ async fn navigate(
         ));
     }
     Ok(text)
+}
+
+/// Whether a server's capabilities announce `key` (present, and neither `false` nor null).
+fn announced(capabilities: &serde_json::Value, key: &str) -> bool {
+    capabilities
+        .get(key)
+        .is_some_and(|v| v != &json!(false) && !v.is_null())
 }
 
 /// The capability a server announces when it answers `action`.
@@ -714,10 +720,7 @@ fn introduced(ledger: &crate::ledger::Ledger, workspace: &std::path::Path) -> St
 /// What a server announced it can do, and what kind of diagnostics it gives.
 fn offers(server: &crate::server::Server) -> String {
     let caps = &server.capabilities;
-    let has = |k: &str| {
-        caps.get(k)
-            .is_some_and(|v| v != &json!(false) && !v.is_null())
-    };
+    let has = |k: &str| announced(caps, k);
     let names = [
         ("hoverProvider", "hover"),
         ("definitionProvider", "definition"),
