@@ -299,16 +299,16 @@ fn compile(id: String, e: AdapterOverride, user: bool) -> Result<Adapter, String
         native: e.native.unwrap_or(false),
         markers: match (e.markers, e.project.as_deref()) {
             (Some(markers), _) => markers,
-            (None, Some("python")) => tether_proc::PYTHON_PROJECT_MARKERS
+            (None, Some(kind)) => tether_proc::project_markers(kind)
+                .ok_or_else(|| {
+                    format!(
+                        "{at}: `project = {kind:?}` is not a project kind tether knows; give \
+                         `markers = [...]`, or `project = \"python\"`"
+                    )
+                })?
                 .iter()
                 .map(|m| m.to_string())
                 .collect(),
-            (None, Some(other)) => {
-                return Err(format!(
-                    "{at}: `project = {other:?}` is not a project kind tether knows; give \
-                     `markers = [...]`, or `project = \"python\"`"
-                ));
-            }
             (None, None) => Vec::new(),
         },
         binaries: e.binaries.unwrap_or_default(),

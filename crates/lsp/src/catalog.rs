@@ -252,20 +252,14 @@ pub(crate) fn apply(mut entry: ServerEntry, data: ServerData) -> Result<ServerEn
     if let Some(binaries) = data.binaries {
         entry.binaries = binaries;
     }
-    match data.project.as_deref() {
-        Some("python") => {
-            entry.root_markers = tether_proc::PYTHON_PROJECT_MARKERS
-                .iter()
-                .map(|m| m.to_string())
-                .collect();
-        }
-        Some(other) => {
-            return Err(format!(
-                "[lsp.servers.{id}]: `project = \"{other}\"` is not a project kind tether \
+    if let Some(kind) = data.project.as_deref() {
+        let markers = tether_proc::project_markers(kind).ok_or_else(|| {
+            format!(
+                "[lsp.servers.{id}]: `project = \"{kind}\"` is not a project kind tether \
                  knows; give `root_markers = [...]` instead, or `project = \"python\"`"
-            ));
-        }
-        None => {}
+            )
+        })?;
+        entry.root_markers = markers.iter().map(|m| m.to_string()).collect();
     }
     if let Some(markers) = data.root_markers {
         entry.root_markers = markers;

@@ -40,15 +40,15 @@ fn reader(name: &str) -> Option<Reader> {
 impl Checker {
     /// Whether the checker's language is present at `root`.
     fn applies(&self, root: &Path) -> bool {
-        let python: &[&str] = match self.project.as_deref() {
-            Some("python") => tether_proc::PYTHON_PROJECT_MARKERS,
-            _ => &[],
-        };
+        let project = self
+            .project
+            .as_deref()
+            .and_then(tether_proc::project_markers);
         let markers = self
             .markers
             .iter()
             .map(String::as_str)
-            .chain(python.iter().copied());
+            .chain(project.unwrap_or_default().iter().copied());
         markers.into_iter().any(|m| root.join(m).exists())
     }
 

@@ -30,7 +30,7 @@ pub use jsonrpc::{JsonRpc, Peer, codes};
 pub use long::{ChildSpec, LongChild};
 pub use neutral::{inside, neutral_rust_sysroot, path_outside, rust_pins, which_outside};
 pub use pipes::{PipeEnd, nonblocking_reader};
-pub use python::{PYTHON_PROJECT_MARKERS, project_python, project_venv};
+pub use python::{PYTHON_PROJECT_MARKERS, project_markers, project_python, project_venv};
 pub use rpc::{
     BoxFuture, Engine, Envelope, Id, Inbound, Incoming, Numbers, Pending, Reply, ResponseError,
     RpcError,

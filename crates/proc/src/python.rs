@@ -13,6 +13,15 @@ pub const PYTHON_PROJECT_MARKERS: &[&str] = &[
     "pyrightconfig.json",
 ];
 
+/// The markers of a project kind tether keeps in one place, by the name catalogs give it
+/// (`project = "python"`); `None` for a kind it does not know.
+pub fn project_markers(kind: &str) -> Option<&'static [&'static str]> {
+    match kind {
+        "python" => Some(PYTHON_PROJECT_MARKERS),
+        _ => None,
+    }
+}
+
 /// The virtual environments a project keeps at its root, in the order they are preferred.
 const VENVS: [(&str, &str); 2] = [
     (".venv", "the project's .venv"),
