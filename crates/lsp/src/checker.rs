@@ -54,11 +54,11 @@ impl Checker {
 
     /// `command` with its program resolved on PATH; `None` when it is not installed.
     fn argv(&self, command: &[String]) -> Option<Vec<String>> {
-        let program = match self.binaries.as_slice() {
-            [] => command.first()?.clone(),
-            names => names.iter().find(|b| which::which(b).is_ok())?.clone(),
+        let candidates = match self.binaries.as_slice() {
+            [] => command.get(..1)?,
+            names => names,
         };
-        which::which(&program).ok()?;
+        let program = candidates.iter().find(|b| which::which(b).is_ok())?.clone();
         let mut argv = command.to_vec();
         argv[0] = program;
         Some(argv)
