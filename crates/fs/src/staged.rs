@@ -139,7 +139,7 @@ impl StagedStore {
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        crate::lock(&self.inner)
     }
 
     /// Holds a proposed change that cannot be rebased and returns its new id.

@@ -70,7 +70,7 @@ pub(crate) fn run_commit(
     ops: Vec<ChangeOp>,
     fault: &dyn Fn(usize) -> std::io::Result<()>,
 ) -> Result<CommitReceipt, FsError> {
-    let mut next = j.commit_lock.lock().unwrap_or_else(|e| e.into_inner());
+    let mut next = crate::lock(&j.commit_lock);
     let txn_id = *next;
     *next += 1;
     let kept = j.journal_path(&j.run_id);
