@@ -4,18 +4,16 @@
 
 #![forbid(unsafe_code)]
 
-mod images;
 mod terminal;
 
-use std::io::BufRead;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use serde_json::{Value, json};
-use tether::{Run, RunBuilder, Surface, ToolError, TrustStore};
-use tokio_util::sync::CancellationToken;
+use tether::{Run, RunBuilder, Surface, TrustStore};
+use tether_host::{Hello, Place, Printed, SHUTDOWN_BUDGET, call_lines, call_once};
 
 #[derive(Parser)]
 #[command(name = "tether", version, about = "Run-bound tools for coding agents")]
@@ -36,6 +34,18 @@ struct RunArgs {
     surface: Surface,
 }
 
+/// Whether this front end attaches to the workspace's warm host.
+#[derive(clap::Args, Clone, Copy)]
+struct HostArgs {
+    /// Attach to the workspace's warm host (started if none runs), sharing its language
+    /// servers with the other runs on this checkout.
+    #[arg(long, conflicts_with = "no_host")]
+    host: bool,
+    /// Start this run's own servers instead of attaching to the warm host.
+    #[arg(long)]
+    no_host: bool,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Serve one run over MCP on stdin/stdout.
@@ -49,6 +59,8 @@ enum Command {
         /// vibe_kill, vibe_list); `[workers]` in tether.toml names the agent CLIs they run.
         #[arg(long)]
         vibe: bool,
+        #[command(flatten)]
+        attach: HostArgs,
     },
     /// Call one tool in a fresh run and print its result; with --stdin, run one JSON call per
     /// line ({"tool": ..., "args": {...}}) in ONE run and print one JSON result per line.
@@ -62,6 +74,21 @@ enum Command {
         stdin: bool,
         #[command(flatten)]
         run: RunArgs,
+        #[command(flatten)]
+        attach: HostArgs,
+    },
+    /// The warm host for a workspace: runs in the foreground until idle (front ends start it
+    /// themselves when they need it); --status and --stop ask the running one.
+    Host {
+        /// Workspace root (default: the current directory).
+        #[arg(long)]
+        root: Option<PathBuf>,
+        /// Print what the running host holds, as JSON.
+        #[arg(long, conflicts_with = "stop")]
+        status: bool,
+        /// Stop the running host.
+        #[arg(long)]
+        stop: bool,
     },
     /// List the tools a surface sees.
     Tools {
@@ -137,8 +164,7 @@ fn usage(msg: impl Into<String>) -> Exit {
     Exit(2, msg.into())
 }
 
-/// Adds a host's own capabilities and tools to every run the command line opens.
-pub type Extend = fn(RunBuilder) -> RunBuilder;
+pub use tether_host::Extend;
 
 /// The `tether` binary's main, with every run it opens passed through `extend` first.
 pub fn main_with(extend: Extend) -> ExitCode {
@@ -171,9 +197,6 @@ pub fn main_with(extend: Extend) -> ExitCode {
     }
 }
 
-/// How long a run's capabilities get to stop politely when tether exits.
-const SHUTDOWN_BUDGET: std::time::Duration = std::time::Duration::from_secs(3);
-
 fn root_of(root: Option<PathBuf>) -> Result<PathBuf, Exit> {
     match root {
         Some(r) => Ok(r),
@@ -202,11 +225,25 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
             run,
             conversation,
             vibe,
+            attach,
         } => {
             let surface = run.surface()?;
-            let builder = RunBuilder::new(root_of(run.root)?)
-                .vibe(vibe)
-                .surface(surface);
+            let root = root_of(run.root)?;
+            if attach.wanted(&root, Front::Serve)? {
+                let place = place(&root)?;
+                let hello = Hello::Mcp {
+                    surface: surface.to_string(),
+                    conversation,
+                    vibe,
+                };
+                let at = tether_host::attach(&place, &hello)
+                    .await
+                    .map_err(|e| Exit(1, e))?;
+                return tether_host::relay_mcp(&place, at)
+                    .await
+                    .map_err(|e| Exit(1, e));
+            }
+            let builder = RunBuilder::new(root).vibe(vibe).surface(surface);
             let tether = Arc::new(build(extend, builder, conversation)?);
             let served = tether_mcp::TetherServer::new(tether.clone(), surface)
                 .serve_stdio()
@@ -220,70 +257,64 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
             args,
             stdin,
             run,
+            attach,
         } => {
             let surface = run.surface()?;
+            let root = root_of(run.root)?;
             match (stdin, tool) {
                 (true, None) => {
-                    let builder = RunBuilder::new(root_of(run.root)?).surface(surface);
-                    let tether = build(extend, builder, None)?;
-                    let done = call_lines(&tether, surface).await;
-                    tether.shutdown(SHUTDOWN_BUDGET).await;
-                    let pending = tether.runtime().pending_staged();
-                    if !pending.is_empty() {
-                        eprintln!(
-                            "tether: note: staged edit {} was never resolved and is dropped as \
-                             this run ends; add a line such as {{\"tool\": \"resolve\", \
-                             \"args\": {{\"edit_id\": \"{}\", \"action\": \"accept\"}}}} to \
-                             the same input",
-                            pending.join(", "),
-                            pending[0]
-                        );
+                    if attach.wanted(&root, Front::Call)? {
+                        let place = place(&root)?;
+                        let hello = Hello::Lines {
+                            surface: surface.to_string(),
+                        };
+                        let at = tether_host::attach(&place, &hello)
+                            .await
+                            .map_err(|e| Exit(1, e))?;
+                        let printed = tether_host::relay_lines(&place, at)
+                            .await
+                            .map_err(|e| Exit(1, e))?;
+                        return finish(printed);
                     }
-                    done
+                    let builder = RunBuilder::new(root).surface(surface);
+                    let tether = build(extend, builder, None)?;
+                    let input = tokio::io::BufReader::new(tokio::io::stdin());
+                    finish(call_lines(&tether, surface, input, tokio::io::stdout()).await)
                 }
                 (true, Some(_)) => Err(usage("give either TOOL 'JSON' or --stdin, not both")),
                 (false, None) => Err(usage(
                     "missing TOOL: use `tether call TOOL '{...}'` or `tether call --stdin`",
                 )),
                 (false, Some(tool)) => {
-                    let mut builder = RunBuilder::new(root_of(run.root)?)
-                        .single_call()
-                        .surface(surface);
-                    // On a terminal, a person can answer question and approval cards.
-                    if let Some(port) = terminal::TerminalPort::if_interactive() {
+                    let args = args.unwrap_or_else(|| "{}".into());
+                    // A person at this terminal answers question and approval cards here, so
+                    // such a run stays in this process.
+                    let port = terminal::TerminalPort::if_interactive();
+                    if port.is_none() && attach.wanted(&root, Front::Call)? {
+                        let place = place(&root)?;
+                        let hello = Hello::Call {
+                            surface: surface.to_string(),
+                            tool,
+                            args,
+                        };
+                        let at = tether_host::attach(&place, &hello)
+                            .await
+                            .map_err(|e| Exit(1, e))?;
+                        let printed = tether_host::printed(&place, at)
+                            .await
+                            .map_err(|e| Exit(1, e))?;
+                        return finish(printed);
+                    }
+                    let mut builder = RunBuilder::new(root).single_call().surface(surface);
+                    if let Some(port) = port {
                         builder = builder.question_port(Arc::new(port));
                     }
                     let tether = build(extend, builder, None)?;
-                    let args = parse_args(&tether, &tool, args.as_deref().unwrap_or("{}"))?;
-                    let result = tether
-                        .runtime()
-                        .call(surface, &tool, args, CancellationToken::new())
-                        .await;
-                    tether.shutdown(SHUTDOWN_BUDGET).await;
-                    match result {
-                        Ok(out) => {
-                            let root = tether.runtime().workspace().root().to_path_buf();
-                            say!("{}", images::text_with_saved_images(&out, &root).0);
-                            let pending = tether.runtime().pending_staged();
-                            if !pending.is_empty() {
-                                eprintln!(
-                                    "tether: note: this one-call run ends now, so staged edit {} \
-                                     is dropped; stage and resolve in one run with `tether call \
-                                     --stdin` or `tether serve`",
-                                    pending.join(", ")
-                                );
-                            }
-                            Ok(())
-                        }
-                        Err(e) if e.is_usage() => Err(usage(e.to_string())),
-                        Err(e) => {
-                            say!("error: {e}");
-                            Err(Exit(1, String::new()))
-                        }
-                    }
+                    finish(call_once(&tether, surface, &tool, &args).await)
                 }
             }
         }
+        Command::Host { root, status, stop } => host(extend, root_of(root)?, status, stop).await,
         Command::Tools { run, json } => {
             let surface = run.surface()?;
             let tether = open(extend, run.root, None)?;
@@ -386,34 +417,6 @@ fn revoke_trust(store: &TrustStore, root: PathBuf) -> Result<(), Exit> {
     Ok(())
 }
 
-/// Parses a call's JSON arguments; when they are not a JSON object, the usage error has the
-/// same form as any other bad argument, quoting the tool's fields.
-fn parse_args(run: &Run, tool: &str, text: &str) -> Result<Value, Exit> {
-    let value: Result<Value, _> = serde_json::from_str(text);
-    match value {
-        Ok(v @ Value::Object(_)) => Ok(v),
-        other => {
-            let detail = match other {
-                Err(e) => format!("the arguments are not valid JSON ({e})"),
-                Ok(_) => "the arguments must be a JSON object".to_string(),
-            };
-            let expected = run
-                .runtime()
-                .tools(Surface::Agent)
-                .into_iter()
-                .find(|s| s.name == tool)
-                .map(|s| tether_tool::describe_schema(&s.input_schema))
-                .unwrap_or_else(|| "a JSON object of the tool's arguments".into());
-            let err = ToolError::BadArgs {
-                tool: tool.to_string(),
-                detail,
-                expected,
-            };
-            Err(usage(err.to_string()))
-        }
-    }
-}
-
 /// `tether ask`: one card on this terminal, its answer as JSON on stdout.
 async fn ask(card: &str, timeout_s: u64) -> Result<(), Exit> {
     use std::io::IsTerminal;
@@ -462,74 +465,87 @@ async fn ask(card: &str, timeout_s: u64) -> Result<(), Exit> {
     }
 }
 
-/// Runs one JSON call per stdin line in one run; prints one JSON result per line.
-async fn call_lines(run: &Run, surface: Surface) -> Result<(), Exit> {
-    let mut worst = 0u8;
-    for (n, line) in std::io::stdin().lock().lines().enumerate() {
-        let line = line.map_err(|e| Exit(1, format!("cannot read stdin: {e}")))?;
-        if line.trim().is_empty() {
-            continue;
+/// Which front end asks whether to attach to the warm host.
+enum Front {
+    Serve,
+    Call,
+}
+
+impl HostArgs {
+    /// Whether to attach: the flags, else `TETHER_HOST` (on or off), else `[host]`.
+    fn wanted(self, root: &Path, front: Front) -> Result<bool, Exit> {
+        if self.host || self.no_host {
+            return Ok(self.host);
         }
-        let (tool, result) = match serde_json::from_str::<Value>(&line) {
-            Ok(call) => match (call["tool"].as_str(), call.get("args")) {
-                (Some(tool), args) => {
-                    let args = args.cloned().unwrap_or(json!({}));
-                    let r = run
-                        .runtime()
-                        .call(surface, tool, args, CancellationToken::new())
-                        .await;
-                    (tool.to_string(), r)
-                }
-                (None, _) => (
-                    String::new(),
-                    Err(ToolError::BadArgs {
-                        tool: "call --stdin".into(),
-                        detail: format!("line {} has no \"tool\" string", n + 1),
-                        expected: "{\"tool\": string (required), \"args\": object}".into(),
-                    }),
-                ),
-            },
-            Err(e) => (
-                String::new(),
-                Err(ToolError::BadArgs {
-                    tool: "call --stdin".into(),
-                    detail: format!("line {} is not JSON ({e})", n + 1),
-                    expected: "{\"tool\": string (required), \"args\": object}".into(),
-                }),
-            ),
-        };
-        let record = match result {
-            Ok(out) => {
-                let root = run.runtime().workspace().root();
-                let (text, saved) = images::text_with_saved_images(&out, root);
-                match saved.is_empty() {
-                    true => json!({"tool": tool, "ok": true, "text": text}),
-                    false => json!({"tool": tool, "ok": true, "text": text, "images": saved}),
-                }
+        match std::env::var("TETHER_HOST").as_deref() {
+            Ok("on") => return Ok(true),
+            Ok("off") => return Ok(false),
+            Ok(other) => {
+                return Err(usage(format!(
+                    "TETHER_HOST is {other:?}: set it to on or off, or unset it"
+                )));
             }
-            Err(e) => {
-                worst = worst.max(if e.is_usage() { 2 } else { 1 });
-                json!({"tool": tool, "ok": false, "usage_error": e.is_usage(), "text": format!("error: {e}")})
-            }
-        };
-        say!("{record}");
-    }
-    // A result may have promised a late answer as a notice on a later result; there is none
-    // after the last line, so the run waits for what is owed (bounded) and prints it.
-    run.settle(SETTLE_BUDGET).await;
-    let (notices, dropped) = run.runtime().notices().drain();
-    if !notices.is_empty() {
-        let mut lines: Vec<String> = notices.iter().map(|n| n.line()).collect();
-        if dropped > 0 {
-            lines.push(format!("({dropped} older notices were dropped)"));
+            Err(_) => {}
         }
-        say!("{}", json!({"notices": lines.join("\n")}));
+        let config = tether::Config::load(root, &tether::Config::user_dir())
+            .map_err(|e| Exit(1, e.to_string()))?;
+        let host = config.host().map_err(|e| Exit(1, e.to_string()))?;
+        Ok(match front {
+            Front::Serve => host.enabled && host.serve,
+            Front::Call => host.enabled,
+        })
     }
-    match worst {
+}
+
+fn place(root: &Path) -> Result<Place, Exit> {
+    Place::for_root(root).map_err(|e| Exit(1, e))
+}
+
+/// Prints what a one-shot front end made and exits with its code.
+fn finish(printed: Printed) -> Result<(), Exit> {
+    use std::io::Write as _;
+    let _ = std::io::stdout().write_all(printed.stdout.as_bytes());
+    let _ = std::io::stderr().write_all(printed.stderr.as_bytes());
+    match printed.code {
         0 => Ok(()),
         code => Err(Exit(code, String::new())),
     }
 }
 
-/// How long `call --stdin` waits at its end for late answers its results promised.
-const SETTLE_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
+/// `tether host`: serve the workspace in the foreground, or ask the running host.
+async fn host(extend: Extend, root: PathBuf, status: bool, stop: bool) -> Result<(), Exit> {
+    let place = place(&root)?;
+    if status || stop {
+        let hello = if stop { Hello::Stop } else { Hello::Status };
+        let Some(mut at) = tether_host::attach_running(&place, &hello)
+            .await
+            .map_err(|e| Exit(1, e))?
+        else {
+            say!("no tether host runs for {}", place.root.display());
+            return Ok(());
+        };
+        if status {
+            let mut line = String::new();
+            let _ = tokio::io::AsyncBufReadExt::read_line(&mut at.read, &mut line).await;
+            say!("{}", line.trim_end());
+        } else if tether_proc::gone_within(at.pid, std::time::Duration::from_secs(15)) {
+            say!(
+                "stopped the tether host for {} (pid {})",
+                place.root.display(),
+                at.pid
+            );
+        } else {
+            return Err(Exit(
+                1,
+                format!("the tether host (pid {}) did not stop within 15 s", at.pid),
+            ));
+        }
+        return Ok(());
+    }
+    let config = tether::Config::load(&place.root, &tether::Config::user_dir())
+        .map_err(|e| Exit(1, e.to_string()))?;
+    let settings = config.host().map_err(|e| Exit(1, e.to_string()))?;
+    tether_host::serve(place, extend, settings.idle_exit)
+        .await
+        .map_err(|e| Exit(1, e))
+}

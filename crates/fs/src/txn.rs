@@ -4,7 +4,6 @@ use std::collections::HashSet;
 use std::fs::File;
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rustix::fs::{Mode, OFlags};
@@ -24,8 +23,7 @@ const SET_ID_BITS: u32 = 0o6000;
 struct Step {
     rel: String,
     target: PathBuf,
-    /// Shared with the file's receipt, so the write hooks see these very bytes.
-    content: Option<Arc<[u8]>>,
+    content: Option<Vec<u8>>,
     /// The file being replaced: its mode and owner carry over to the new content.
     keep: Option<Keep>,
     /// The target exists now, so it gets a backup.
@@ -258,13 +256,11 @@ fn plan(
                 expect,
             } => {
                 let (_, keep) = expect_hash(ws, &path, expect)?;
-                let content = Arc::from(content);
                 files.push(receipt(&path, ChangeKind::Modified, Some(&content)));
                 steps.push(put(&path, content, Some(keep), Some(expect)));
             }
             ChangeOp::Create { path, content } => {
                 expect_absent(ws, &path)?;
-                let content = Arc::from(content);
                 files.push(receipt(&path, ChangeKind::Created, Some(&content)));
                 steps.push(put(&path, content, None, None));
             }
@@ -281,7 +277,7 @@ fn plan(
             } => {
                 let (old, keep) = expect_hash(ws, &from, expect)?;
                 expect_absent(ws, &to)?;
-                let content = Arc::from(content.unwrap_or(old));
+                let content = content.unwrap_or(old);
                 let kind = ChangeKind::Renamed { from: from.clone() };
                 files.push(receipt(&to, kind, Some(&content)));
                 steps.push(put(&to, content, Some(keep), None));
@@ -293,7 +289,7 @@ fn plan(
 }
 
 /// A step that puts `content` at `path`; `old` is the hash of what is there now, if anything.
-fn put(path: &WritePath, content: Arc<[u8]>, keep: Option<Keep>, old: Option<ContentHash>) -> Step {
+fn put(path: &WritePath, content: Vec<u8>, keep: Option<Keep>, old: Option<ContentHash>) -> Step {
     Step {
         rel: path.rel().into(),
         target: path.rel_path().to_path_buf(),
@@ -315,12 +311,11 @@ fn remove(path: &WritePath, old: ContentHash) -> Step {
     }
 }
 
-fn receipt(path: &WritePath, kind: ChangeKind, content: Option<&Arc<[u8]>>) -> FileReceipt {
+fn receipt(path: &WritePath, kind: ChangeKind, content: Option<&[u8]>) -> FileReceipt {
     FileReceipt {
         path: path.clone(),
         kind,
-        hash_after: content.map(|c| hash_bytes(c)),
-        content: content.cloned(),
+        hash_after: content.map(hash_bytes),
     }
 }
 

@@ -45,6 +45,10 @@ pub use tool::{Action, LspArgs, LspTool};
 #[derive(Default)]
 pub struct Lsp {
     config: LspConfig,
+    /// The `[lsp]` section as given, so runs with the same settings share one supervisor.
+    section: String,
+    /// Whether the supervisor belongs to a host's pool, which stops it, not this run.
+    pooled: bool,
     servers: Option<Arc<Supervisor>>,
     /// The watch for outside edits, with what it reports to.
     outside: Option<(Arc<outside::Outside>, follow::Follow)>,
@@ -61,21 +65,35 @@ impl Capability for Lsp {
 
     fn configure(&mut self, section: Option<&toml::Value>) -> Result<bool, String> {
         self.config = LspConfig::from_section(section)?;
+        self.section = section.map(|s| s.to_string()).unwrap_or_default();
         Ok(true)
     }
 
     fn install(&mut self, run: &mut Install) {
-        let servers = Arc::new(Supervisor::new(
-            self.config.clone(),
-            run.workspace.root().to_path_buf(),
+        let writes = run.surface == tether_tool::Surface::Agent;
+        let held_back: Vec<String> = run
+            .held_back
+            .iter()
+            .filter(|k| k.starts_with("lsp."))
+            .cloned()
+            .collect();
+        // Runs share a supervisor only when everything that shapes its servers is the same.
+        let key = format!(
+            "{}|trusted={}|writes={writes}|held={held_back:?}|{}",
+            run.workspace.root().display(),
             run.trusted,
-            run.surface == tether_tool::Surface::Agent,
-            run.held_back
-                .iter()
-                .filter(|k| k.starts_with("lsp."))
-                .cloned()
-                .collect(),
-        ));
+            self.section
+        );
+        let servers = run.pool.get_or_insert(&key, || {
+            Supervisor::new(
+                self.config.clone(),
+                run.workspace.root().to_path_buf(),
+                run.trusted,
+                writes,
+                held_back,
+            )
+        });
+        self.pooled = run.pool.outlives_runs();
         let ledger = Arc::new(ledger::Ledger::default());
         let outside = Arc::new(outside::Outside::default());
         run.tool(LspTool {
@@ -88,6 +106,7 @@ impl Capability for Lsp {
         });
         run.hook(Arc::new(documents::Documents {
             servers: servers.clone(),
+            files: run.workspace.clone(),
         }));
         let follow = follow::Follow {
             ledger,
@@ -151,7 +170,9 @@ impl Capability for Lsp {
             if let Some((outside, _)) = &self.outside {
                 outside.stop();
             }
-            if let Some(servers) = &self.servers {
+            if let Some(servers) = &self.servers
+                && !self.pooled
+            {
                 servers.stop(None, budget).await;
             }
         })

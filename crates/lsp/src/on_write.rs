@@ -215,16 +215,14 @@ impl DiagnosticsOnWrite {
             }
             Err(None) => return Some(no_server(rel, self.unavailable(lang, abs)?)),
         };
-        // What this write committed, not the disk now: it may have changed since.
-        let text = receipt.text().ok()?;
-        let checks_before = match server.save_for_check(abs, text).await {
+        let text = crate::named::read(&self.follow.files, abs).await.ok()?;
+        let checks_before = match server.save_for_check(abs, &text).await {
             Ok(begun) => begun,
             Err(why) => {
                 let status = FileStatus::Unavailable { why, now: vec![] };
                 return Some(self.follow.report(&server, rel, status));
             }
         };
-        server.unstamp(abs).await;
         let had = before.files.get(abs).cloned().flatten();
         let status = match server.answer(abs, checks_before, self.wait).await {
             Ok(items) => {
@@ -516,6 +514,11 @@ impl WriteHook for DiagnosticsOnWrite {
                     };
                     self.follow
                         .tail(server, snap, touched.clone(), clock, window);
+                }
+            }
+            for r in receipts {
+                if let Some(hash) = r.hash_after {
+                    self.follow.ledger.know(r.path.abs(), hash);
                 }
             }
             let written: Vec<PathBuf> = touched.into_iter().collect();

@@ -201,7 +201,10 @@ async fn changed(servers: &Supervisor, follow: &Follow, path: &Path) {
     let Ok(text) = crate::named::read(&follow.files, path).await else {
         return;
     };
-    if server.holds(path, &text).await == Some(true) {
+    // What this run wrote or already diagnosed is no news to it; a server shared with another
+    // run may hold the text already (that run's write), and it is still news here.
+    let hash = tether_fs::hash_bytes(text.as_bytes());
+    if follow.ledger.knows(path, hash) {
         return;
     }
     // What the run last knew, else what the server last published for the file.
@@ -225,6 +228,7 @@ async fn changed(servers: &Supervisor, follow: &Follow, path: &Path) {
     }
     match answer {
         Ok(items) => {
+            follow.ledger.know(path, hash);
             let now = follow.findings(&items);
             follow
                 .ledger

@@ -262,3 +262,22 @@ impl Supervisor {
         stopped
     }
 }
+
+/// A host keeps one supervisor per configuration and trust for all the runs it serves.
+impl tether_tool::Pooled for Supervisor {
+    fn stop(&self, budget: Duration) -> tether_tool::BoxFuture<'_, ()> {
+        Box::pin(async move {
+            Supervisor::stop(self, None, budget).await;
+        })
+    }
+
+    fn describe(&self) -> tether_tool::BoxFuture<'_, Vec<String>> {
+        Box::pin(async move {
+            let mut lines = Vec::new();
+            for server in self.running().await {
+                lines.push(format!("{} ({})", server.id, server.state().await));
+            }
+            lines
+        })
+    }
+}

@@ -51,3 +51,8 @@ pub fn gone_within(pid: u32, limit: Duration) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// The user this process runs as, for a socket that admits only its own user.
+pub fn current_uid() -> u32 {
+    rustix::process::getuid().as_raw()
+}

@@ -5,7 +5,7 @@ use serde_json::Value;
 use tether_fs::{Journal, RecoveryReport, StagedStore, Workspace};
 use tether_run::{AskUser, PathsOf, RunResources, Runtime, ToolTable, ToolTableBuilder};
 use tether_tool::{
-    Capability, ClientFeature, Install, NoticeQueue, QuestionPort, Questions, Surface, Tool,
+    Capability, ClientFeature, Install, NoticeQueue, Pool, QuestionPort, Questions, Surface, Tool,
     WriteHook, WriteHooks,
 };
 use tokio_util::sync::CancellationToken;
@@ -43,6 +43,7 @@ pub struct RunBuilder {
     surface: Surface,
     host_tools: Vec<HostTool>,
     capabilities: Vec<Box<dyn Capability>>,
+    pool: Option<Arc<Pool>>,
 }
 
 impl RunBuilder {
@@ -61,6 +62,7 @@ impl RunBuilder {
             surface: Surface::Agent,
             host_tools: Vec::new(),
             capabilities: Vec::new(),
+            pool: None,
         }
     }
 
@@ -119,6 +121,13 @@ impl RunBuilder {
     /// `vibe = true` in tether.toml does the same).
     pub fn vibe(mut self, on: bool) -> Self {
         self.vibe = on;
+        self
+    }
+
+    /// Shares `pool` with the other runs a warm host serves, so they share its language
+    /// servers; without it the run keeps its resources to itself.
+    pub fn pool(mut self, pool: Arc<Pool>) -> Self {
+        self.pool = Some(pool);
         self
     }
 
@@ -185,6 +194,9 @@ impl RunBuilder {
         );
         install.trusted = config.workspace_trusted();
         install.surface = self.surface;
+        if let Some(pool) = self.pool {
+            install.pool = pool;
+        }
         // What waits for `tether trust`; a key only the user's file may set never comes.
         install.held_back = config
             .guarded()

@@ -14,7 +14,7 @@ mod toml_file;
 mod trust;
 
 pub use builder::{BuildError, Run, RunBuilder};
-pub use config::{Config, ConfigError, ConfigSource, Loaded};
+pub use config::{Config, ConfigError, ConfigSource, HostSettings, Loaded};
 pub use doctor::doctor_report;
 pub use settings::{settings, settings_table};
 pub use trust::{TrustState, TrustStore, Untrusted};
@@ -22,6 +22,6 @@ pub use trust::{TrustState, TrustStore, Untrusted};
 pub use tether_run::AskArgs;
 
 pub use tether_tool::{
-    ApprovalPolicy, Block, Card, CardOption, Outcome, QuestionPort, ScriptedPort, Surface, Tier,
-    ToolError, ToolOutput, ToolSpec,
+    ApprovalPolicy, Block, Card, CardOption, Outcome, Pool, QuestionPort, ScriptedPort, Surface,
+    Tier, ToolError, ToolOutput, ToolSpec,
 };

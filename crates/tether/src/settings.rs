@@ -40,8 +40,42 @@ pub(crate) const READ_ROOTS: Setting = Setting::new(
     "extra folders `read` may open; a relative one starts at the file that set it",
 );
 
+/// `[host] enabled`: whether `tether call` and the agent hooks use the warm host.
+pub(crate) const HOST_ENABLED: Setting = Setting::new(
+    "host.enabled",
+    Kind::Flag { default: true },
+    Scope::Trusted,
+    "`tether call` and the agent hooks attach to the workspace's warm host (`false`: every \
+     front end starts its own servers)",
+);
+/// `[host] serve`: `tether serve` attaches only when asked, until the host has proven itself.
+pub(crate) const HOST_SERVE: Setting = Setting::new(
+    "host.serve",
+    Kind::Flag { default: false },
+    Scope::Trusted,
+    "`tether serve` attaches to the warm host too, as `tether serve --host` does",
+);
+/// `[host] idle_exit_s`.
+pub(crate) const HOST_IDLE_EXIT: Setting = Setting::new(
+    "host.idle_exit_s",
+    Kind::Seconds {
+        default: 600,
+        max: 86_400,
+    },
+    Scope::Trusted,
+    "how long the warm host waits with nothing attached before it exits",
+);
+
 /// The run's own keys.
-const RUN: &[Setting] = &[APPROVAL, VIBE, ASK_TIMEOUT, READ_ROOTS];
+const RUN: &[Setting] = &[
+    APPROVAL,
+    VIBE,
+    ASK_TIMEOUT,
+    READ_ROOTS,
+    HOST_ENABLED,
+    HOST_SERVE,
+    HOST_IDLE_EXIT,
+];
 
 /// Every key of `tether.toml`, in the README's order.
 pub fn settings() -> Vec<&'static Setting> {

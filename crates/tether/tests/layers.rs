@@ -1,5 +1,5 @@
 //! Fails on a forbidden dependency edge between the workspace's crates.
-//! Layers: fs, proc -> tool -> {run, capability crates} -> tether -> mcp -> cli.
+//! Layers: fs, proc -> tool -> {run, capability crates} -> tether -> mcp -> host -> cli.
 //! Crates of one layer never depend on one another, so capability crates meet only through
 //! `tether-tool` seams and `tether-fs`.
 
@@ -17,7 +17,8 @@ fn rank(name: &str) -> Option<u8> {
         | "tether-kernel" | "tether-workers" => 2,
         "tether" => 3,
         "tether-mcp" => 4,
-        "tether-cli" => 5,
+        "tether-host" => 5,
+        "tether-cli" => 6,
         _ => return None,
     })
 }

@@ -100,6 +100,9 @@ pub struct Install {
     pub vibe: bool,
     /// The widest surface the run serves: a plan or readonly run must run nothing that writes.
     pub surface: crate::Surface,
+    /// Where a capability keeps what several runs may share (a language server); the run's
+    /// own pool unless a warm host serves the run.
+    pub pool: Arc<crate::Pool>,
     tools: Vec<(Arc<dyn DynTool>, Option<ClientFeature>)>,
     hooks: Vec<Arc<dyn WriteHook>>,
 }
@@ -121,6 +124,7 @@ impl Install {
             held_back: Vec::new(),
             vibe: false,
             surface: crate::Surface::Agent,
+            pool: Arc::default(),
             tools: Vec::new(),
             hooks: Vec::new(),
         }

@@ -15,6 +15,7 @@ mod error;
 mod hooks;
 mod notice;
 mod output;
+mod pool;
 mod question;
 mod report;
 mod setting;
@@ -31,6 +32,7 @@ pub use error::ToolError;
 pub use hooks::{Baseline, Baselines, HookBudgets, WriteHook, WriteHooks};
 pub use notice::{Notice, NoticeQueue};
 pub use output::{Block, ToolOutput, capped_list, counted, cut_line};
+pub use pool::{Pool, Pooled};
 pub use question::{
     Card, CardOption, MAX_LABEL, MAX_OPTIONS, Outcome, QuestionPort, Questions, ScriptedPort,
 };

@@ -200,6 +200,32 @@ impl Config {
         ASK_TIMEOUT.duration(ask.timeout_s).map_err(bad)
     }
 
+    /// The `[host]` section: when front ends attach to the warm host, and how long it idles.
+    pub fn host(&self) -> Result<HostSettings, ConfigError> {
+        use crate::settings::{HOST_ENABLED, HOST_IDLE_EXIT, HOST_SERVE};
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Host {
+            enabled: Option<bool>,
+            serve: Option<bool>,
+            idle_exit_s: Option<u64>,
+        }
+        let Some(section) = self.get("host") else {
+            return Ok(HostSettings {
+                enabled: HOST_ENABLED.flag(None),
+                serve: HOST_SERVE.flag(None),
+                idle_exit: HOST_IDLE_EXIT.duration(None).unwrap_or_default(),
+            });
+        };
+        let bad = |why: String| ConfigError::new(&self.source_of("host"), Some("host"), why);
+        let host: Host = tether_tool::parse_section("host", section).map_err(bad)?;
+        Ok(HostSettings {
+            enabled: HOST_ENABLED.flag(host.enabled),
+            serve: HOST_SERVE.flag(host.serve),
+            idle_exit: HOST_IDLE_EXIT.duration(host.idle_exit_s).map_err(bad)?,
+        })
+    }
+
     /// Whether vibe mode is on (`vibe = true`); a workspace file's needs trust.
     pub fn vibe(&self) -> Result<bool, ConfigError> {
         let Some(value) = self.get(VIBE.key) else {
@@ -305,4 +331,15 @@ impl Config {
     fn workspace_value(&self, key: &str) -> Option<&Value> {
         lookup(&self.workspace, key)
     }
+}
+
+/// When front ends attach to the workspace's warm host (`[host]`).
+#[derive(Debug, Clone, Copy)]
+pub struct HostSettings {
+    /// `tether call` and the hooks attach.
+    pub enabled: bool,
+    /// `tether serve` attaches too.
+    pub serve: bool,
+    /// How long the host waits with nothing attached before it exits.
+    pub idle_exit: std::time::Duration,
 }

@@ -1,9 +1,11 @@
-//! A terminal cannot show a result's images, so `tether call` saves each one under the
+//! A terminal cannot show a result's images, so `tether call` (here or through the host) saves each one under the
 //! workspace's `.tether/images/` and prints its path where the image was.
 
 use std::path::Path;
 
 use tether::{Block, ToolOutput};
+
+static SAVED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// The result as text, each image replaced by the path it was saved at (or why it was not),
 /// and the saved paths relative to `root`.
@@ -17,11 +19,9 @@ pub fn text_with_saved_images(out: &ToolOutput, root: &Path) -> (String, Vec<Str
         match block {
             Block::Text(text) => parts.push(text.clone()),
             Block::Png(png) => {
-                let rel = format!(
-                    ".tether/images/{stamp}-{}-{}.png",
-                    std::process::id(),
-                    saved.len() + 1
-                );
+                // A host saves for many calls in one process, so the count is the process's.
+                let n = SAVED.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                let rel = format!(".tether/images/{stamp}-{}-{n}.png", std::process::id());
                 let path = root.join(&rel);
                 let written = path
                     .parent()

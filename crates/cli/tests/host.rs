@@ -1,0 +1,332 @@
+//! The warm host with real front ends and a real pyright: `call`, `call --stdin` and `serve`
+//! attach to one host per workspace, share its servers but not a ledger, hear of its death,
+//! and leave nothing running once it stops or idles out.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::Mcp;
+use serde_json::{Value, json};
+
+/// A workspace with its own config, state and runtime folders, so its host is its own; the
+/// host is stopped when the test ends.
+struct HostEnv {
+    _dir: tempfile::TempDir,
+    ws: PathBuf,
+    cfg: PathBuf,
+    state: PathBuf,
+    runtime: PathBuf,
+}
+
+impl HostEnv {
+    fn new() -> HostEnv {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        let (cfg, state, runtime) = (
+            dir.path().join("cfg"),
+            dir.path().join("state"),
+            dir.path().join("run"),
+        );
+        for d in [&ws, &cfg, &state, &runtime] {
+            std::fs::create_dir(d).unwrap();
+        }
+        std::fs::write(ws.join("pyproject.toml"), "[project]\nname = \"w\"\n").unwrap();
+        std::fs::write(ws.join("a.py"), "def f(x: int) -> int:\n    return x\n").unwrap();
+        HostEnv {
+            _dir: dir,
+            ws,
+            cfg,
+            state,
+            runtime,
+        }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tether"));
+        command
+            .args(args)
+            .current_dir(&self.ws)
+            .env("TETHER_CONFIG_DIR", &self.cfg)
+            .env("TETHER_STATE_DIR", &self.state)
+            .env("XDG_RUNTIME_DIR", &self.runtime)
+            .env_remove("TETHER_HOST");
+        command
+    }
+
+    fn run(&self, args: &[&str], stdin: &str) -> Output {
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    }
+
+    fn status(&self) -> Value {
+        let out = self.run(&["host", "--status"], "");
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        serde_json::from_str(&text).unwrap_or(Value::String(text))
+    }
+
+    fn host_pid(&self) -> u32 {
+        let status = self.status();
+        status["pid"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no host runs: {status}")) as u32
+    }
+
+    fn serve(&self) -> Mcp {
+        Mcp::start(self.command(&["serve", "--host"]))
+    }
+}
+
+impl Drop for HostEnv {
+    fn drop(&mut self) {
+        let _ = self.run(&["host", "--stop"], "");
+    }
+}
+
+/// Every text block of a tool call's result, as the model reads them.
+fn call(mcp: &mut Mcp, id: u64, tool: &str, arguments: Value) -> String {
+    let reply = mcp.request(
+        id,
+        "tools/call",
+        json!({"name": tool, "arguments": arguments}),
+    );
+    let blocks = reply["result"]["content"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let texts: Vec<&str> = blocks.iter().filter_map(|b| b["text"].as_str()).collect();
+    texts.join("\n")
+}
+
+fn text(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+fn alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap_or_default()
+            .contains(") Z ")
+}
+
+fn gone_within(pid: u32, limit: Duration) -> bool {
+    let end = Instant::now() + limit;
+    while Instant::now() < end {
+        if !alive(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+/// The pyright processes whose parent is `pid`.
+fn pyright_children(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
+        let cmdline = std::fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
+        let after = stat.rsplit(')').next().unwrap_or("");
+        let ppid: u32 = after
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        if ppid == pid && String::from_utf8_lossy(&cmdline).contains("pyright") {
+            found.push(child);
+        }
+    }
+    found
+}
+
+#[test]
+fn a_call_through_the_host_answers_as_a_local_call_and_the_host_is_reused() {
+    let env = HostEnv::new();
+    let args = r#"{"path": "a.py"}"#;
+    let local = env.run(&["call", "--no-host", "read", args], "");
+    let first = env.run(&["call", "--host", "read", args], "");
+    let pid = env.host_pid();
+    let second = env.run(&["call", "--host", "read", args], "");
+    assert!(local.status.success(), "{local:?}");
+    assert_eq!(text(&first), text(&local));
+    assert_eq!(text(&second), text(&local));
+    assert_eq!(env.host_pid(), pid, "the second call used the same host");
+    // A usage error keeps its exit code and its message through the host.
+    let bad = env.run(&["call", "--host", "read", "{not json"], "");
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+    let local_bad = env.run(&["call", "--no-host", "read", "{not json"], "");
+    assert_eq!(bad.stderr, local_bad.stderr);
+    // `call --stdin` is one run through the host, as it is here.
+    let lines = "{\"tool\": \"write\", \"args\": {\"path\": \"b.txt\", \"content\": \"hi\\n\"}}\n\
+                 {\"tool\": \"read\", \"args\": {\"path\": \"b.txt\"}}\n{\"oops\": 1}\n";
+    let through = env.run(&["call", "--host", "--stdin"], lines);
+    assert_eq!(through.status.code(), Some(2), "{through:?}");
+    let records: Vec<Value> = text(&through)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 3, "{records:?}");
+    assert_eq!(records[0]["ok"], true);
+    assert!(
+        records[1]["text"].as_str().unwrap().contains("hi"),
+        "{records:?}"
+    );
+    assert_eq!(records[2]["usage_error"], true);
+}
+
+#[test]
+fn runs_share_the_hosts_server_and_each_is_told_of_the_others_write() {
+    let env = HostEnv::new();
+    let hover = r#"{"action": "hover", "file": "a.py", "line": 1, "symbol": "f"}"#;
+    let cold = env.run(&["call", "--host", "lsp", hover], "");
+    assert!(text(&cold).contains("def f(x: int) -> int"), "{cold:?}");
+    let pid = env.host_pid();
+    let servers = pyright_children(pid);
+    assert_eq!(servers.len(), 1, "one pyright under the host: {servers:?}");
+    let warm = env.run(&["call", "--host", "lsp", hover], "");
+    assert_eq!(text(&warm), text(&cold));
+    // Two MCP runs on the same host: still the one pyright.
+    let mut a = env.serve();
+    let mut b = env.serve();
+    assert!(call(&mut a, 2, "lsp", serde_json::from_str(hover).unwrap()).contains("def f"));
+    assert!(call(&mut b, 2, "lsp", serde_json::from_str(hover).unwrap()).contains("def f"));
+    assert_eq!(pyright_children(pid), servers, "the runs share the server");
+    // Run a's write breaks the file: a is told in its result, b as an outside change.
+    let broken = "def f(x: int) -> int:\n    return x\n\ny: str = f(1)\n";
+    let wrote = call(
+        &mut a,
+        3,
+        "write",
+        json!({"path": "a.py", "content": broken}),
+    );
+    assert!(wrote.contains("1 new problem"), "{wrote}");
+    let end = Instant::now() + Duration::from_secs(30);
+    let mut told = String::new();
+    while Instant::now() < end && !told.contains("outside change to a.py") {
+        std::thread::sleep(Duration::from_millis(300));
+        told = call(
+            &mut b,
+            4,
+            "read",
+            json!({"path": "a.py", "offset": 1, "limit": 1}),
+        );
+    }
+    assert!(
+        told.contains("outside change to a.py"),
+        "b was not told: {told}"
+    );
+    assert!(
+        told.contains("reportAssignmentType") || told.contains("str"),
+        "{told}"
+    );
+    // And a, whose write it was, hears nothing more about it.
+    let again = call(
+        &mut a,
+        5,
+        "read",
+        json!({"path": "a.py", "offset": 1, "limit": 1}),
+    );
+    assert!(!again.contains("outside change"), "{again}");
+    a.close();
+    b.close();
+}
+
+#[test]
+fn a_dead_host_is_told_to_the_attached_run_and_the_next_front_end_starts_a_fresh_one() {
+    let env = HostEnv::new();
+    let mut mcp = env.serve();
+    assert!(
+        mcp.call(2, "read", json!({"path": "a.py"}))
+            .contains("def f")
+    );
+    let pid = env.host_pid();
+    Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(gone_within(pid, Duration::from_secs(5)));
+    let reply = mcp.request(
+        3,
+        "tools/call",
+        json!({"name": "read", "arguments": {"path": "a.py"}}),
+    );
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    let said = reply["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(said.contains("stopped answering"), "{said}");
+    let listed = mcp.request(4, "tools/list", json!({}));
+    assert!(listed["error"]["message"].as_str().is_some(), "{listed}");
+    mcp.close();
+    let next = env.run(&["call", "--host", "read", r#"{"path": "a.py"}"#], "");
+    assert!(text(&next).contains("def f"), "{next:?}");
+    assert_ne!(env.host_pid(), pid);
+}
+
+#[test]
+fn the_host_idles_out_and_takes_its_servers_with_it() {
+    let env = HostEnv::new();
+    std::fs::write(env.cfg.join("tether.toml"), "[host]\nidle_exit_s = 2\n").unwrap();
+    let hover = r#"{"action": "hover", "file": "a.py", "line": 1, "symbol": "f"}"#;
+    let out = env.run(&["call", "--host", "lsp", hover], "");
+    assert!(text(&out).contains("def f"), "{out:?}");
+    let pid = env.host_pid();
+    let servers = pyright_children(pid);
+    assert_eq!(servers.len(), 1);
+    assert!(
+        gone_within(pid, Duration::from_secs(15)),
+        "the host idled on"
+    );
+    for server in servers {
+        assert!(
+            gone_within(server, Duration::from_secs(5)),
+            "pyright outlived the host"
+        );
+    }
+    // The socket is private to this user, in a folder only this user may enter.
+    use std::os::unix::fs::PermissionsExt;
+    let dir = env.runtime.join("tether");
+    let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+}
+
+#[test]
+fn stop_ends_the_host_and_its_servers() {
+    let env = HostEnv::new();
+    let hover = r#"{"action": "hover", "file": "a.py", "line": 1, "symbol": "f"}"#;
+    assert!(text(&env.run(&["call", "--host", "lsp", hover], "")).contains("def f"));
+    let pid = env.host_pid();
+    let servers = pyright_children(pid);
+    let socket = env.status()["socket"].as_str().unwrap().to_string();
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&socket).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let stopped = env.run(&["host", "--stop"], "");
+    assert!(text(&stopped).contains("stopped"), "{stopped:?}");
+    assert!(!alive(pid));
+    for server in servers {
+        assert!(
+            gone_within(server, Duration::from_secs(5)),
+            "pyright outlived the host"
+        );
+    }
+    assert!(text(&env.run(&["host", "--status"], "")).contains("no tether host runs"));
+}

@@ -1,0 +1,294 @@
+//! The warm host: one process per workspace (and user, binary, config) that keeps the language
+//! servers for every run it serves. Each attachment is a run of its own (surface, ledger,
+//! staged edits, notices); the runs share the host's pool, never a ledger.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tether::{Pool, Run, RunBuilder, Surface};
+use tether_tool::lock;
+use tokio::io::BufReader;
+use tokio::net::UnixStream;
+use tokio_util::sync::CancellationToken;
+
+use crate::Extend;
+use crate::front::{SHUTDOWN_BUDGET, call_lines, call_once};
+use crate::hook::Sessions;
+use crate::place::Place;
+use crate::wire::{Hello, Printed, Reply, read_json, write_json};
+
+/// How long a front end may take to say what it attaches as.
+const HELLO_WAIT: Duration = Duration::from_secs(10);
+
+/// How often the host looks whether it idled long enough or its workspace is gone.
+const LOOK_EVERY: Duration = Duration::from_secs(1);
+
+/// What every attachment of the host shares.
+pub(crate) struct Host {
+    pub(crate) place: Place,
+    extend: Extend,
+    pub(crate) pool: Arc<Pool>,
+    /// Attachments being served now; the host idles only at zero.
+    attached: AtomicUsize,
+    last_active: std::sync::Mutex<Instant>,
+    started: Instant,
+    stop: CancellationToken,
+    pub(crate) hooks: Sessions,
+}
+
+/// Counts one attachment for as long as it lives.
+struct Attached<'a>(&'a Host);
+
+impl Drop for Attached<'_> {
+    fn drop(&mut self) {
+        *lock(&self.0.last_active) = Instant::now();
+        self.0.attached.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Serves the workspace at `place` until stopped, or until nothing was attached for
+/// `idle_exit`. Another host already serving the same place is not an error: this one leaves.
+pub async fn serve(place: Place, extend: Extend, idle_exit: Duration) -> Result<(), String> {
+    let lock_file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&place.lock)
+        .map_err(|e| format!("cannot open {}: {e}", place.lock.display()))?;
+    match lock_file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            tracing::info!("a host already serves {}", place.root.display());
+            return Ok(());
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(format!("cannot lock {}: {e}", place.lock.display()));
+        }
+    }
+    // Holding the lock, any socket file left is a dead host's.
+    let _ = std::fs::remove_file(&place.socket);
+    let listener = tokio::net::UnixListener::bind(&place.socket)
+        .map_err(|e| format!("cannot listen on {}: {e}", place.socket.display()))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&place.socket, std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| format!("cannot make {} private: {e}", place.socket.display()))?;
+    }
+    let host = Arc::new(Host {
+        place,
+        extend,
+        pool: Arc::new(Pool::for_host()),
+        attached: AtomicUsize::new(0),
+        last_active: std::sync::Mutex::new(Instant::now()),
+        started: Instant::now(),
+        stop: CancellationToken::new(),
+        hooks: Sessions::default(),
+    });
+    tracing::info!(
+        "host for {} listening on {}",
+        host.place.root.display(),
+        host.place.socket.display()
+    );
+    let me = tether_proc::current_uid();
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| format!("cannot watch for SIGTERM: {e}"))?;
+    let tasks = tokio_util::task::TaskTracker::new();
+    loop {
+        let idle_for = {
+            let last = *lock(&host.last_active);
+            idle_exit.saturating_sub(last.elapsed())
+        };
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    // Only this user's processes may attach.
+                    let uid = stream.peer_cred().map(|c| c.uid()).ok();
+                    if uid != Some(me) {
+                        tracing::warn!(?uid, "refused an attachment from another user");
+                        continue;
+                    }
+                    host.attached.fetch_add(1, Ordering::SeqCst);
+                    let host = host.clone();
+                    tasks.spawn(async move { host.attach(stream).await });
+                }
+                Err(e) => tracing::warn!("accept failed: {e}"),
+            },
+            _ = host.stop.cancelled() => break,
+            _ = term.recv() => break,
+            _ = tokio::signal::ctrl_c() => break,
+            _ = tokio::time::sleep(idle_for.clamp(Duration::from_millis(50), LOOK_EVERY)) => {
+                let last = *lock(&host.last_active);
+                if host.attached.load(Ordering::SeqCst) == 0 && last.elapsed() >= idle_exit {
+                    tracing::info!("nothing attached for {} s: exiting", idle_exit.as_secs());
+                    break;
+                }
+                // A checkout that was deleted (a test's temporary folder) has no one to serve.
+                if !host.place.root.is_dir() {
+                    tracing::info!("the workspace root is gone: exiting");
+                    break;
+                }
+            }
+        }
+    }
+    // No new attachment from here; the ones still served end with the runs' shutdown.
+    let _ = std::fs::remove_file(&host.place.socket);
+    drop(listener);
+    host.stop.cancel();
+    host.hooks.end_all().await;
+    tasks.close();
+    let _ = tokio::time::timeout(SHUTDOWN_BUDGET * 2, tasks.wait()).await;
+    host.pool.stop(SHUTDOWN_BUDGET).await;
+    drop(lock_file);
+    Ok(())
+}
+
+impl Host {
+    /// Serves one attachment: its hello, the reply, then its kind's exchange.
+    async fn attach(self: Arc<Self>, stream: UnixStream) {
+        let _counted = Attached(&self);
+        let (read, mut write) = stream.into_split();
+        let mut read = BufReader::new(read);
+        let hello = match tokio::time::timeout(HELLO_WAIT, read_json::<Hello>(&mut read)).await {
+            Ok(Ok(Some(hello))) => hello,
+            Ok(Ok(None)) => return,
+            Ok(Err(why)) => {
+                let _ = write_json(&mut write, &self.refuse(why)).await;
+                return;
+            }
+            Err(_) => {
+                let why = format!("no hello within {} s", HELLO_WAIT.as_secs());
+                let _ = write_json(&mut write, &self.refuse(why)).await;
+                return;
+            }
+        };
+        let ok = Reply {
+            ok: true,
+            pid: std::process::id(),
+            error: None,
+        };
+        match hello {
+            Hello::Status => {
+                let status = self.status().await;
+                let _ = write_json(&mut write, &ok).await;
+                let _ = write_json(&mut write, &status).await;
+            }
+            Hello::Stop => {
+                let _ = write_json(&mut write, &ok).await;
+                self.stop.cancel();
+            }
+            Hello::Call {
+                surface,
+                tool,
+                args,
+            } => {
+                let (run, surface) = match self.open(&surface, |b| b.single_call()) {
+                    Ok(opened) => opened,
+                    Err(why) => {
+                        let _ = write_json(&mut write, &self.refuse(why)).await;
+                        return;
+                    }
+                };
+                let _ = write_json(&mut write, &ok).await;
+                let printed = call_once(&run, surface, &tool, &args).await;
+                let _ = write_json(&mut write, &printed).await;
+            }
+            Hello::Lines { surface } => {
+                let (run, surface) = match self.open(&surface, |b| b) {
+                    Ok(opened) => opened,
+                    Err(why) => {
+                        let _ = write_json(&mut write, &self.refuse(why)).await;
+                        return;
+                    }
+                };
+                let _ = write_json(&mut write, &ok).await;
+                let printed = call_lines(&run, surface, read, &mut write).await;
+                let _ = write_json(&mut write, &json!({ "tether_host_end": printed })).await;
+            }
+            Hello::Mcp {
+                surface,
+                conversation,
+                vibe,
+            } => {
+                let built = self.open(&surface, |mut b| {
+                    if let Some(c) = conversation {
+                        b = b.conversation(c);
+                    }
+                    b.vibe(vibe)
+                });
+                let (run, surface) = match built {
+                    Ok((run, surface)) => (Arc::new(run), surface),
+                    Err(why) => {
+                        let _ = write_json(&mut write, &self.refuse(why)).await;
+                        return;
+                    }
+                };
+                let _ = write_json(&mut write, &ok).await;
+                let server = tether_mcp::TetherServer::new(run.clone(), surface);
+                tokio::select! {
+                    served = server.serve_io(read, write) => {
+                        if let Err(e) = served {
+                            tracing::info!("an MCP attachment ended: {e}");
+                        }
+                    }
+                    _ = self.stop.cancelled() => {}
+                }
+                run.shutdown(SHUTDOWN_BUDGET).await;
+            }
+            Hello::Hook {
+                agent,
+                event,
+                block_on_new_errors,
+            } => {
+                let _ = write_json(&mut write, &ok).await;
+                let printed = self.hook(&agent, event, block_on_new_errors).await;
+                let _ = write_json(&mut write, &printed).await;
+            }
+        }
+    }
+
+    fn refuse(&self, why: String) -> Reply {
+        Reply {
+            ok: false,
+            pid: std::process::id(),
+            error: Some(why),
+        }
+    }
+
+    /// A fresh run over the host's workspace, sharing the host's pool. The surface comes from
+    /// the front end, narrowed as it was there; trust is decided here, from the same files.
+    pub(crate) fn open(
+        &self,
+        surface: &str,
+        shape: impl FnOnce(RunBuilder) -> RunBuilder,
+    ) -> Result<(Run, Surface), String> {
+        let surface: Surface = surface.parse()?;
+        let builder = RunBuilder::new(&self.place.root)
+            .surface(surface)
+            .pool(self.pool.clone());
+        let run = (self.extend)(shape(builder))
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok((run, surface))
+    }
+
+    /// What `tether host --status` prints.
+    async fn status(&self) -> serde_json::Value {
+        json!({
+            "pid": std::process::id(),
+            "root": self.place.root,
+            "socket": self.place.socket,
+            "log": self.place.log,
+            "uptime_s": self.started.elapsed().as_secs(),
+            "attached": self.attached.load(Ordering::SeqCst).saturating_sub(1),
+            "hook_sessions": self.hooks.len(),
+            "servers": self.pool.describe().await,
+        })
+    }
+
+    /// One agent hook event, answered in the agent's own form.
+    async fn hook(&self, agent: &str, event: serde_json::Value, block: bool) -> Printed {
+        crate::hook::handle(self, agent, event, block).await
+    }
+}

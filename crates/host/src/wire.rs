@@ -1,0 +1,101 @@
+//! The host's socket protocol: the front end's first line says what it attaches as, the
+//! host's first line says yes or why not, and then each kind speaks its own way.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+
+/// The front end's first line.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Hello {
+    /// One tool call in a fresh run (`tether call TOOL ARGS`); the answer is one [`Printed`].
+    Call {
+        /// The surface the front end may use.
+        surface: String,
+        /// The tool's name.
+        tool: String,
+        /// The arguments as given on the command line, parsed by the host.
+        args: String,
+    },
+    /// One run serving JSON calls line by line (`tether call --stdin`); after the last result
+    /// line comes one [`Printed`] line with the exit code.
+    Lines {
+        /// The surface the front end may use.
+        surface: String,
+    },
+    /// One run served over MCP (`tether serve`): raw MCP lines both ways after the reply.
+    Mcp {
+        /// The surface the front end may use.
+        surface: String,
+        /// The conversation this run serves.
+        conversation: Option<String>,
+        /// Vibe mode.
+        vibe: bool,
+    },
+    /// One agent hook event (`tether hook claude|codex`); the answer is one [`Printed`].
+    Hook {
+        /// `claude` or `codex`.
+        agent: String,
+        /// The event as the agent gave it.
+        event: Value,
+        /// Block the agent's turn when the edit brought new errors.
+        block_on_new_errors: bool,
+    },
+    /// What the host holds; the answer is one JSON object.
+    Status,
+    /// Ends the host; the reply is the last line.
+    Stop,
+}
+
+/// The host's first line: `{"ok": true, "pid": N}`, or why it will not serve the front end.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Reply {
+    /// Whether the host serves this attachment.
+    pub ok: bool,
+    /// The host's process id.
+    pub pid: u32,
+    /// Why not, when it does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// What a one-shot front end prints and how it exits, made by the host for the process that
+/// asked.
+#[derive(Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Printed {
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+    /// The exit code.
+    pub code: u8,
+}
+
+/// Reads one line of JSON as `T`; `Ok(None)` at a clean end of input.
+pub async fn read_json<T: for<'de> Deserialize<'de>>(
+    input: &mut (impl AsyncBufRead + Unpin),
+) -> Result<Option<T>, String> {
+    let mut line = String::new();
+    let n = input
+        .read_line(&mut line)
+        .await
+        .map_err(|e| format!("cannot read from the host socket: {e}"))?;
+    if n == 0 {
+        return Ok(None);
+    }
+    serde_json::from_str(&line)
+        .map(Some)
+        .map_err(|e| format!("not a line of the host protocol ({e}): {}", line.trim()))
+}
+
+/// Writes `value` as one line of JSON and flushes.
+pub async fn write_json<T: Serialize>(
+    output: &mut (impl AsyncWrite + Unpin),
+    value: &T,
+) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(value).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    output.write_all(&line).await?;
+    output.flush().await
+}
