@@ -161,7 +161,23 @@
 
   function inspect(value) {
     const text = util.inspect(value, { depth: 4, maxArrayLength: 100, breakLength: 100 });
-    return text.length > MAX_REPR ? `${text.slice(0, MAX_REPR)}… (${text.length} characters, cut at ${MAX_REPR})` : text;
+    return cut(text, MAX_REPR);
+  }
+
+  /** Cuts `text` to `max` characters (code points, as tether's `cut_line` counts) with its one
+   *  mark, saying how many were dropped. */
+  function cut(text, max) {
+    if (text.length <= max) return text;
+    let kept = 0;
+    let at = 0;
+    for (const ch of text) {
+      if (kept === max) break;
+      at += ch.length;
+      kept += 1;
+    }
+    let rest = 0;
+    for (const _ of text.slice(at)) rest += 1;
+    return rest === 0 ? text : `${text.slice(0, at)}… [+${rest} chars]`;
   }
 
   /** The form of `value` a model reads best: a PNG, then markdown, then HTML as text, then inspect. */
@@ -262,7 +278,7 @@
   // The error's kind and the first line of its message, to head the result.
   function errorSummary(error) {
     const line = error instanceof Error ? `${error.name}: ${error.message}` : inspect(error);
-    return line.split('\n')[0].trim().slice(0, 300);
+    return cut(line.split('\n')[0].trim(), 300);
   }
 
   globalThis.display = display;

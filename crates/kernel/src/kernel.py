@@ -119,9 +119,14 @@ def _kind(obj, module, name):
     return kind.__name__ == name and kind.__module__.split(".")[0] == module
 
 
+def _cut(text, limit):
+    """Cuts text to `limit` characters with tether's one mark (its `cut_line`), saying how many
+    characters were dropped."""
+    return text if len(text) <= limit else text[:limit] + f"… [+{len(text) - limit} chars]"
+
+
 def _cell_text(value, limit=60):
-    text = str(value).replace("|", "\\|").replace("\n", " ")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return _cut(str(value).replace("|", "\\|").replace("\n", " "), limit)
 
 
 def _frame_table(frame, edge=10):
@@ -180,10 +185,7 @@ def _rich(obj):
         if mime == "text/html":
             return "text/plain", _text_of_html(str(data))
         return mime, str(data)
-    text = repr(obj)
-    if len(text) > _MAX_REPR:
-        text = text[:_MAX_REPR] + f"… ({len(text)} characters, cut at {_MAX_REPR})"
-    return "text/plain", text
+    return "text/plain", _cut(repr(obj), _MAX_REPR)
 
 
 def _place(message):
@@ -273,7 +275,7 @@ def _summary(error):
         name = f"{kind.__module__}.{name}"
     lines = str(error).strip().splitlines()
     line = f"{name}: {lines[0]}" if lines else name
-    return line if len(line) <= 300 else line[:299] + "…"
+    return _cut(line, 300)
 
 
 def _open_figures(but=None):

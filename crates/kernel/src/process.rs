@@ -288,7 +288,7 @@ impl Kernel {
                         ("begin", Whose::This) => cell.begin(&message),
                         _ => cell.note(format!(
                             "a `{}` message that no cell of this kernel sent was ignored",
-                            kind.chars().take(40).collect::<String>()
+                            tether_tool::cut_line(kind, 40)
                         )),
                     }
                 }

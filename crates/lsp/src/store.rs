@@ -103,8 +103,8 @@ impl Publications {
     }
 }
 
-/// A finding with only the fields tether reads, its texts capped: a server's `data` and
-/// related information can be any size and are never shown.
+/// A finding with only the fields tether reads, its texts cut with `cut_line`'s mark: a
+/// server's `data` and related information can be any size and are never shown.
 fn trimmed(item: &Value) -> Value {
     let mut out = Map::new();
     for (key, limit) in [
@@ -114,8 +114,7 @@ fn trimmed(item: &Value) -> Value {
     ] {
         match &item[key] {
             Value::String(s) => {
-                let cut: String = s.chars().take(limit).collect();
-                out.insert(key.into(), Value::String(cut));
+                out.insert(key.into(), Value::String(tether_proc::cut_line(s, limit)));
             }
             Value::Number(n) => {
                 out.insert(key.into(), Value::Number(n.clone()));
@@ -157,7 +156,8 @@ mod tests {
         let mut store = Publications::default();
         store.insert("file:///a", Some(2), 1, &[finding(&"m".repeat(10_000))]);
         let kept = &store.get("file:///a").unwrap().items[0];
-        assert_eq!(kept["message"].as_str().unwrap().len(), MESSAGE_CHARS);
+        let cut = format!("{}… [+8000 chars]", "m".repeat(MESSAGE_CHARS));
+        assert_eq!(kept["message"].as_str().unwrap(), cut);
         assert_eq!(kept["range"]["start"]["line"], 3);
         assert_eq!(kept["code"], "E1");
         assert!(kept.get("data").is_none() && kept.get("relatedInformation").is_none());

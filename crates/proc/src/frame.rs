@@ -3,6 +3,8 @@
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+use crate::cut_line;
+
 /// The largest message read: a server that announces more is treated as broken.
 pub const MAX_FRAME: usize = 64 << 20;
 /// The longest header line read before the peer is treated as broken.
@@ -49,12 +51,12 @@ pub async fn read_frame<R: AsyncBufRead + Unpin>(input: &mut R) -> Result<Vec<u8
         let Some((name, value)) = text.split_once(':') else {
             return Err(FrameError::Garbage(format!(
                 "a header line `{}`",
-                cut(text)
+                cut_line(text, 80)
             )));
         };
         if name.trim().eq_ignore_ascii_case("content-length") {
             let n: usize = value.trim().parse().map_err(|_| {
-                FrameError::Garbage(format!("Content-Length `{}`", cut(value.trim())))
+                FrameError::Garbage(format!("Content-Length `{}`", cut_line(value.trim(), 80)))
             })?;
             length = Some(n);
         }
@@ -85,10 +87,6 @@ pub async fn write_frame<W: AsyncWrite + Unpin>(out: &mut W, body: &[u8]) -> std
     frame.extend_from_slice(body);
     out.write_all(&frame).await?;
     out.flush().await
-}
-
-fn cut(s: &str) -> String {
-    s.chars().take(80).collect()
 }
 
 #[cfg(test)]

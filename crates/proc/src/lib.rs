@@ -9,6 +9,7 @@
 //! servers, `dap` for debug adapters.
 
 mod child;
+mod cut;
 mod dap;
 mod frame;
 mod jsonrpc;
@@ -24,6 +25,7 @@ mod tail;
 mod tree;
 
 pub use child::{ProcError, output_with_deadline, run_with_deadline, signal_group};
+pub use cut::{cut_line, cut_mark};
 pub use dap::Dap;
 pub use frame::{FrameError, MAX_FRAME, read_frame, write_frame};
 pub use jsonrpc::{JsonRpc, Peer, codes};

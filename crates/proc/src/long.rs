@@ -1,6 +1,6 @@
 //! A child that lives as long as the run: language servers, debug adapters, kernels, workers.
 
-use crate::lock;
+use crate::{cut_line, lock};
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
@@ -71,7 +71,7 @@ impl LongChild {
                     if ring.len() == STDERR_LINES {
                         ring.pop_front();
                     }
-                    ring.push_back(line.chars().take(STDERR_LINE_CHARS).collect());
+                    ring.push_back(cut_line(&line, STDERR_LINE_CHARS));
                 }
             }));
         }

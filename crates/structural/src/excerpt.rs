@@ -1,6 +1,6 @@
 //! One match or capture as a short excerpt: the first lines or one collapsed line, cut.
 
-use tether_tool::cut_line;
+use tether_tool::{cut_line, cut_mark};
 
 /// Characters of one match line before it is cut.
 const LINE_CHARS: usize = 300;
@@ -49,7 +49,7 @@ pub(crate) fn one_line_cut(pieces: &[&str], max: usize) -> String {
         started = true;
     }
     if chars > max {
-        out.push_str(&format!("… [+{} chars]", chars - max));
+        out.push_str(&cut_mark(chars - max));
     }
     out
 }

@@ -31,13 +31,15 @@ pub use cx::{
 pub use error::ToolError;
 pub use hooks::{Baseline, Baselines, HookBudgets, WriteHook, WriteHooks};
 pub use notice::{Notice, NoticeQueue};
-pub use output::{Block, ToolOutput, capped_list, counted, cut_line};
+pub use output::{Block, ToolOutput, capped_list, counted};
 pub use pool::{Pool, Pooled};
 pub use question::{
     Card, CardOption, MAX_LABEL, MAX_OPTIONS, Outcome, QuestionPort, Questions, ScriptedPort,
 };
 pub use report::{FileReport, FileStatus, Finding, format_reports, format_reports_after};
 pub use setting::{Kind, Scope, Setting, inert, markdown_table, parse_section};
+/// The one text cut and its mark, for the crates that reach tether-proc only through this one.
+pub use tether_proc::{cut_line, cut_mark};
 /// The one poison-free lock, for the crates that reach tether-proc only through this one.
 pub use tether_proc::lock;
 pub use tier::{Concurrency, Surface, Tier};

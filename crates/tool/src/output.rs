@@ -60,17 +60,6 @@ pub fn counted(n: usize, noun: &str) -> String {
     }
 }
 
-/// Cuts one line to about `max` characters with a visible mark, on a char boundary.
-pub fn cut_line(line: &str, max: usize) -> String {
-    match line.char_indices().nth(max) {
-        None => line.to_string(),
-        Some((idx, _)) => {
-            let rest = line[idx..].chars().count();
-            format!("{}… [+{rest} chars]", &line[..idx])
-        }
-    }
-}
-
 /// Renders at most `cap` items, one a line, and always says how many were left out.
 pub fn capped_list<I, S>(items: I, cap: usize, noun: &str) -> String
 where
@@ -111,11 +100,5 @@ mod tests {
         assert_eq!(counted(0, "file"), "0 files");
         assert_eq!(counted(1, "file"), "1 file");
         assert_eq!(counted(2, "line"), "2 lines");
-    }
-
-    #[test]
-    fn cut_line_marks_the_cut_on_char_boundaries() {
-        assert_eq!(cut_line("héllo", 10), "héllo");
-        assert_eq!(cut_line("héllo", 2), "hé… [+3 chars]");
     }
 }
