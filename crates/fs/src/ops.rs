@@ -1,6 +1,8 @@
 //! Change operations and commit receipts.
 
-use crate::{ContentHash, WritePath};
+use std::sync::Arc;
+
+use crate::{ContentHash, NAMED_MAX_BYTES, Unshown, WritePath};
 
 /// One change in a transaction; each carries the expected prior state so stale writes are caught.
 #[derive(Debug, Clone)]
@@ -72,7 +74,7 @@ pub enum ChangeKind {
 }
 
 /// What a commit did to one file, so tools can report it.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct FileReceipt {
     /// The file as it is now (the destination of a rename).
     pub path: WritePath,
@@ -80,6 +82,33 @@ pub struct FileReceipt {
     pub kind: ChangeKind,
     /// Hash of its new content; `None` when deleted.
     pub hash_after: Option<ContentHash>,
+    /// The bytes the write left in the file, shared by every write hook so none reads the
+    /// file again (it may have changed since); `None` when deleted.
+    pub content: Option<Arc<[u8]>>,
+}
+
+impl FileReceipt {
+    /// The written bytes as text to hand a language server, by the rules of
+    /// [`crate::Workspace::read_named`]: at most [`NAMED_MAX_BYTES`], UTF-8 only.
+    pub fn text(&self) -> Result<&str, Unshown> {
+        let bytes = self.content.as_deref().ok_or(Unshown::Missing)?;
+        if bytes.len() as u64 > NAMED_MAX_BYTES {
+            return Err(Unshown::TooLarge);
+        }
+        std::str::from_utf8(bytes).map_err(|_| Unshown::NotText)
+    }
+}
+
+impl std::fmt::Debug for FileReceipt {
+    /// The content shows as its length: a receipt in a log must not dump a whole file.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileReceipt")
+            .field("path", &self.path)
+            .field("kind", &self.kind)
+            .field("hash_after", &self.hash_after)
+            .field("content_len", &self.content.as_ref().map(|c| c.len()))
+            .finish()
+    }
 }
 
 /// What a whole commit did, one receipt per op in op order.

@@ -4,6 +4,7 @@ use std::collections::HashSet;
 use std::fs::File;
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rustix::fs::{Mode, OFlags};
@@ -23,7 +24,8 @@ const SET_ID_BITS: u32 = 0o6000;
 struct Step {
     rel: String,
     target: PathBuf,
-    content: Option<Vec<u8>>,
+    /// Shared with the file's receipt, so the write hooks see these very bytes.
+    content: Option<Arc<[u8]>>,
     /// The file being replaced: its mode and owner carry over to the new content.
     keep: Option<Keep>,
     /// The target exists now, so it gets a backup.
@@ -256,11 +258,13 @@ fn plan(
                 expect,
             } => {
                 let (_, keep) = expect_hash(ws, &path, expect)?;
+                let content = Arc::from(content);
                 files.push(receipt(&path, ChangeKind::Modified, Some(&content)));
                 steps.push(put(&path, content, Some(keep), Some(expect)));
             }
             ChangeOp::Create { path, content } => {
                 expect_absent(ws, &path)?;
+                let content = Arc::from(content);
                 files.push(receipt(&path, ChangeKind::Created, Some(&content)));
                 steps.push(put(&path, content, None, None));
             }
@@ -277,7 +281,7 @@ fn plan(
             } => {
                 let (old, keep) = expect_hash(ws, &from, expect)?;
                 expect_absent(ws, &to)?;
-                let content = content.unwrap_or(old);
+                let content = Arc::from(content.unwrap_or(old));
                 let kind = ChangeKind::Renamed { from: from.clone() };
                 files.push(receipt(&to, kind, Some(&content)));
                 steps.push(put(&to, content, Some(keep), None));
@@ -289,7 +293,7 @@ fn plan(
 }
 
 /// A step that puts `content` at `path`; `old` is the hash of what is there now, if anything.
-fn put(path: &WritePath, content: Vec<u8>, keep: Option<Keep>, old: Option<ContentHash>) -> Step {
+fn put(path: &WritePath, content: Arc<[u8]>, keep: Option<Keep>, old: Option<ContentHash>) -> Step {
     Step {
         rel: path.rel().into(),
         target: path.rel_path().to_path_buf(),
@@ -311,11 +315,12 @@ fn remove(path: &WritePath, old: ContentHash) -> Step {
     }
 }
 
-fn receipt(path: &WritePath, kind: ChangeKind, content: Option<&[u8]>) -> FileReceipt {
+fn receipt(path: &WritePath, kind: ChangeKind, content: Option<&Arc<[u8]>>) -> FileReceipt {
     FileReceipt {
         path: path.clone(),
         kind,
-        hash_after: content.map(hash_bytes),
+        hash_after: content.map(|c| hash_bytes(c)),
+        content: content.cloned(),
     }
 }
 

@@ -15,8 +15,6 @@ use crate::supervisor::Supervisor;
 /// The write hook that keeps open documents in step with our writes.
 pub struct Documents {
     pub(crate) servers: Arc<Supervisor>,
-    /// The door the written files are read through.
-    pub(crate) files: Arc<tether_fs::Workspace>,
 }
 
 impl WriteHook for Documents {
@@ -44,16 +42,18 @@ impl WriteHook for Documents {
             let servers = self.servers.running().await;
             for receipt in receipts {
                 let path = receipt.path.abs();
-                let Ok(text) = crate::named::read(&self.files, path).await else {
+                // The receipt's bytes: the file may have changed again since the write.
+                let Ok(text) = receipt.text() else {
                     continue;
                 };
                 for server in &servers {
                     if !server.has_open(path).await {
                         continue;
                     }
-                    if let Err(why) = server.sync(path, &text).await {
+                    if let Err(why) = server.sync(path, text).await {
                         tracing::warn!("keeping {} in step: {why}", receipt.path.rel());
                     }
+                    server.unstamp(path).await;
                 }
             }
             Vec::new()

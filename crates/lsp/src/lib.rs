@@ -106,7 +106,6 @@ impl Capability for Lsp {
         });
         run.hook(Arc::new(documents::Documents {
             servers: servers.clone(),
-            files: run.workspace.clone(),
         }));
         let follow = follow::Follow {
             ledger,

@@ -215,14 +215,16 @@ impl DiagnosticsOnWrite {
             }
             Err(None) => return Some(no_server(rel, self.unavailable(lang, abs)?)),
         };
-        let text = crate::named::read(&self.follow.files, abs).await.ok()?;
-        let checks_before = match server.save_for_check(abs, &text).await {
+        // What this write committed, not the disk now: it may have changed since.
+        let text = receipt.text().ok()?;
+        let checks_before = match server.save_for_check(abs, text).await {
             Ok(begun) => begun,
             Err(why) => {
                 let status = FileStatus::Unavailable { why, now: vec![] };
                 return Some(self.follow.report(&server, rel, status));
             }
         };
+        server.unstamp(abs).await;
         let had = before.files.get(abs).cloned().flatten();
         let status = match server.answer(abs, checks_before, self.wait).await {
             Ok(items) => {

@@ -585,6 +585,14 @@ impl Server {
         self.open.lock().await.contains_key(path)
     }
 
+    /// Forgets when `path` was last stat'ed, after it was given a write receipt's text: the
+    /// file may have changed since that write, so [`Server::refresh_open`] compares it again.
+    pub async fn unstamp(&self, path: &Path) {
+        if let Some(doc) = self.open.lock().await.get_mut(path) {
+            doc.stamp = None;
+        }
+    }
+
     /// Whether `text` is what the server has for `path`, when it has the file open (`None`
     /// when it does not: it read the file from disk itself).
     pub async fn holds(&self, path: &Path, text: &str) -> Option<bool> {

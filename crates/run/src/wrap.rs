@@ -46,14 +46,18 @@ async fn run_wrapped(
     for p in names {
         paths.push(cx.workspace().resolve_write(&p)?);
     }
-    let before: Vec<_> = paths.iter().map(|p| hash_of(cx.workspace(), p)).collect();
+    let before: Vec<_> = paths
+        .iter()
+        .map(|p| read_hashed(cx.workspace(), p).map(|(_, h)| h))
+        .collect();
     let baselines = cx.fs().hooks().run_before(&paths).await;
     let result = run(cx).await;
     let receipts = paths
         .into_iter()
         .zip(before)
         .filter_map(|(path, old)| {
-            let new = hash_of(cx.workspace(), &path);
+            let now = read_hashed(cx.workspace(), &path);
+            let new = now.as_ref().map(|(_, h)| *h);
             let kind = match (old, new) {
                 (a, b) if a == b => return None,
                 (None, Some(_)) => ChangeKind::Created,
@@ -64,6 +68,7 @@ async fn run_wrapped(
                 path,
                 kind,
                 hash_after: new,
+                content: now.map(|(bytes, _)| Arc::from(bytes)),
             })
         })
         .collect();
@@ -71,6 +76,8 @@ async fn run_wrapped(
     result
 }
 
-fn hash_of(ws: &Workspace, path: &WritePath) -> Option<tether_fs::ContentHash> {
-    ws.read_hashed(path).ok().flatten().map(|(_, h)| h)
+/// The bytes and hash of a file as the host's write left it; read once, so the hooks get
+/// these bytes with the receipt.
+fn read_hashed(ws: &Workspace, path: &WritePath) -> Option<(Vec<u8>, tether_fs::ContentHash)> {
+    ws.read_hashed(path).ok().flatten()
 }

@@ -40,8 +40,17 @@ async fn problems_off_thread(ws: &Arc<Workspace>, path: &Path) -> Option<Vec<Fin
         .flatten()
 }
 
-/// The outermost ERROR and MISSING nodes of a file, each keyed by its parent's kind, or None if
-/// it is not a bundled language, not readable text, or larger than structural search reads.
+/// [`written_problems`] on a blocking thread, like [`problems_off_thread`].
+async fn written_off_thread(path: &Path, bytes: Arc<[u8]>) -> Option<Vec<Finding>> {
+    let path = path.to_path_buf();
+    tokio::task::spawn_blocking(move || written_problems(&path, &bytes))
+        .await
+        .ok()
+        .flatten()
+}
+
+/// The problems of a file on disk (the baseline), or None if it is not a bundled language, not
+/// readable text, or larger than structural search reads.
 fn problems(ws: &Workspace, path: &Path) -> Option<Vec<Finding>> {
     let lang = Lang::from_path(path)?;
     let file = ws.open_read(path).ok()?;
@@ -50,10 +59,25 @@ fn problems(ws: &Workspace, path: &Path) -> Option<Vec<Finding>> {
     }
     let mut text = String::new();
     (&file).read_to_string(&mut text).ok()?;
-    let tree = lang.parse(&text);
+    Some(problems_in(lang, &text))
+}
+
+/// The problems of the bytes a write left at `path` (its receipt's), by the same rules as
+/// [`problems`]: the file is not read again, since it may have changed since.
+fn written_problems(path: &Path, bytes: &[u8]) -> Option<Vec<Finding>> {
+    let lang = Lang::from_path(path)?;
+    if bytes.len() as u64 > crate::search::MAX_FILE_BYTES {
+        return None;
+    }
+    Some(problems_in(lang, std::str::from_utf8(bytes).ok()?))
+}
+
+/// The outermost ERROR and MISSING nodes of `text`, each keyed by its parent's kind.
+fn problems_in(lang: Lang, text: &str) -> Vec<Finding> {
+    let tree = lang.parse(text);
     let root = tree.root();
     if !root.get_inner_node().has_error() {
-        return Some(Vec::new());
+        return Vec::new();
     }
     let mut out = Vec::new();
     let mut stack = vec![root];
@@ -82,7 +106,7 @@ fn problems(ws: &Workspace, path: &Path) -> Option<Vec<Finding>> {
             stack.extend(children);
         }
     }
-    Some(out)
+    out
 }
 
 impl WriteHook for SyntaxCheck {
@@ -129,9 +153,9 @@ impl WriteHook for SyntaxCheck {
                             .unwrap_or_default(),
                     );
                 }
-                if receipt.hash_after.is_none() {
+                let Some(bytes) = receipt.content.clone() else {
                     continue;
-                }
+                };
                 let config = tether_fs::is_config_file(abs);
                 if config && Lang::from_path(abs).is_none() {
                     reports.push(FileReport {
@@ -147,7 +171,7 @@ impl WriteHook for SyntaxCheck {
                     });
                     continue;
                 }
-                let Some(now) = problems_off_thread(&self.workspace, abs).await else {
+                let Some(now) = written_off_thread(abs, bytes).await else {
                     continue;
                 };
                 let status = match &before {
