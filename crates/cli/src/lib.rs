@@ -77,6 +77,19 @@ enum Command {
         #[command(flatten)]
         attach: HostArgs,
     },
+    /// An agent's hook (Claude Code, Codex): reads the hook event JSON on stdin and answers in
+    /// the agent's form, with what the agent's own edit brought (PostToolUse) after taking
+    /// the baseline (PreToolUse). Never blocks unless --block-on-new-errors.
+    Hook {
+        /// claude or codex.
+        agent: String,
+        /// After an edit that brought new errors, block: the agent must answer them first.
+        #[arg(long)]
+        block_on_new_errors: bool,
+        /// Workspace root (default: the event's cwd, else the current directory).
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
     /// The warm host for a workspace: runs in the foreground until idle (front ends start it
     /// themselves when they need it); --status and --stop ask the running one.
     Host {
@@ -315,6 +328,11 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
             }
         }
         Command::Host { root, status, stop } => host(extend, root_of(root)?, status, stop).await,
+        Command::Hook {
+            agent,
+            block_on_new_errors,
+            root,
+        } => hook(&agent, block_on_new_errors, root).await,
         Command::Tools { run, json } => {
             let surface = run.surface()?;
             let tether = open(extend, run.root, None)?;
@@ -548,4 +566,56 @@ async fn host(extend: Extend, root: PathBuf, status: bool, stop: bool) -> Result
     tether_host::serve(place, extend, settings.idle_exit)
         .await
         .map_err(|e| Exit(1, e))
+}
+
+/// The most of an event tether reads from stdin.
+const MAX_EVENT: u64 = 16 << 20;
+
+/// `tether hook AGENT`: the event from stdin to the workspace's host, its answer to stdout.
+async fn hook(agent: &str, block: bool, root: Option<PathBuf>) -> Result<(), Exit> {
+    use tokio::io::AsyncReadExt as _;
+    if !matches!(agent, "claude" | "codex") {
+        return Err(usage(format!(
+            "unknown agent {agent:?}: use claude or codex"
+        )));
+    }
+    let mut text = String::new();
+    let mut stdin = tokio::io::stdin().take(MAX_EVENT);
+    let read = stdin.read_to_string(&mut text);
+    tokio::time::timeout(std::time::Duration::from_secs(30), read)
+        .await
+        .map_err(|_| usage("no hook event on stdin within 30 s"))?
+        .map_err(|e| usage(format!("cannot read the hook event: {e}")))?;
+    let event: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| usage(format!("the hook event on stdin is not JSON: {e}")))?;
+    let root = match root {
+        Some(r) => r,
+        None => match event["cwd"].as_str() {
+            Some(cwd) => PathBuf::from(cwd),
+            None => root_of(None)?,
+        },
+    };
+    let attach = async {
+        let config =
+            tether::Config::load(&root, &tether::Config::user_dir()).map_err(|e| e.to_string())?;
+        if !config.host().map_err(|e| e.to_string())?.enabled {
+            return Err(
+                "the agent hooks need the warm host, which `[host] enabled = false` \
+                        in tether.toml turns off"
+                    .to_string(),
+            );
+        }
+        let place = Place::for_root(&root)?;
+        let hello = Hello::Hook {
+            agent: agent.to_string(),
+            event: event.clone(),
+            block_on_new_errors: block,
+        };
+        let at = tether_host::attach(&place, &hello).await?;
+        tether_host::printed(&place, at).await
+    };
+    match attach.await {
+        Ok(printed) => finish(printed),
+        Err(why) => finish(tether_host::hook_unreachable(&event, &why)),
+    }
 }

@@ -330,3 +330,154 @@ fn stop_ends_the_host_and_its_servers() {
     }
     assert!(text(&env.run(&["host", "--status"], "")).contains("no tether host runs"));
 }
+
+/// One hook event as Claude Code sends it, for an Edit of `file` (or any other tool).
+fn claude_event(env: &HostEnv, name: &str, tool: &str, id: &str, input: Value) -> String {
+    json!({
+        "session_id": "session-1", "transcript_path": "/dev/null", "cwd": env.ws,
+        "permission_mode": "acceptEdits", "hook_event_name": name, "tool_name": tool,
+        "tool_input": input, "tool_use_id": id,
+    })
+    .to_string()
+}
+
+fn context_of(out: &Output) -> Value {
+    assert!(out.status.success(), "{out:?}");
+    let text = text(out);
+    if text.trim().is_empty() {
+        return Value::Null;
+    }
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+#[test]
+fn claude_hooks_report_what_the_agents_own_edit_brought() {
+    let env = HostEnv::new();
+    let file = env.ws.join("a.py");
+    let edit = json!({"file_path": file, "old_string": "return x", "new_string": "return x\n\ny: str = f(1)"});
+    let pre = env.run(
+        &["hook", "claude"],
+        &claude_event(&env, "PreToolUse", "Edit", "t1", edit.clone()),
+    );
+    assert_eq!(
+        context_of(&pre),
+        Value::Null,
+        "nothing to say before the edit"
+    );
+    std::fs::write(
+        &file,
+        "def f(x: int) -> int:\n    return x\n\ny: str = f(1)\n",
+    )
+    .unwrap();
+    let post = env.run(
+        &["hook", "claude"],
+        &claude_event(&env, "PostToolUse", "Edit", "t1", edit),
+    );
+    let said = context_of(&post);
+    assert_eq!(said["hookSpecificOutput"]["hookEventName"], "PostToolUse");
+    let context = said["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(context.contains("a.py: 1 new problem"), "{context}");
+    assert!(context.contains("reportAssignmentType"), "{context}");
+    assert!(
+        said.get("decision").is_none(),
+        "never blocks unless asked: {said}"
+    );
+
+    // With --block-on-new-errors, an edit bringing an error blocks; the old one is not new.
+    let edit2 =
+        json!({"file_path": file, "old_string": "f(1)", "new_string": "f(1)\nz: int = 's'"});
+    let pre = claude_event(&env, "PreToolUse", "Edit", "t2", edit2.clone());
+    assert_eq!(context_of(&env.run(&["hook", "claude"], &pre)), Value::Null);
+    std::fs::write(
+        &file,
+        "def f(x: int) -> int:\n    return x\n\ny: str = f(1)\nz: int = 's'\n",
+    )
+    .unwrap();
+    let post = claude_event(&env, "PostToolUse", "Edit", "t2", edit2);
+    let said = context_of(&env.run(&["hook", "claude", "--block-on-new-errors"], &post));
+    assert_eq!(said["decision"], "block", "{said}");
+    let reason = said["reason"].as_str().unwrap();
+    assert!(reason.contains("1 new problem; still 1 more"), "{reason}");
+
+    // A shell command's edit is seen by the watch and told on the next event.
+    std::fs::write(&file, "def f(x: int) -> int:\n    return x\n").unwrap();
+    let bash = json!({"command": "sed -i ..."});
+    let mut told = Value::Null;
+    for n in 0..30 {
+        std::thread::sleep(Duration::from_millis(200));
+        let event = claude_event(&env, "PostToolUse", "Bash", &format!("b{n}"), bash.clone());
+        told = context_of(&env.run(&["hook", "claude"], &event));
+        if !told.is_null() {
+            break;
+        }
+    }
+    let context = told["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or("");
+    assert!(context.contains("outside change to a.py"), "{told}");
+
+    // An edit whose PreToolUse was never seen is reported without a baseline, never as clean.
+    let write = json!({"file_path": env.ws.join("b.py"), "content": "q: int = 'no'\n"});
+    std::fs::write(env.ws.join("b.py"), "q: int = 'no'\n").unwrap();
+    let post = claude_event(&env, "PostToolUse", "Write", "t3", write);
+    let said = context_of(&env.run(&["hook", "claude"], &post));
+    let context = said["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        context.contains("b.py") && context.contains("baseline"),
+        "{context}"
+    );
+    assert_eq!(env.status()["hook_sessions"], 1);
+    let end = json!({"session_id": "session-1", "hook_event_name": "SessionEnd", "cwd": env.ws});
+    assert_eq!(
+        context_of(&env.run(&["hook", "claude"], &end.to_string())),
+        Value::Null
+    );
+    assert_eq!(env.status()["hook_sessions"], 0);
+}
+
+#[test]
+fn a_codex_patch_is_reported_and_a_hook_that_cannot_reach_a_host_says_so() {
+    let env = HostEnv::new();
+    let patch =
+        "*** Begin Patch\n*** Update File: a.py\n@@\n return x\n+\n+y: str = f(1)\n*** End Patch\n";
+    let event = |name: &str| {
+        json!({"session_id": "c-1", "turn_id": "t", "cwd": env.ws, "hook_event_name": name,
+               "model": "gpt-5.5", "permission_mode": "bypassPermissions",
+               "tool_name": "apply_patch", "tool_input": {"command": patch}, "tool_use_id": "call_1"})
+        .to_string()
+    };
+    assert_eq!(
+        context_of(&env.run(&["hook", "codex"], &event("PreToolUse"))),
+        Value::Null
+    );
+    std::fs::write(
+        env.ws.join("a.py"),
+        "def f(x: int) -> int:\n    return x\n\ny: str = f(1)\n",
+    )
+    .unwrap();
+    let said = context_of(&env.run(&["hook", "codex"], &event("PostToolUse")));
+    let context = said["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(context.contains("a.py: 1 new problem"), "{context}");
+    // Codex refuses unknown fields in a hook's answer: only these two keys.
+    let keys: Vec<&String> = said["hookSpecificOutput"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(keys, ["additionalContext", "hookEventName"]);
+    // With the host turned off, the model is told the edit went unchecked.
+    std::fs::write(env.cfg.join("tether.toml"), "[host]\nenabled = false\n").unwrap();
+    let said = context_of(&env.run(&["hook", "codex"], &event("PostToolUse")));
+    let context = said["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(context.contains("could not check this edit"), "{context}");
+    let bad = env.run(&["hook", "gemini"], &event("PostToolUse"));
+    assert_eq!(bad.status.code(), Some(2));
+}

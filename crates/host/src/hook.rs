@@ -1,30 +1,294 @@
-//! Agent hooks (`tether hook claude|codex`): the agent's own edit tools, reported like a
-//! tether write. Not built yet: an event gets a clear error, never a silent pass.
+//! Agent hooks (`tether hook claude|codex`): an edit made by the agent's own tool is reported
+//! like a tether write. PreToolUse takes the baseline, PostToolUse reports what the edit
+//! brought, and each agent session is a run of its own in the host, keyed by its session id.
 
-use serde_json::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tether::Run;
+use tether_run::AgentEdit;
+use tether_tool::lock;
 
 use crate::host::Host;
 use crate::wire::Printed;
 
+/// How long a PreToolUse waits for the session's servers to start, so the first edit has a
+/// baseline; past it the edit is still reported, labelled as having none.
+const WARM_WAIT: Duration = Duration::from_secs(10);
+
+/// One agent session's run and the edits whose start it saw.
+struct Session {
+    run: Arc<Run>,
+    warm: tokio::sync::watch::Receiver<bool>,
+    begun: std::sync::Mutex<HashMap<String, AgentEdit>>,
+}
+
 /// The hook sessions a host keeps, one run per agent session.
 #[derive(Default)]
-pub(crate) struct Sessions {}
+pub(crate) struct Sessions {
+    by_id: std::sync::Mutex<HashMap<String, Arc<Session>>>,
+}
 
 impl Sessions {
     /// How many agent sessions have a run here.
     pub(crate) fn len(&self) -> usize {
-        0
+        lock(&self.by_id).len()
     }
 
     /// Ends every session's run.
-    pub(crate) async fn end_all(&self) {}
+    pub(crate) async fn end_all(&self) {
+        let all: Vec<Arc<Session>> = lock(&self.by_id).drain().map(|(_, s)| s).collect();
+        for s in all {
+            s.run.shutdown(crate::front::SHUTDOWN_BUDGET).await;
+        }
+    }
+
+    async fn end(&self, key: &str) {
+        let gone = lock(&self.by_id).remove(key);
+        if let Some(s) = gone {
+            s.run.shutdown(crate::front::SHUTDOWN_BUDGET).await;
+        }
+    }
 }
 
-/// Answers one hook event.
-pub(crate) async fn handle(_host: &Host, agent: &str, _event: Value, _block: bool) -> Printed {
+/// The fields of a hook event tether reads; both agents send these names.
+#[derive(Deserialize)]
+struct Event {
+    session_id: String,
+    hook_event_name: String,
+    #[serde(default)]
+    tool_name: String,
+    #[serde(default)]
+    tool_input: Value,
+    #[serde(default)]
+    tool_use_id: Option<String>,
+    #[serde(default)]
+    cwd: Option<PathBuf>,
+}
+
+/// What a tool call means for the files.
+enum Touch {
+    /// A file tool that edits these files.
+    Files(Vec<String>),
+    /// A shell command: what it changed is seen by the watch.
+    Shell,
+    /// Anything else.
+    Nothing,
+}
+
+/// Answers one hook event in the agent's own output form.
+pub(crate) async fn handle(host: &Host, agent: &str, event: Value, block: bool) -> Printed {
+    if !matches!(agent, "claude" | "codex") {
+        return usage(format!("unknown agent {agent:?}: use claude or codex"));
+    }
+    let event: Event = match serde_json::from_value(event) {
+        Ok(e) => e,
+        Err(e) => {
+            return usage(format!(
+                "the hook event is not one tether reads ({e}); it needs session_id and \
+                 hook_event_name, as Claude Code and Codex send them"
+            ));
+        }
+    };
+    let key = format!("{agent}:{}", event.session_id);
+    if event.hook_event_name == "SessionEnd" {
+        host.hooks.end(&key).await;
+        return Printed::default();
+    }
+    let session = match session(host, &key) {
+        Ok(s) => s,
+        Err(why) => return context(&event.hook_event_name, &unchecked(&why), false),
+    };
+    let cwd = event.cwd.clone().unwrap_or_else(|| host.place.root.clone());
+    let touch = touch(&event, &cwd);
+    let id = event
+        .tool_use_id
+        .clone()
+        .unwrap_or_else(|| format!("{}:{}", event.tool_name, event.tool_input));
+    let mut said = Vec::new();
+    let mut new_errors = 0;
+    match (event.hook_event_name.as_str(), &touch) {
+        ("PreToolUse", Touch::Files(paths)) => {
+            let mut warm = session.warm.clone();
+            let _ = tokio::time::timeout(WARM_WAIT, warm.wait_for(|done| *done)).await;
+            let (edit, _) = session.run.runtime().agent_edit_begin(paths).await;
+            lock(&session.begun).insert(id, edit);
+        }
+        ("PostToolUse", Touch::Files(paths)) => {
+            let begun = lock(&session.begun).remove(&id);
+            let report = session.run.runtime().agent_edit_end(paths, begun).await;
+            new_errors = report.new_errors;
+            said.extend(report.text);
+            if !report.skipped.is_empty() {
+                said.push(format!("not checked: {}", report.skipped.join("; ")));
+            }
+        }
+        _ => {}
+    }
+    let (notices, dropped) = session.run.runtime().notices().drain();
+    if !notices.is_empty() {
+        let mut lines: Vec<String> = notices.iter().map(|n| n.line()).collect();
+        if dropped > 0 {
+            lines.insert(0, format!("- ({dropped} older notices were dropped)"));
+        }
+        said.push(format!("Notices:\n{}", lines.join("\n")));
+    }
+    if said.is_empty() {
+        return Printed::default();
+    }
+    let text = format!("tether: {}", said.join("\n"));
+    let blocking = block && new_errors > 0 && event.hook_event_name == "PostToolUse";
+    context(&event.hook_event_name, &text, blocking)
+}
+
+/// The session's run, opened (and its servers started in the background) on first need.
+fn session(host: &Host, key: &str) -> Result<Arc<Session>, String> {
+    if let Some(s) = lock(&host.hooks.by_id).get(key) {
+        return Ok(s.clone());
+    }
+    let conversation = key.to_string();
+    let (run, _) = host.open("agent", |b| b.conversation(conversation))?;
+    let run = Arc::new(run);
+    let (done, warm) = tokio::sync::watch::channel(false);
+    let warming = run.clone();
+    tokio::spawn(async move {
+        warming.warm().await;
+        let _ = done.send(true);
+    });
+    let session = Arc::new(Session {
+        run,
+        warm,
+        begun: std::sync::Mutex::default(),
+    });
+    let mut by_id = lock(&host.hooks.by_id);
+    Ok(by_id.entry(key.to_string()).or_insert(session).clone())
+}
+
+/// Which files the event's tool edits: Claude Code's file tools name one path, Codex's
+/// apply_patch names them in its patch headers (relative to the session's folder).
+fn touch(event: &Event, cwd: &Path) -> Touch {
+    let input = &event.tool_input;
+    match event.tool_name.as_str() {
+        "Write" | "Edit" | "MultiEdit" | "NotebookEdit" if input.get("command").is_none() => {
+            let path = input["file_path"]
+                .as_str()
+                .or_else(|| input["notebook_path"].as_str());
+            match path {
+                Some(p) => Touch::Files(vec![cwd.join(p).to_string_lossy().into_owned()]),
+                None => Touch::Nothing,
+            }
+        }
+        "apply_patch" | "Edit" | "Write" => {
+            let patch = input["command"]
+                .as_str()
+                .or_else(|| input["patch"].as_str())
+                .or_else(|| input["input"].as_str())
+                .unwrap_or_default();
+            Touch::Files(
+                patched_files(patch)
+                    .into_iter()
+                    .map(|p| cwd.join(p).to_string_lossy().into_owned())
+                    .collect(),
+            )
+        }
+        "Bash" | "shell" | "exec_command" | "local_shell" => Touch::Shell,
+        _ => Touch::Nothing,
+    }
+}
+
+/// The files an apply_patch patch adds, updates, deletes or moves to.
+fn patched_files(patch: &str) -> Vec<String> {
+    const HEADERS: [&str; 4] = [
+        "*** Add File: ",
+        "*** Update File: ",
+        "*** Delete File: ",
+        "*** Move to: ",
+    ];
+    let mut files = Vec::new();
+    for line in patch.lines() {
+        for header in HEADERS {
+            if let Some(path) = line.strip_prefix(header) {
+                let path = path.trim().to_string();
+                if !path.is_empty() && !files.contains(&path) {
+                    files.push(path);
+                }
+            }
+        }
+    }
+    files
+}
+
+/// The agent's form for context the model reads: `hookSpecificOutput.additionalContext`
+/// (Claude Code and Codex spell it alike), and with `blocking` the decision that turns it
+/// into a blocking message after the edit.
+fn context(event_name: &str, text: &str, blocking: bool) -> Printed {
+    let mut out = json!({
+        "hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}
+    });
+    if blocking {
+        out["decision"] = json!("block");
+        out["reason"] = json!(text);
+    }
     Printed {
-        stderr: format!("tether: hooks for {agent} are not built yet\n"),
-        code: 1,
+        stdout: format!("{out}\n"),
         ..Printed::default()
+    }
+}
+
+/// What the model reads when tether could not look at the edit at all.
+fn unchecked(why: &str) -> String {
+    format!("tether could not check this edit: {why}")
+}
+
+/// The hook's answer when no host could take the event: the model is told the edit went
+/// unchecked, rather than hearing nothing, which would read as clean.
+pub fn unreachable(event: &Value, why: &str) -> Printed {
+    let name = event["hook_event_name"].as_str().unwrap_or("PostToolUse");
+    match name {
+        "PreToolUse" | "PostToolUse" => context(name, &unchecked(why), false),
+        _ => Printed {
+            stderr: format!("tether: {why}\n"),
+            ..Printed::default()
+        },
+    }
+}
+
+fn usage(why: String) -> Printed {
+    Printed {
+        stderr: format!("tether: {why}\n"),
+        code: 2,
+        ..Printed::default()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_patch_names_its_files_once_each() {
+        let patch = "*** Begin Patch\n*** Add File: a.py\n+x\n*** Update File: src/b.py\n\
+                     *** Move to: src/c.py\n@@\n-x\n+y\n*** Delete File: a.py\n*** End Patch\n";
+        assert_eq!(patched_files(patch), ["a.py", "src/b.py", "src/c.py"]);
+    }
+
+    #[test]
+    fn blocking_adds_the_decision_and_keeps_the_context() {
+        let printed = context("PostToolUse", "1 new problem", true);
+        let out: Value = serde_json::from_str(&printed.stdout).unwrap();
+        assert_eq!(out["decision"], "block");
+        assert_eq!(out["reason"], "1 new problem");
+        assert_eq!(out["hookSpecificOutput"]["hookEventName"], "PostToolUse");
+        assert_eq!(
+            out["hookSpecificOutput"]["additionalContext"],
+            "1 new problem"
+        );
+        let quiet: Value = serde_json::from_str(&context("PreToolUse", "x", false).stdout).unwrap();
+        assert!(quiet.get("decision").is_none());
     }
 }

@@ -15,6 +15,7 @@ mod wire;
 
 pub use client::{Attachment, attach, attach_running, died, printed, relay_lines};
 pub use front::{SHUTDOWN_BUDGET, call_lines, call_once};
+pub use hook::unreachable as hook_unreachable;
 pub use host::serve;
 pub use images::text_with_saved_images;
 pub use place::{Place, runtime_dir};

@@ -5,6 +5,7 @@
 
 #![forbid(unsafe_code)]
 
+mod agent_edit;
 mod approval;
 mod arrival;
 mod ask;
@@ -16,6 +17,7 @@ mod runtime;
 mod table;
 mod wrap;
 
+pub use agent_edit::{AgentEdit, EditReport};
 pub use arrival::Arrival;
 pub use ask::{AskArgs, AskUser};
 pub use options::CallOptions;

@@ -87,6 +87,11 @@ impl Runtime {
         self.pipeline.resources.staged.pending()
     }
 
+    /// The run's write hooks.
+    pub(crate) fn hooks(&self) -> &tether_tool::WriteHooks {
+        &self.pipeline.resources.hooks
+    }
+
     /// The confined workspace of this run.
     pub fn workspace(&self) -> &Workspace {
         &self.pipeline.resources.workspace

@@ -46,17 +46,34 @@ async fn run_wrapped(
     for p in names {
         paths.push(cx.workspace().resolve_write(&p)?);
     }
-    let before: Vec<_> = paths
-        .iter()
-        .map(|p| read_hashed(cx.workspace(), p).map(|(_, h)| h))
-        .collect();
+    let before = hashes(cx.workspace(), &paths);
     let baselines = cx.fs().hooks().run_before(&paths).await;
     let result = run(cx).await;
-    let receipts = paths
+    let receipts = receipts_since(cx.workspace(), paths, before);
+    cx.fs().record(baselines, receipts);
+    result
+}
+
+/// Each file's content hash now (`None` for a missing file), to tell later what changed.
+pub(crate) fn hashes(ws: &Workspace, paths: &[WritePath]) -> Vec<Option<tether_fs::ContentHash>> {
+    paths
+        .iter()
+        .map(|p| read_hashed(ws, p).map(|(_, h)| h))
+        .collect()
+}
+
+/// The receipts of the files whose content differs from `before`, carrying the bytes read now
+/// so the hooks judge exactly these.
+pub(crate) fn receipts_since(
+    ws: &Workspace,
+    paths: Vec<WritePath>,
+    before: Vec<Option<tether_fs::ContentHash>>,
+) -> Vec<FileReceipt> {
+    paths
         .into_iter()
         .zip(before)
         .filter_map(|(path, old)| {
-            let now = read_hashed(cx.workspace(), &path);
+            let now = read_hashed(ws, &path);
             let new = now.as_ref().map(|(_, h)| *h);
             let kind = match (old, new) {
                 (a, b) if a == b => return None,
@@ -71,13 +88,11 @@ async fn run_wrapped(
                 content: now.map(|(bytes, _)| Arc::from(bytes)),
             })
         })
-        .collect();
-    cx.fs().record(baselines, receipts);
-    result
+        .collect()
 }
 
-/// The bytes and hash of a file as the host's write left it; read once, so the hooks get
-/// these bytes with the receipt.
+/// The bytes and hash of a file as it is now; read once, so the hooks get these bytes with
+/// the receipt.
 fn read_hashed(ws: &Workspace, path: &WritePath) -> Option<(Vec<u8>, tether_fs::ContentHash)> {
     ws.read_hashed(path).ok().flatten()
 }

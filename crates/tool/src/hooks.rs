@@ -95,6 +95,12 @@ impl WriteHooks {
         self.hooks.is_empty()
     }
 
+    /// Baselines that know nothing from before (an edit whose start went unseen), so each
+    /// hook labels what it finds as having no baseline, never as new or as old.
+    pub fn unknown(&self) -> Baselines {
+        Baselines(self.hooks.iter().map(|_| None).collect())
+    }
+
     /// Runs every `before` concurrently, each cut off at its own budget.
     pub async fn run_before(&self, paths: &[WritePath]) -> Baselines {
         let runs = self.hooks.iter().map(|hook| async move {
