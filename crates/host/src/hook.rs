@@ -151,7 +151,9 @@ fn session(host: &Host, key: &str) -> Result<Arc<Session>, String> {
         return Ok(s.clone());
     }
     let conversation = key.to_string();
-    let (run, _) = host.open("agent", |b| b.conversation(conversation))?;
+    let (run, _) = host.open("agent", |b| {
+        b.conversation(conversation).prompt_reports(true)
+    })?;
     let run = Arc::new(run);
     let (done, warm) = tokio::sync::watch::channel(false);
     let warming = run.clone();

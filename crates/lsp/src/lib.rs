@@ -126,6 +126,7 @@ impl Capability for Lsp {
             follow: follow.clone(),
             writes: Arc::default(),
             outside: outside.clone(),
+            prompt: run.prompt_reports,
         }));
         self.outside = Some((outside, follow));
         self.servers = Some(servers);

@@ -42,6 +42,9 @@ pub struct DiagnosticsOnWrite {
     pub(crate) writes: Arc<AtomicU64>,
     /// The watch for outside edits, started with the first write if not before.
     pub(crate) outside: Arc<crate::outside::Outside>,
+    /// Reports the written files as soon as they are answered, and leaves the other files
+    /// a workspace server re-checks to follow as notices (an agent's hook waits on this).
+    pub(crate) prompt: bool,
 }
 
 /// The report on a written file no language server checked, and why.
@@ -438,6 +441,11 @@ impl WriteHook for DiagnosticsOnWrite {
                 .into_iter()
                 .flatten()
                 .collect();
+            // A prompt report waits for nothing more: other files are said to be pending.
+            let end = match self.prompt {
+                true => tokio::time::Instant::now(),
+                false => end,
+            };
             for (server, snap) in &before.snapshots {
                 let left = || end.saturating_duration_since(tokio::time::Instant::now());
                 let mut settled = true;
@@ -479,6 +487,11 @@ impl WriteHook for DiagnosticsOnWrite {
                 }
                 if server.reports_other_files() && (!settled || written_pending || importers) {
                     let why = match (settled, written_pending) {
+                        (false, _) if self.prompt => format!(
+                            "{} re-checks them in the background, and this report does not \
+                             wait for them",
+                            server.id
+                        ),
                         (false, _) => format!(
                             "{} was still checking them when this write's wait ({} ms) ended",
                             server.id,

@@ -44,6 +44,7 @@ pub struct RunBuilder {
     host_tools: Vec<HostTool>,
     capabilities: Vec<Box<dyn Capability>>,
     pool: Option<Arc<Pool>>,
+    prompt_reports: bool,
 }
 
 impl RunBuilder {
@@ -63,6 +64,7 @@ impl RunBuilder {
             host_tools: Vec::new(),
             capabilities: Vec::new(),
             pool: None,
+            prompt_reports: false,
         }
     }
 
@@ -131,6 +133,13 @@ impl RunBuilder {
         self
     }
 
+    /// Write reports say at once what the written files got; what other files a server
+    /// re-checks follows as notices (for an agent's hook, which the agent waits on).
+    pub fn prompt_reports(mut self, on: bool) -> Self {
+        self.prompt_reports = on;
+        self
+    }
+
     /// Adds a capability after the built-in ones (files, structural).
     pub fn capability(mut self, capability: impl Capability) -> Self {
         self.capabilities.push(Box::new(capability));
@@ -194,6 +203,7 @@ impl RunBuilder {
         );
         install.trusted = config.workspace_trusted();
         install.surface = self.surface;
+        install.prompt_reports = self.prompt_reports;
         if let Some(pool) = self.pool {
             install.pool = pool;
         }

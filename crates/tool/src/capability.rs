@@ -100,6 +100,9 @@ pub struct Install {
     pub vibe: bool,
     /// The widest surface the run serves: a plan or readonly run must run nothing that writes.
     pub surface: crate::Surface,
+    /// True when write reports should say at once what the written files got and leave slower
+    /// findings (other files a server re-checks) to later notices: an agent's hook waits on it.
+    pub prompt_reports: bool,
     /// Where a capability keeps what several runs may share (a language server); the run's
     /// own pool unless a warm host serves the run.
     pub pool: Arc<crate::Pool>,
@@ -124,6 +127,7 @@ impl Install {
             held_back: Vec::new(),
             vibe: false,
             surface: crate::Surface::Agent,
+            prompt_reports: false,
             pool: Arc::default(),
             tools: Vec::new(),
             hooks: Vec::new(),
