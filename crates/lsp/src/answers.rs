@@ -9,6 +9,8 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+
+use crate::protocol::{self, Diagnostic};
 use tether_proc::RpcError;
 use tether_proc::codes::METHOD_NOT_FOUND;
 use tether_proc::lock;
@@ -22,8 +24,27 @@ const RESAVE_AFTER: Duration = Duration::from_secs(2);
 
 /// The diagnostics of a full document diagnostic report; anything else (`null` from a server
 /// that does not know the request) is no answer.
-fn full_report(answer: &Value) -> Option<Vec<Value>> {
-    answer["items"].as_array().cloned()
+fn full_report(answer: Value) -> Option<Vec<Diagnostic>> {
+    protocol::read::<protocol::DiagnosticReport>(answer).items
+}
+
+/// `textDocument/diagnostic`'s params for `path`.
+fn pull_params(path: &Path) -> Option<Value> {
+    let params =
+        protocol::document(path).map(|text_document| lsp_types::DocumentDiagnosticParams {
+            text_document,
+            identifier: None,
+            previous_result_id: None,
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+        });
+    match params.and_then(|p| protocol::to_params("textDocument/diagnostic", p)) {
+        Ok(params) => Some(params),
+        Err(why) => {
+            tracing::warn!("{why}");
+            None
+        }
+    }
 }
 
 /// How long to wait before asking again for a pull the server cancelled.
@@ -49,7 +70,7 @@ pub struct Snapshot {
     /// How many work-done progresses had begun by then.
     pub begun: u64,
     /// Every file's latest publication then, shared with the server's store.
-    pub files: HashMap<PathBuf, Arc<Vec<Value>>>,
+    pub files: HashMap<PathBuf, Arc<Vec<Diagnostic>>>,
     /// Whether the server had finished its first pass over the project by then, so a file's
     /// publication is its real state, not a placeholder (pyright first publishes every file
     /// empty, before it has looked at any).
@@ -64,7 +85,7 @@ pub struct Snapshot {
 
 impl Server {
     /// What the server has published for `path` so far, current or not, without waiting.
-    pub fn published_now(&self, path: &Path) -> Vec<Value> {
+    pub fn published_now(&self, path: &Path) -> Vec<Diagnostic> {
         let uri = file_uri(path);
         let heard = lock(&self.heard);
         heard
@@ -76,7 +97,7 @@ impl Server {
 
     /// Like [`Server::published_now`], from the publications that are whole (for a server
     /// that checks separately, as its last awaited check left them).
-    pub fn whole_now(&self, path: &Path) -> Vec<Value> {
+    pub fn whole_now(&self, path: &Path) -> Vec<Diagnostic> {
         let uri = file_uri(path);
         let heard = lock(&self.heard);
         self.whole(&heard)
@@ -98,35 +119,40 @@ impl Server {
     /// The diagnostics the server published for `path`'s current text, waiting for them at
     /// most the request deadline; `None` if none came in time. An older publication (for a
     /// version before the last change) never counts.
-    pub async fn published(&self, path: &Path) -> Option<Vec<Value>> {
+    pub async fn published(&self, path: &Path) -> Option<Vec<Diagnostic>> {
         self.published_within(path, self.timeout).await
     }
 
     /// The diagnostics for `path`'s current text, within `limit`: pulled where the server
     /// offers it, else its publication for the current version. `None` when none came in time.
-    pub async fn diagnostics_within(&self, path: &Path, limit: Duration) -> Option<Vec<Value>> {
+    pub async fn diagnostics_within(
+        &self,
+        path: &Path,
+        limit: Duration,
+    ) -> Option<Vec<Diagnostic>> {
         let end = tokio::time::Instant::now() + limit;
         // A server still loading the project answers for files it has not read with nothing.
         if !self.loaded_within(limit).await {
             return None;
         }
         let limit = end.saturating_duration_since(tokio::time::Instant::now());
-        if self.capabilities.get("diagnosticProvider").is_some() {
+        if self.capabilities.diagnostic_provider.on {
             return self.pulled_within(path, limit).await;
         }
         // Some servers answer a pull they never offered (pyright, which publishes only after a
         // pause): the pull and the publication race, and a refusal is remembered.
         let published = self.published_within(path, limit);
         tokio::pin!(published);
-        if self.may_pull.load(Ordering::Relaxed) {
-            let params = json!({"textDocument": {"uri": file_uri(path)}});
+        if self.may_pull.load(Ordering::Relaxed)
+            && let Some(params) = pull_params(path)
+        {
             let pull = self.peer.request("textDocument/diagnostic", params, limit);
             tokio::pin!(pull);
             tokio::select! {
                 biased;
                 answer = &mut published => return answer,
-                pulled = &mut pull => match pulled {
-                    Ok(pull) if full_report(&pull).is_some() => return full_report(&pull),
+                pulled = &mut pull => match pulled.map(full_report) {
+                    Ok(Some(items)) => return Some(items),
                     Err(RpcError::Remote { error, .. }) if error.code == METHOD_NOT_FOUND => {
                         self.may_pull.store(false, Ordering::Relaxed);
                     }
@@ -158,7 +184,11 @@ impl Server {
     /// What `lsp diagnostics` answers for one file, within `limit`: the server's diagnostics
     /// for its current text and, for a server that checks separately, what the last whole
     /// check found there (a check running now is waited for; with none yet, one is asked).
-    pub async fn file_answer(&self, path: &Path, limit: Duration) -> Result<Vec<Value>, String> {
+    pub async fn file_answer(
+        &self,
+        path: &Path,
+        limit: Duration,
+    ) -> Result<Vec<Diagnostic>, String> {
         let end = tokio::time::Instant::now() + limit;
         let Some(mut items) = self.diagnostics_within(path, limit).await else {
             return Err(format!(
@@ -203,13 +233,13 @@ impl Server {
     /// open; `None` from a server that will not answer pulls, or past the limit. A busy server
     /// may cancel a pull ("content modified", "server cancelled") and expects it asked again;
     /// it is, until the deadline.
-    pub async fn pulled_within(&self, path: &Path, limit: Duration) -> Option<Vec<Value>> {
-        let offered = self.capabilities.get("diagnosticProvider").is_some();
+    pub async fn pulled_within(&self, path: &Path, limit: Duration) -> Option<Vec<Diagnostic>> {
+        let offered = self.capabilities.diagnostic_provider.on;
         if !offered && !self.may_pull.load(Ordering::Relaxed) {
             return None;
         }
         let end = tokio::time::Instant::now() + limit;
-        let params = json!({"textDocument": {"uri": file_uri(path)}});
+        let params = pull_params(path)?;
         loop {
             let left = end.saturating_duration_since(tokio::time::Instant::now());
             match self
@@ -217,7 +247,7 @@ impl Server {
                 .request("textDocument/diagnostic", params.clone(), left)
                 .await
             {
-                Ok(pull) => return full_report(&pull),
+                Ok(pull) => return full_report(pull),
                 // A server that never offered pulls and refuses one is not asked again.
                 Err(RpcError::Remote { error, .. })
                     if !offered && error.code == METHOD_NOT_FOUND =>
@@ -305,7 +335,7 @@ impl Server {
     }
 
     /// Like [`Server::published`], waiting at most `limit`.
-    pub async fn published_within(&self, path: &Path, limit: Duration) -> Option<Vec<Value>> {
+    pub async fn published_within(&self, path: &Path, limit: Duration) -> Option<Vec<Diagnostic>> {
         let uri = file_uri(path);
         let (version, sent_seq) = {
             let open = self.open.lock().await;
@@ -340,7 +370,7 @@ impl Server {
         path: &Path,
         checks_before: u64,
         limit: Duration,
-    ) -> Result<Vec<Value>, String> {
+    ) -> Result<Vec<Diagnostic>, String> {
         let end = tokio::time::Instant::now() + limit;
         let Some(mut items) = self.diagnostics_within(path, limit).await else {
             return Err(format!(
@@ -431,9 +461,9 @@ impl Server {
     }
 
     /// The files whose diagnostics were published after `seq`, with what was published.
-    pub fn published_since(&self, seq: u64) -> Vec<(PathBuf, Vec<Value>)> {
+    pub fn published_since(&self, seq: u64) -> Vec<(PathBuf, Vec<Diagnostic>)> {
         let heard = lock(&self.heard);
-        let mut out: Vec<(PathBuf, Vec<Value>)> = self
+        let mut out: Vec<(PathBuf, Vec<Diagnostic>)> = self
             .whole(&heard)
             .iter()
             .filter(|(_, p): &(&String, &Published)| p.seq > seq)

@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
 use tether_tool::{FileReport, FileStatus, Finding, NoticeQueue, format_reports_after};
 use tokio_util::sync::CancellationToken;
 
 use crate::answers::Snapshot;
 use crate::ledger::{Ledger, Severities, findings, judge_unwritten};
+use crate::protocol::Diagnostic;
 use crate::server::Server;
 
 /// How a file's diagnostics are labelled when nothing was known of it before.
@@ -97,7 +97,7 @@ impl Follow {
     }
 
     /// Counted findings of a server's diagnostics.
-    pub fn findings(&self, items: &[Value]) -> Vec<Finding> {
+    pub fn findings(&self, items: &[Diagnostic]) -> Vec<Finding> {
         findings(items, &self.counted)
     }
 
@@ -135,7 +135,7 @@ impl Follow {
         &self,
         server: &Server,
         snap: &Snapshot,
-        answers: Vec<(PathBuf, Vec<Value>)>,
+        answers: Vec<(PathBuf, Vec<Diagnostic>)>,
         touched: &HashSet<PathBuf>,
     ) -> Vec<FileReport> {
         let mut out = Vec::new();

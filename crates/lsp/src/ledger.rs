@@ -7,10 +7,11 @@ use std::sync::Mutex;
 use std::time::Instant;
 use tether_proc::lock;
 
-use serde_json::Value;
 use tether_tool::{FileStatus, Finding};
 
 use tether_tool::cut_line;
+
+use crate::protocol::Diagnostic;
 
 /// A file's problems before the run first touched it, and after the latest answer.
 type Known = (Vec<Finding>, Vec<Finding>);
@@ -158,35 +159,22 @@ pub const SEVERITY_NAMES: [&str; 4] = ["error", "warning", "information", "hint"
 
 /// The counted diagnostics as findings keyed by (severity, code, message); the same problem
 /// at the same place and severity from two sources counts once.
-pub fn findings(items: &[Value], counted: &Severities) -> Vec<Finding> {
+pub fn findings(items: &[Diagnostic], counted: &Severities) -> Vec<Finding> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for d in items {
-        let level = d["severity"].as_u64().unwrap_or(1).clamp(1, 4) as usize;
-        let severity = SEVERITY_NAMES[level - 1];
+        let severity = SEVERITY_NAMES[d.level() as usize - 1];
         if !counted.0.iter().any(|s| s == severity) {
             continue;
         }
-        let (start, end) = (&d["range"]["start"], &d["range"]["end"]);
-        let place = (
-            start["line"].as_u64(),
-            start["character"].as_u64(),
-            end["line"].as_u64(),
-            end["character"].as_u64(),
-            severity,
-        );
-        if !seen.insert(place) {
+        if !seen.insert((d.range.start, d.range.end, severity)) {
             continue;
         }
-        let code = match &d["code"] {
-            Value::String(c) => format!(" [{c}]"),
-            Value::Number(n) => format!(" [{n}]"),
-            _ => String::new(),
-        };
-        let message = d["message"].as_str().unwrap_or("").replace('\n', " ");
+        let code = d.code_tag();
+        let message = d.message.replace('\n', " ");
         let text = format!("{severity}{code} {}", cut_line(message.trim(), 300));
         out.push(Finding {
-            line: start["line"].as_u64().unwrap_or(0) as usize + 1,
+            line: d.range.start.line as usize + 1,
             key: text.clone(),
             text,
         });
@@ -201,9 +189,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn diag(line: u64, col: u64, severity: u64, message: &str) -> Value {
-        json!({"range": {"start": {"line": line, "character": col}, "end": {"line": line, "character": col + 3}},
-               "severity": severity, "message": message})
+    fn diag(line: u64, col: u64, severity: u64, message: &str) -> Diagnostic {
+        crate::protocol::read(json!({
+            "range": {"start": {"line": line, "character": col},
+                      "end": {"line": line, "character": col + 3}},
+            "severity": severity, "message": message}))
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod named;
 mod on_write;
 mod outside;
 mod position;
+mod protocol;
 mod rename;
 mod render;
 mod repo_config;

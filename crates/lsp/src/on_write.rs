@@ -93,7 +93,7 @@ impl DiagnosticsOnWrite {
         server: &Server,
         files: &[PathBuf],
         end: tokio::time::Instant,
-    ) -> Vec<(PathBuf, Vec<serde_json::Value>)> {
+    ) -> Vec<(PathBuf, Vec<crate::protocol::Diagnostic>)> {
         let mut out = Vec::new();
         for file in files.iter().take(PULLED_IMPORTERS) {
             let left = end.saturating_duration_since(tokio::time::Instant::now());

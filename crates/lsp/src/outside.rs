@@ -14,7 +14,6 @@ use tokio::sync::mpsc;
 
 use crate::follow::Follow;
 use crate::ledger::judge;
-use crate::server::file_uri;
 use crate::supervisor::Supervisor;
 
 /// How long a burst of changes may go on before the files are looked at.
@@ -165,16 +164,23 @@ async fn handle(
                     1 => lock(&created).insert(path.clone()) || !held,
                     _ => !held,
                 };
-                if news && changes.len() < MAX_CHANGES {
-                    changes.push(serde_json::json!({"uri": file_uri(path), "type": kind}));
+                if news
+                    && changes.len() < MAX_CHANGES
+                    && let Ok(uri) = crate::protocol::uri(path)
+                {
+                    let typ = match kind {
+                        1 => lsp_types::FileChangeType::CREATED,
+                        3 => lsp_types::FileChangeType::DELETED,
+                        _ => lsp_types::FileChangeType::CHANGED,
+                    };
+                    changes.push(lsp_types::FileEvent { uri, typ });
                 }
             }
             if changes.is_empty() {
                 continue;
             }
-            let params = serde_json::json!({"changes": changes});
+            let params = lsp_types::DidChangeWatchedFilesParams { changes };
             let _ = server
-                .peer
                 .notify("workspace/didChangeWatchedFiles", params)
                 .await;
         }

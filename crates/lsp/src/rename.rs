@@ -6,15 +6,16 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use lsp_types as lsp;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tether_fs::{ChangeOp, hash_bytes};
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, counted};
 
 use crate::leftovers;
 use crate::position::{Encoding, locate};
-use crate::server::{Server, file_uri, uri_path};
+use crate::protocol::{self, WorkspaceEdit};
+use crate::server::{Server, refusal, uri_path};
 use crate::supervisor::Supervisor;
 
 /// Arguments of `lsp_rename`.
@@ -87,14 +88,12 @@ impl Tool for LspRenameTool {
             )));
         }
         let server = &t.server;
-        let position =
-            json!({"line": args.line - 1, "character": server.encoding.column(line, byte)});
-        let doc = json!({"uri": file_uri(&t.abs)});
-        let can_prepare = server.capabilities["renameProvider"]["prepareProvider"] == true;
+        let at = protocol::at(&t.abs, args.line - 1, server.encoding.column(line, byte))
+            .map_err(ToolError::failed)?;
+        let can_prepare = server.capabilities.rename_provider.options.prepare_provider;
         if can_prepare {
-            let params = json!({"textDocument": doc, "position": position});
             let ok = server
-                .request("textDocument/prepareRename", params, cx.cancel_token())
+                .request("textDocument/prepareRename", &at, cx.cancel_token())
                 .await
                 .map_err(ToolError::failed)?;
             if ok.is_null() {
@@ -104,10 +103,14 @@ impl Tool for LspRenameTool {
                 )));
             }
         }
-        let params = json!({"textDocument": doc, "position": position, "newName": args.new_name});
+        let params = lsp::RenameParams {
+            text_document_position: at,
+            new_name: args.new_name.clone(),
+            work_done_progress_params: Default::default(),
+        };
         let rename = server.request("textDocument/rename", params, cx.cancel_token());
         let (edit, mut report) = serving_edits(cx, server, rename).await;
-        let edit = edit.map_err(ToolError::failed)?;
+        let edit: WorkspaceEdit = protocol::read(edit.map_err(ToolError::failed)?);
         let plan = plan(&edit).map_err(ToolError::invalid)?;
         if plan.files.is_empty() && report.is_empty() {
             return Err(ToolError::invalid(format!(
@@ -164,11 +167,15 @@ where
                     Ok(p) => match write_plan(cx, server, &p).await {
                         Ok(lines) => {
                             written.extend(lines);
-                            json!({"applied": true})
+                            lsp::ApplyWorkspaceEditResponse {
+                                applied: true,
+                                failure_reason: None,
+                                failed_change: None,
+                            }
                         }
-                        Err(e) => json!({"applied": false, "failureReason": e.to_string()}),
+                        Err(e) => refusal(&e.to_string()),
                     },
-                    Err(why) => json!({"applied": false, "failureReason": why}),
+                    Err(why) => refusal(&why),
                 };
                 let _ = reply.send(result);
             }
@@ -244,42 +251,31 @@ struct Plan {
 }
 
 /// Reads a `WorkspaceEdit` (`changes` or `documentChanges`, with file renames).
-fn plan(edit: &Value) -> Result<Plan, String> {
+fn plan(edit: &WorkspaceEdit) -> Result<Plan, String> {
     let mut files: BTreeMap<PathBuf, FileEdit> = BTreeMap::new();
-    let mut add = |uri: &str, edits: &[Value]| -> Result<(), String> {
+    let mut add = |uri: &str, edits: &[protocol::TextEdit]| -> Result<(), String> {
         let path = uri_path(uri).ok_or_else(|| format!("the server edits a non-file URI {uri}"))?;
         let entry = files.entry(path).or_default();
         for e in edits {
-            let r = &e["range"];
-            let pos = |p: &Value| {
-                (
-                    p["line"].as_u64().unwrap_or(0) as u32,
-                    p["character"].as_u64().unwrap_or(0) as u32,
-                )
-            };
+            let (start, end) = (e.range.start, e.range.end);
             entry.edits.push(TextEdit {
-                start: pos(&r["start"]),
-                end: pos(&r["end"]),
-                text: e["newText"].as_str().unwrap_or("").to_string(),
+                start: (start.line, start.character),
+                end: (end.line, end.character),
+                text: e.new_text.clone(),
             });
         }
         Ok(())
     };
-    if let Some(changes) = edit["changes"].as_object() {
-        for (uri, edits) in changes {
-            add(uri, edits.as_array().map_or(&[][..], |a| a))?;
-        }
+    for (uri, edits) in &edit.changes {
+        add(uri, &edits.0)?;
     }
     let mut renames = Vec::new();
-    for change in edit["documentChanges"].as_array().into_iter().flatten() {
-        match change["kind"].as_str() {
-            None => {
-                let uri = change["textDocument"]["uri"].as_str().unwrap_or("");
-                add(uri, change["edits"].as_array().map_or(&[][..], |a| a))?;
-            }
+    for change in &edit.document_changes {
+        match change.kind.as_deref() {
+            None => add(&change.text_document.uri, &change.edits)?,
             Some("rename") => {
-                let from = uri_path(change["oldUri"].as_str().unwrap_or(""));
-                let to = uri_path(change["newUri"].as_str().unwrap_or(""));
+                let from = uri_path(&change.old_uri);
+                let to = uri_path(&change.new_uri);
                 match (from, to) {
                     (Some(f), Some(t)) => renames.push((f, t)),
                     _ => return Err("the server renames a file by a non-file URI".into()),

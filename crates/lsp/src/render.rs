@@ -9,6 +9,7 @@ use tether_fs::Workspace;
 use tether_tool::cut_line;
 
 use crate::position::Encoding;
+use crate::protocol::{self, Diagnostic, HoverContents, Location, Symbol};
 use crate::server::uri_path;
 
 /// Characters of a line shown before it is cut with a mark.
@@ -26,29 +27,23 @@ pub struct Place {
     pub col: u32,
 }
 
-/// The places of a `Location`, `Location[]` or `LocationLink[]` answer, in order.
-pub fn places(answer: &Value) -> Vec<Place> {
-    let items: Vec<&Value> = match answer {
-        Value::Array(a) => a.iter().collect(),
-        Value::Null => Vec::new(),
-        one => vec![one],
-    };
-    items
-        .into_iter()
-        .filter_map(|item| {
-            let uri = item
-                .get("targetUri")
-                .or_else(|| item.get("uri"))?
-                .as_str()?;
-            let range = item
-                .get("targetSelectionRange")
-                .or_else(|| item.get("range"))?;
-            Some(Place {
-                path: uri_path(uri)?,
-                line: range["start"]["line"].as_u64()? as usize,
-                col: range["start"]["character"].as_u64()? as u32,
-            })
+impl Place {
+    /// Where a location or link points, when it names a file and a span.
+    pub fn of(location: &Location) -> Option<Place> {
+        let (uri, start) = location.target()?;
+        Some(Place {
+            path: uri_path(uri)?,
+            line: start.line as usize,
+            col: start.character,
         })
+    }
+}
+
+/// The places of a `Location`, `Location[]` or `LocationLink[]` answer, in order.
+pub fn places(answer: Value) -> Vec<Place> {
+    protocol::many::<Location>(answer)
+        .iter()
+        .filter_map(Place::of)
         .collect()
 }
 
@@ -114,22 +109,21 @@ pub async fn locations(places: &[Place], ws: &Workspace, enc: Encoding, cap: usi
 }
 
 /// The text of a hover's `contents`, cut at about 2,000 characters.
-pub fn hover(answer: &Value) -> Option<String> {
-    fn text(v: &Value) -> String {
+pub fn hover(answer: Value) -> Option<String> {
+    fn text(v: &HoverContents) -> String {
         match v {
-            Value::String(s) => s.clone(),
-            Value::Array(items) => items.iter().map(text).collect::<Vec<_>>().join("\n\n"),
-            Value::Object(o) => match (o.get("value"), o.get("language")) {
-                (Some(Value::String(s)), Some(Value::String(lang))) => {
-                    format!("```{lang}\n{s}\n```")
-                }
-                (Some(Value::String(s)), _) => s.clone(),
-                _ => String::new(),
+            HoverContents::Text(s) => s.clone(),
+            HoverContents::Many(items) => items.iter().map(text).collect::<Vec<_>>().join("\n\n"),
+            HoverContents::Marked(m) => match (&m.value, &m.language) {
+                (Some(s), Some(lang)) => format!("```{lang}\n{s}\n```"),
+                (Some(s), None) => s.clone(),
+                (None, _) => String::new(),
             },
-            _ => String::new(),
+            HoverContents::Other(_) => String::new(),
         }
     }
-    let t = plain(&text(answer.get("contents")?));
+    let answer: protocol::Hover = protocol::read(answer);
+    let t = plain(&text(&answer.contents?));
     let t = t.trim();
     (!t.is_empty()).then(|| cut_line(t, HOVER_CHARS))
 }
@@ -221,7 +215,7 @@ const BODIES: [u64; 3] = [12, 6, 9];
 /// A document's outline: `line  kind name`, nested by indentation, at most `cap` entries.
 /// The names inside a function or method body (its parameters and locals) are listed only
 /// with `locals`; otherwise the last line says how many were left out.
-pub fn outline(answer: &Value, cap: usize, locals: bool) -> String {
+pub fn outline(symbols: &[Symbol], cap: usize, locals: bool) -> String {
     struct Walk {
         out: Vec<String>,
         total: usize,
@@ -229,30 +223,26 @@ pub fn outline(answer: &Value, cap: usize, locals: bool) -> String {
         cap: usize,
         locals: bool,
     }
-    fn count(items: &[Value]) -> usize {
+    fn count(items: &[Symbol]) -> usize {
         items
             .iter()
-            .map(|i| 1 + i["children"].as_array().map_or(0, |c| count(c)))
+            .map(|i| 1 + i.children.as_deref().map_or(0, count))
             .sum()
     }
-    fn walk(items: &[Value], depth: usize, w: &mut Walk) {
+    fn walk(items: &[Symbol], depth: usize, w: &mut Walk) {
         for item in items {
             w.total += 1;
-            let range = item
-                .get("selectionRange")
-                .or_else(|| item.get("location").and_then(|l| l.get("range")))
-                .or_else(|| item.get("range"));
-            let line = range.and_then(|r| r["start"]["line"].as_u64()).unwrap_or(0) + 1;
-            let kind = item["kind"].as_u64().unwrap_or(0);
+            let line = u64::from(item.line()) + 1;
+            let kind = item.kind;
             if w.out.len() < w.cap {
                 w.out.push(format!(
                     "{}{line}  {} {}",
                     "  ".repeat(depth),
                     symbol_kind(kind),
-                    item["name"].as_str().unwrap_or("?")
+                    item.name.as_deref().unwrap_or("?")
                 ));
             }
-            let Some(children) = item.get("children").and_then(Value::as_array) else {
+            let Some(children) = &item.children else {
                 continue;
             };
             if BODIES.contains(&kind) && !w.locals {
@@ -269,7 +259,7 @@ pub fn outline(answer: &Value, cap: usize, locals: bool) -> String {
         cap,
         locals,
     };
-    walk(answer.as_array().map_or(&[][..], |a| a), 0, &mut w);
+    walk(symbols, 0, &mut w);
     let mut out = w.out;
     let shown = out.len();
     if w.total > shown {
@@ -287,23 +277,20 @@ pub fn outline(answer: &Value, cap: usize, locals: bool) -> String {
 
 /// A file's diagnostics as `path:line  severity  message [code] (source)`, worst first within
 /// a line, with counts by severity, at most `cap`.
-pub fn diagnostics(shown_path: &str, items: &[Value], cap: usize) -> String {
+pub fn diagnostics(shown_path: &str, items: &[Diagnostic], cap: usize) -> String {
     const SEVERITY: [&str; 4] = ["error", "warning", "info", "hint"];
     let mut rows: Vec<(u64, u64, String)> = items
         .iter()
         .map(|d| {
-            let line = d["range"]["start"]["line"].as_u64().unwrap_or(0);
-            let sev = d["severity"].as_u64().unwrap_or(1).clamp(1, 4);
-            let code = match &d["code"] {
-                Value::String(c) => format!(" [{c}]"),
-                Value::Number(n) => format!(" [{n}]"),
-                _ => String::new(),
-            };
-            let source = d["source"]
-                .as_str()
+            let line = u64::from(d.range.start.line);
+            let sev = d.level();
+            let code = d.code_tag();
+            let source = d
+                .source
+                .as_ref()
                 .map(|s| format!(" ({s})"))
                 .unwrap_or_default();
-            let message = d["message"].as_str().unwrap_or("").replace('\n', " ");
+            let message = d.message.replace('\n', " ");
             let text = format!(
                 "{shown_path}:{}  {}  {}{code}{source}",
                 line + 1,
@@ -347,7 +334,7 @@ mod tests {
         let answer = json!({"contents": {"kind": "markdown", "value":
             "```python\ndef sign(secret_key: str) -> str\n```\n---\nSigns with the `secret\\_key`:&nbsp;a &lt;str&gt; \\*only\\*."}});
         assert_eq!(
-            hover(&answer).unwrap(),
+            hover(answer).unwrap(),
             "def sign(secret_key: str) -> str\n---\nSigns with the `secret_key`: a <str> *only*."
         );
     }
@@ -365,7 +352,7 @@ mod tests {
             vec![symbol("self", 13, 2, vec![]), symbol("n", 13, 3, vec![])],
         );
         let class = symbol("Job", 5, 1, vec![method, symbol("name", 8, 5, vec![])]);
-        let answer = json!([class, symbol("LIMIT", 14, 7, vec![])]);
+        let answer: Vec<Symbol> = protocol::many(json!([class, symbol("LIMIT", 14, 7, vec![])]));
         let short = outline(&answer, 50, false);
         assert_eq!(
             short,

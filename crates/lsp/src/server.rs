@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tether_proc::lock;
 
-use serde_json::{Value, json};
+use lsp_types as lsp;
+use serde::Serialize;
+use serde_json::Value;
 use tether_proc::{
     BoxFuture, ChildSpec, Incoming, LongChild, Peer, Reply, ResponseError, with_stderr_tail,
 };
@@ -16,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::avail::Found;
 use crate::catalog::{Language, ServerEntry};
 use crate::position::Encoding;
+use crate::protocol::{self, read};
 
 /// Where a server stands, as `status` reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,10 +97,11 @@ impl Incoming for Client {
         }
         let answer = match method {
             "workspace/configuration" => {
-                let items = params["items"].as_array().cloned().unwrap_or_default();
-                let answers: Vec<Value> = items
+                let asked: protocol::ConfigurationParams = read(params);
+                let answers: Vec<Value> = asked
+                    .items
                     .iter()
-                    .map(|item| section(&self.settings, item["section"].as_str()))
+                    .map(|item| section(&self.settings, item.section.as_deref()))
                     .collect();
                 Ok(Value::Array(answers))
             }
@@ -118,28 +122,27 @@ impl Incoming for Client {
 
     fn notification(&self, method: &str, params: Value) {
         if method == "textDocument/publishDiagnostics" {
-            let Some(uri) = params["uri"].as_str() else {
+            let published: protocol::PublishDiagnosticsParams = read(params);
+            let Some(uri) = published.uri else {
                 return;
             };
             let mut heard = lock(&self.heard);
             heard.seq += 1;
             heard.published_at = Some(std::time::Instant::now());
             let seq = heard.seq;
-            let items = params["diagnostics"]
-                .as_array()
-                .map_or(&[][..], Vec::as_slice);
             heard
                 .published
-                .insert(uri, params["version"].as_i64(), seq, items);
+                .insert(&uri, published.version, seq, published.diagnostics);
             drop(heard);
             self.published.notify_waiters();
             return;
         }
         if method == "experimental/serverStatus" {
+            let status: protocol::ServerStatus = read(params);
             let mut heard = lock(&self.heard);
-            heard.quiescent = params["quiescent"].as_bool();
-            heard.health = match (params["health"].as_str(), params["message"].as_str()) {
-                (Some(h @ ("warning" | "error")), Some(m)) => Some((h.to_string(), m.to_string())),
+            heard.quiescent = status.quiescent;
+            heard.health = match (status.health, status.message) {
+                (Some(h), Some(m)) if h == "warning" || h == "error" => Some((h, m)),
                 _ => None,
             };
             return;
@@ -147,17 +150,19 @@ impl Incoming for Client {
         if method != "$/progress" {
             return;
         }
-        let token = params["token"].to_string();
-        let value = &params["value"];
+        let progress: protocol::ProgressParams = read(params);
+        let token = progress.token.map_or(String::new(), |t| t.to_string());
+        let value = progress.value;
         let mut heard = lock(&self.heard);
-        let title = value["title"].as_str().unwrap_or("");
-        match value["kind"].as_str() {
+        let title = value.title.as_deref().unwrap_or("");
+        let begin = value.kind.as_deref() == Some("begin");
+        match value.kind.as_deref() {
             Some("begin") | Some("report") => {
-                let pct = value["percentage"].as_u64().map(|p| p.min(100) as u32);
-                if value["kind"] == "begin" {
+                let pct = value.percentage.map(|p| p.min(100) as u32);
+                if begin {
                     heard.begun += 1;
                 }
-                if value["kind"] == "begin"
+                if begin
                     && (token.to_lowercase().contains("check")
                         || title.to_lowercase().contains("check"))
                 {
@@ -193,20 +198,30 @@ impl Client {
     /// that is waiting on this server (lsp_rename); at any other time it is refused.
     fn apply_edit(&self, params: Value) -> BoxFuture<Reply> {
         let port = lock(&self.edits).clone();
+        let asked: protocol::ApplyWorkspaceEditParams = read(params);
         Box::pin(async move {
-            let refused = |why: &str| Ok(json!({"applied": false, "failureReason": why}));
+            let answer = |result: lsp::ApplyWorkspaceEditResponse| {
+                protocol::to_params("workspace/applyEdit", result).map_err(|message| {
+                    ResponseError {
+                        code: tether_proc::codes::INTERNAL_ERROR,
+                        message,
+                        data: None,
+                    }
+                })
+            };
+            let refused = |why: &str| answer(refusal(why));
             let Some(port) = port else {
                 return refused(
                     "tether applies a server's edits only during a write call (lsp_rename); \
                      this was not one",
                 );
             };
-            let (reply, answer) = tokio::sync::oneshot::channel();
-            if port.send((params["edit"].clone(), reply)).await.is_err() {
+            let (reply, taken) = tokio::sync::oneshot::channel();
+            if port.send((asked.edit, reply)).await.is_err() {
                 return refused("the write call had already ended");
             }
-            match tokio::time::timeout(Duration::from_secs(60), answer).await {
-                Ok(Ok(result)) => Ok(result),
+            match tokio::time::timeout(Duration::from_secs(60), taken).await {
+                Ok(Ok(result)) => answer(result),
                 _ => refused("the write call did not apply it in time"),
             }
         })
@@ -215,7 +230,22 @@ impl Client {
 
 /// Where a write-tier call takes the server's `workspace/applyEdit` requests: the edit, and
 /// where its `ApplyWorkspaceEditResult` goes.
-pub type EditPort = tokio::sync::mpsc::Sender<(Value, tokio::sync::oneshot::Sender<Value>)>;
+pub type EditPort = tokio::sync::mpsc::Sender<ServedEdit>;
+
+/// One `workspace/applyEdit` handed to a write call, with where its result goes.
+pub type ServedEdit = (
+    protocol::WorkspaceEdit,
+    tokio::sync::oneshot::Sender<lsp::ApplyWorkspaceEditResponse>,
+);
+
+/// The answer to a `workspace/applyEdit` that was not applied, and why.
+pub fn refusal(why: &str) -> lsp::ApplyWorkspaceEditResponse {
+    lsp::ApplyWorkspaceEditResponse {
+        applied: false,
+        failure_reason: Some(why.to_string()),
+        failed_change: None,
+    }
+}
 
 /// While held, the server's edits go to one write call; dropping it refuses them again.
 pub struct AcceptingEdits {
@@ -271,8 +301,8 @@ pub struct Server {
     child: tokio::sync::Mutex<Option<LongChild>>,
     /// How it counts columns.
     pub encoding: Encoding,
-    /// The capabilities it announced.
-    pub capabilities: Value,
+    /// The capabilities it announced, of what tether asks.
+    pub capabilities: protocol::ServerCapabilities,
     pub(crate) heard: Arc<Mutex<Heard>>,
     pub(crate) published: Arc<tokio::sync::Notify>,
     edits: Arc<Mutex<Option<EditPort>>>,
@@ -303,43 +333,6 @@ fn workspace_mode(settings: &Value) -> bool {
     ]
     .iter()
     .any(|at| settings.pointer(at).and_then(Value::as_str) == Some("workspace"))
-}
-
-/// The client capabilities every server is offered.
-fn client_capabilities() -> Value {
-    json!({
-        "general": {"positionEncodings": ["utf-8", "utf-16"]},
-        "workspace": {
-            "configuration": true,
-            "workspaceFolders": true,
-            "applyEdit": true,
-            "workspaceEdit": {
-                "documentChanges": true,
-                "resourceOperations": ["create", "rename", "delete"],
-            },
-            "symbol": {"dynamicRegistration": false},
-        },
-        "window": {"workDoneProgress": true},
-        "textDocument": {
-            "synchronization": {"didSave": true, "dynamicRegistration": false},
-            "hover": {"contentFormat": ["markdown", "plaintext"]},
-            "definition": {"linkSupport": true},
-            "typeDefinition": {"linkSupport": true},
-            "implementation": {"linkSupport": true},
-            "references": {},
-            "documentSymbol": {"hierarchicalDocumentSymbolSupport": true},
-            "publishDiagnostics": {"versionSupport": true, "relatedInformation": false},
-            "diagnostic": {"dynamicRegistration": false},
-            "rename": {"prepareSupport": true},
-            "codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": [
-                "", "quickfix", "refactor", "refactor.extract", "refactor.inline",
-                "refactor.rewrite", "source", "source.organizeImports"]}}},
-        },
-        // clangd's own way to agree on UTF-8.
-        "offsetEncoding": ["utf-8", "utf-16"],
-        // rust-analyzer's way to say when it has finished loading the project.
-        "experimental": {"serverStatusNotification": true},
-    })
 }
 
 impl Server {
@@ -383,20 +376,9 @@ impl Server {
             settings: options_settings,
             restricted,
         } = options;
-        let uri = file_uri(&found.root);
-        let name = found
-            .root
-            .file_name()
-            .map_or("root".into(), |n| n.to_string_lossy());
-        let params = json!({
-            "processId": std::process::id(),
-            "clientInfo": {"name": "tether", "version": env!("CARGO_PKG_VERSION")},
-            "rootUri": uri,
-            "rootPath": found.root.display().to_string(),
-            "workspaceFolders": [{"uri": uri, "name": name}],
-            "capabilities": client_capabilities(),
-            "initializationOptions": init,
-        });
+        let params = protocol::initialize_params(&found.root, init)
+            .and_then(|p| protocol::to_params("initialize", p))
+            .map_err(|why| format!("{}: {why}", entry.id))?;
         let answer = match peer.request("initialize", params, init_timeout).await {
             Ok(answer) => answer,
             Err(e) => {
@@ -405,15 +387,17 @@ impl Server {
                 return Err(with_stderr_tail(&format!("{}: {e}", entry.id), &said));
             }
         };
-        let caps = answer["capabilities"].clone();
+        let answer: protocol::InitializeResult = read(answer);
+        let caps = answer.capabilities;
         let encoding = match (
-            caps["positionEncoding"].as_str(),
-            answer["offsetEncoding"].as_str(),
+            caps.position_encoding.as_deref(),
+            answer.offset_encoding.as_deref(),
         ) {
             (Some("utf-8"), _) | (_, Some("utf-8")) => Encoding::Utf8,
             _ => Encoding::Utf16,
         };
-        peer.notify("initialized", json!({}))
+        let initialized = protocol::to_params("initialized", lsp::InitializedParams {})?;
+        peer.notify("initialized", initialized)
             .await
             .map_err(|e| e.to_string())?;
         Ok(Server {
@@ -504,9 +488,11 @@ impl Server {
     pub async fn request(
         &self,
         method: &str,
-        params: Value,
+        params: impl Serialize,
         cancel: &CancellationToken,
     ) -> Result<Value, String> {
+        let params =
+            protocol::to_params(method, params).map_err(|e| format!("{}: {e}", self.id))?;
         let mut tries = 0;
         let outcome = loop {
             let r = self
@@ -566,12 +552,7 @@ impl Server {
 
     /// Takes the server's `workspace/applyEdit` requests until the guard drops; for a write
     /// call, which applies them through its own write door.
-    pub fn accept_edits(
-        &self,
-    ) -> (
-        AcceptingEdits,
-        tokio::sync::mpsc::Receiver<(Value, tokio::sync::oneshot::Sender<Value>)>,
-    ) {
+    pub fn accept_edits(&self) -> (AcceptingEdits, tokio::sync::mpsc::Receiver<ServedEdit>) {
         let (port, edits) = tokio::sync::mpsc::channel(4);
         *lock(&self.edits) = Some(port);
         let guard = AcceptingEdits {
@@ -603,9 +584,19 @@ impl Server {
 
     /// Tells the server `path` was saved (after [`Server::sync`] gave it the saved text).
     pub async fn saved(&self, path: &Path) -> Result<(), String> {
-        let params = json!({"textDocument": {"uri": file_uri(path)}});
+        let params = lsp::DidSaveTextDocumentParams {
+            text_document: protocol::document(path).map_err(|e| format!("{}: {e}", self.id))?,
+            text: None,
+        };
+        self.notify("textDocument/didSave", params).await
+    }
+
+    /// Sends a notification.
+    pub(crate) async fn notify(&self, method: &str, params: impl Serialize) -> Result<(), String> {
+        let params =
+            protocol::to_params(method, params).map_err(|e| format!("{}: {e}", self.id))?;
         self.peer
-            .notify("textDocument/didSave", params)
+            .notify(method, params)
             .await
             .map_err(|e| format!("{}: {e}", self.id))
     }
@@ -627,27 +618,31 @@ impl Server {
     pub async fn sync(&self, path: &Path, text: &str) -> Result<(), String> {
         let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
         let mut open = self.open.lock().await;
-        let uri = file_uri(path);
+        let uri = protocol::uri(path).map_err(|e| format!("{}: {e}", self.id))?;
         let now = {
             let mut heard = lock(&self.heard);
             heard.seq += 1;
             heard.seq
         };
-        let sent = match open.get_mut(path) {
+        match open.get_mut(path) {
             Some(doc) if doc.hash == hash => {
                 doc.stamp = stamp(path);
-                return Ok(());
+                Ok(())
             }
             Some(doc) => {
                 doc.version += 1;
                 doc.hash = hash;
                 doc.sent_seq = now;
                 doc.stamp = stamp(path);
-                let params = json!({
-                    "textDocument": {"uri": uri, "version": doc.version},
-                    "contentChanges": [{"text": text}],
-                });
-                self.peer.notify("textDocument/didChange", params).await
+                let params = lsp::DidChangeTextDocumentParams {
+                    text_document: lsp::VersionedTextDocumentIdentifier::new(uri, doc.version),
+                    content_changes: vec![lsp::TextDocumentContentChangeEvent {
+                        range: None,
+                        range_length: None,
+                        text: text.to_string(),
+                    }],
+                };
+                self.notify("textDocument/didChange", params).await
             }
             None => {
                 let doc = Open {
@@ -657,12 +652,17 @@ impl Server {
                     stamp: stamp(path),
                 };
                 open.insert(path.to_path_buf(), doc);
-                let params = json!({"textDocument": {
-                    "uri": uri, "languageId": self.language_id_of(path), "version": 1, "text": text}});
-                self.peer.notify("textDocument/didOpen", params).await
+                let params = lsp::DidOpenTextDocumentParams {
+                    text_document: lsp::TextDocumentItem::new(
+                        uri,
+                        self.language_id_of(path),
+                        1,
+                        text.to_string(),
+                    ),
+                };
+                self.notify("textDocument/didOpen", params).await
             }
-        };
-        sent.map_err(|e| format!("{}: {e}", self.id))
+        }
     }
 
     /// Ends the server: `shutdown` and `exit` within `budget`, then its process group is

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use crate::protocol::{Diagnostic, NumberOrString};
 
 /// Findings kept of one file's publication.
 pub const PER_FILE: usize = 1_000;
@@ -26,7 +26,7 @@ pub struct Published {
     /// Its place in the order of events.
     pub seq: u64,
     /// The diagnostics, trimmed and capped, shared with every snapshot that holds them.
-    pub items: Arc<Vec<Value>>,
+    pub items: Arc<Vec<Diagnostic>>,
 }
 
 /// Every file's latest publication, within [`PER_FILE`], [`TOTAL`] and [`FILES`].
@@ -45,11 +45,11 @@ pub struct Publications {
 
 impl Publications {
     /// Keeps `items` as `uri`'s latest publication, dropping the oldest files past the totals.
-    pub fn insert(&mut self, uri: &str, version: Option<i64>, seq: u64, items: &[Value]) {
+    pub fn insert(&mut self, uri: &str, version: Option<i64>, seq: u64, items: Vec<Diagnostic>) {
         if items.len() > PER_FILE {
             self.cut_findings += (items.len() - PER_FILE) as u64;
         }
-        let kept: Vec<Value> = items.iter().take(PER_FILE).map(trimmed).collect();
+        let kept: Vec<Diagnostic> = items.into_iter().take(PER_FILE).map(trimmed).collect();
         if let Some(old) = self.by_uri.remove(uri) {
             self.order.remove(&old.seq);
             self.total -= old.items.len();
@@ -103,40 +103,22 @@ impl Publications {
     }
 }
 
-/// A finding with only the fields tether reads, its texts cut with `cut_line`'s mark: a
-/// server's `data` and related information can be any size and are never shown.
-fn trimmed(item: &Value) -> Value {
-    let mut out = Map::new();
-    for (key, limit) in [
-        ("message", MESSAGE_CHARS),
-        ("code", MESSAGE_CHARS / 10),
-        ("source", MESSAGE_CHARS / 10),
-    ] {
-        match &item[key] {
-            Value::String(s) => {
-                out.insert(key.into(), Value::String(tether_proc::cut_line(s, limit)));
-            }
-            Value::Number(n) => {
-                out.insert(key.into(), Value::Number(n.clone()));
-            }
-            _ => {}
+/// A finding with its texts cut with `cut_line`'s mark: a server's messages can be any size.
+/// (Its `data` and related information, never shown, are not even read.)
+fn trimmed(mut item: Diagnostic) -> Diagnostic {
+    let cut = |s: &mut String, limit| {
+        if s.chars().nth(limit).is_some() {
+            *s = tether_proc::cut_line(s, limit);
         }
-    }
-    if let Some(severity) = item["severity"].as_u64() {
-        out.insert("severity".into(), severity.into());
-    }
-    let position = |p: &Value| {
-        serde_json::json!({
-            "line": p["line"].as_u64().unwrap_or(0),
-            "character": p["character"].as_u64().unwrap_or(0),
-        })
     };
-    let range = &item["range"];
-    out.insert(
-        "range".into(),
-        serde_json::json!({"start": position(&range["start"]), "end": position(&range["end"])}),
-    );
-    Value::Object(out)
+    cut(&mut item.message, MESSAGE_CHARS);
+    if let Some(NumberOrString::String(code)) = &mut item.code {
+        cut(code, MESSAGE_CHARS / 10);
+    }
+    if let Some(source) = &mut item.source {
+        cut(source, MESSAGE_CHARS / 10);
+    }
+    item
 }
 
 #[cfg(test)]
@@ -145,31 +127,31 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn finding(message: &str) -> Value {
-        json!({"range": {"start": {"line": 3, "character": 1}, "end": {"line": 3, "character": 4}},
-               "severity": 1, "code": "E1", "source": "s", "message": message,
-               "data": "x".repeat(10_000), "relatedInformation": [{"message": "y"}]})
+    fn finding(message: &str) -> Diagnostic {
+        crate::protocol::read(json!({
+            "range": {"start": {"line": 3, "character": 1}, "end": {"line": 3, "character": 4}},
+            "severity": 1, "code": "E1", "source": "s", "message": message,
+            "data": "x".repeat(10_000), "relatedInformation": [{"message": "y"}]}))
     }
 
     #[test]
     fn a_finding_keeps_what_tether_reads_and_no_more() {
         let mut store = Publications::default();
-        store.insert("file:///a", Some(2), 1, &[finding(&"m".repeat(10_000))]);
+        store.insert("file:///a", Some(2), 1, vec![finding(&"m".repeat(10_000))]);
         let kept = &store.get("file:///a").unwrap().items[0];
         let cut = format!("{}… [+8000 chars]", "m".repeat(MESSAGE_CHARS));
-        assert_eq!(kept["message"].as_str().unwrap(), cut);
-        assert_eq!(kept["range"]["start"]["line"], 3);
-        assert_eq!(kept["code"], "E1");
-        assert!(kept.get("data").is_none() && kept.get("relatedInformation").is_none());
+        assert_eq!(kept.message, cut);
+        assert_eq!(kept.range.start.line, 3);
+        assert_eq!(kept.code_tag(), " [E1]");
     }
 
     #[test]
     fn past_the_totals_the_oldest_files_go_and_are_counted() {
         let mut store = Publications::default();
-        let many: Vec<Value> = (0..PER_FILE + 5).map(|i| finding(&i.to_string())).collect();
+        let many: Vec<Diagnostic> = (0..PER_FILE + 5).map(|i| finding(&i.to_string())).collect();
         let files = (TOTAL / PER_FILE + 3) as u64;
         for i in 0..files {
-            store.insert(&format!("file:///f{i}"), None, i + 1, &many);
+            store.insert(&format!("file:///f{i}"), None, i + 1, many.clone());
         }
         assert!(store.total <= TOTAL, "{}", store.total);
         assert!(
@@ -181,7 +163,7 @@ mod tests {
         let losses = store.losses().unwrap();
         assert!(losses.contains("3 file(s) dropped"), "{losses}");
         // A file published again replaces its old list and takes the place of its new seq.
-        store.insert(&format!("file:///f{}", files - 1), None, 10_000, &[]);
+        store.insert(&format!("file:///f{}", files - 1), None, 10_000, Vec::new());
         assert_eq!(store.total, TOTAL - PER_FILE);
     }
 }

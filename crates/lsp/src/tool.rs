@@ -3,16 +3,17 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use lsp_types as lsp;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 use tether_proc::codes::METHOD_NOT_FOUND;
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
 
 use crate::catalog::Language;
 use crate::position::locate;
-use crate::render::{hover, locations, outline, places};
-use crate::server::{Server, file_uri};
+use crate::protocol::{self, Offered, ServerCapabilities, Symbol, to_params};
+use crate::render::{Place, hover, locations, outline, places};
+use crate::server::Server;
 use crate::supervisor::Supervisor;
 
 /// References shown before the list is cut.
@@ -234,35 +235,49 @@ async fn navigate(
         )));
     };
     let (byte, ident) = locate(line, line_no, symbol).map_err(ToolError::invalid)?;
-    let position = json!({"line": line_no - 1, "character": t.server.encoding.column(line, byte)});
-    let doc = json!({"uri": file_uri(&t.abs)});
     if action == Action::CodeActions {
         return code_actions(&t, cx, line_no, line, byte, &ident).await;
     }
-    let (method, params) = match action {
-        Action::Definition => (
-            "textDocument/definition",
-            json!({"textDocument": doc, "position": position}),
-        ),
-        Action::TypeDefinition => (
-            "textDocument/typeDefinition",
-            json!({"textDocument": doc, "position": position}),
-        ),
-        Action::Implementation => (
-            "textDocument/implementation",
-            json!({"textDocument": doc, "position": position}),
-        ),
-        Action::References => (
-            "textDocument/references",
-            json!({"textDocument": doc, "position": position, "context": {"includeDeclaration": true}}),
-        ),
-        _ => (
-            "textDocument/hover",
-            json!({"textDocument": doc, "position": position}),
-        ),
+    let position = protocol::at(&t.abs, line_no - 1, t.server.encoding.column(line, byte))
+        .map_err(ToolError::failed)?;
+    let goto = || lsp::GotoDefinitionParams {
+        text_document_position_params: position.clone(),
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
     };
+    let method = match action {
+        Action::Definition => "textDocument/definition",
+        Action::TypeDefinition => "textDocument/typeDefinition",
+        Action::Implementation => "textDocument/implementation",
+        Action::References => "textDocument/references",
+        _ => "textDocument/hover",
+    };
+    let params = match action {
+        Action::Definition | Action::TypeDefinition | Action::Implementation => {
+            to_params(method, goto())
+        }
+        Action::References => to_params(
+            method,
+            lsp::ReferenceParams {
+                text_document_position: position.clone(),
+                work_done_progress_params: Default::default(),
+                partial_result_params: Default::default(),
+                context: lsp::ReferenceContext {
+                    include_declaration: true,
+                },
+            },
+        ),
+        _ => to_params(
+            method,
+            lsp::HoverParams {
+                text_document_position_params: position.clone(),
+                work_done_progress_params: Default::default(),
+            },
+        ),
+    }
+    .map_err(ToolError::failed)?;
     let refused = || unoffered(&t.server.id, action);
-    if !announced(&t.server.capabilities, provider(action)) {
+    if !provider(&t.server.capabilities, action).on {
         return Err(refused());
     }
     let not_found = format!("(code {METHOD_NOT_FOUND})");
@@ -303,8 +318,8 @@ async fn navigate(
         _ => format!("`{ident}` at {file}:{line_no}"),
     };
     if action == Action::Hover {
-        return Ok(match (hover(&answer), t.server.health()) {
-            (Some(h), _) => match withheld(&t, cx, &doc, &position).await {
+        return Ok(match (hover(answer), t.server.health()) {
+            (Some(h), _) => match withheld(&t, cx, &position).await {
                 Some(why) => format!("hover of {at}: {why}"),
                 None => format!("{at}:\n{h}"),
             },
@@ -315,7 +330,7 @@ async fn navigate(
             ),
         });
     }
-    let found = places(&answer);
+    let found = places(answer);
     if found.is_empty() {
         let state = t.server.state().await;
         let mut text = format!(
@@ -349,21 +364,14 @@ async fn navigate(
     Ok(text)
 }
 
-/// Whether a server's capabilities announce `key` (present, and neither `false` nor null).
-fn announced(capabilities: &serde_json::Value, key: &str) -> bool {
-    capabilities
-        .get(key)
-        .is_some_and(|v| v != &json!(false) && !v.is_null())
-}
-
 /// The capability a server announces when it answers `action`.
-fn provider(action: Action) -> &'static str {
+fn provider(caps: &ServerCapabilities, action: Action) -> &Offered {
     match action {
-        Action::Definition => "definitionProvider",
-        Action::TypeDefinition => "typeDefinitionProvider",
-        Action::Implementation => "implementationProvider",
-        Action::References => "referencesProvider",
-        _ => "hoverProvider",
+        Action::Definition => &caps.definition_provider,
+        Action::TypeDefinition => &caps.type_definition_provider,
+        Action::Implementation => &caps.implementation_provider,
+        Action::References => &caps.references_provider,
+        _ => &caps.hover_provider,
     }
 }
 
@@ -387,21 +395,22 @@ fn unoffered(server: &str, action: Action) -> ToolError {
 /// the workspace but `read` may not read (a symlink out of it, a FIFO): the hover quotes that
 /// file. A declaration outside every root by its own name (the server's bundled stubs) is
 /// the server's knowledge, and its hover is shown.
-async fn withheld(
-    t: &Target,
-    cx: &CallCx,
-    doc: &serde_json::Value,
-    position: &serde_json::Value,
-) -> Option<String> {
-    t.server.capabilities.get("definitionProvider")?;
-    let params = json!({"textDocument": doc, "position": position});
+async fn withheld(t: &Target, cx: &CallCx, at: &lsp::TextDocumentPositionParams) -> Option<String> {
+    if !t.server.capabilities.definition_provider.on {
+        return None;
+    }
+    let params = lsp::GotoDefinitionParams {
+        text_document_position_params: at.clone(),
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    };
     let answer = t
         .server
         .request("textDocument/definition", params, cx.cancel_token())
         .await
         .ok()?;
     let ws = cx.workspace();
-    for place in places(&answer) {
+    for place in places(answer) {
         if !crate::named::named_inside(ws, &place.path) {
             continue;
         }
@@ -435,26 +444,30 @@ async fn code_actions(
     let enc = t.server.encoding;
     let start = enc.column(line, byte);
     let end = enc.column(line, byte + ident.len());
-    let row = line_no - 1;
-    let range =
-        json!({"start": {"line": row, "character": start}, "end": {"line": row, "character": end}});
-    let on_line: Vec<serde_json::Value> = t
+    let row = u32::try_from(line_no - 1).unwrap_or(u32::MAX);
+    let on_line: Vec<lsp::Diagnostic> = t
         .server
         .published_now(&t.abs)
-        .into_iter()
-        .filter(|d| d["range"]["start"]["line"].as_u64() == Some(row as u64))
+        .iter()
+        .filter(|d| d.range.start.line == row)
+        .map(lsp::Diagnostic::from)
         .collect();
-    let params = json!({
-        "textDocument": {"uri": file_uri(&t.abs)},
-        "range": range,
-        "context": {"diagnostics": on_line},
-    });
+    let params = lsp::CodeActionParams {
+        text_document: protocol::document(&t.abs).map_err(ToolError::failed)?,
+        range: lsp::Range::new(lsp::Position::new(row, start), lsp::Position::new(row, end)),
+        context: lsp::CodeActionContext {
+            diagnostics: on_line,
+            ..Default::default()
+        },
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    };
     let answer = t
         .server
         .request("textDocument/codeAction", params, cx.cancel_token())
         .await
         .map_err(ToolError::failed)?;
-    let items = answer.as_array().cloned().unwrap_or_default();
+    let items: Vec<protocol::CodeAction> = protocol::many(answer);
     if items.is_empty() {
         return Ok(format!(
             "{} offers no code action for `{ident}` at line {line_no}",
@@ -467,12 +480,13 @@ async fn code_actions(
         items.len()
     )];
     for item in items.iter().take(ACTIONS_CAP) {
-        let title = item["title"].as_str().unwrap_or("?");
-        let kind = item["kind"]
-            .as_str()
+        let title = item.title.as_deref().unwrap_or("?");
+        let kind = item
+            .kind
+            .as_ref()
             .map(|k| format!(" ({k})"))
             .unwrap_or_default();
-        let preferred = if item["isPreferred"] == true {
+        let preferred = if item.is_preferred {
             " [preferred]"
         } else {
             ""
@@ -540,18 +554,18 @@ async fn symbols(servers: &Supervisor, cx: &CallCx, args: &LspArgs) -> Result<St
                     )
                 })?,
             };
+            let params = lsp::WorkspaceSymbolParams {
+                query: query.clone(),
+                work_done_progress_params: Default::default(),
+                partial_result_params: Default::default(),
+            };
             let answer = server
-                .request(
-                    "workspace/symbol",
-                    json!({"query": query}),
-                    cx.cancel_token(),
-                )
+                .request("workspace/symbol", params, cx.cancel_token())
                 .await
                 .map_err(ToolError::failed)?;
-            let items = answer.as_array().cloned().unwrap_or_default();
-            let found: Vec<crate::render::Place> = items
+            let found: Vec<Place> = protocol::many::<Symbol>(answer)
                 .iter()
-                .filter_map(|i| crate::render::places(&i["location"]).into_iter().next())
+                .filter_map(|s| Place::of(s.location.as_ref()?))
                 .collect();
             if found.is_empty() {
                 return Ok(format!(
@@ -567,15 +581,20 @@ async fn symbols(servers: &Supervisor, cx: &CallCx, args: &LspArgs) -> Result<St
         }
         (None, Some(file)) => {
             let t = target(servers, cx, file).await?;
-            let doc = json!({"textDocument": {"uri": file_uri(&t.abs)}});
+            let params = lsp::DocumentSymbolParams {
+                text_document: protocol::document(&t.abs).map_err(ToolError::failed)?,
+                work_done_progress_params: Default::default(),
+                partial_result_params: Default::default(),
+            };
             let answer = t
                 .server
-                .request("textDocument/documentSymbol", doc, cx.cancel_token())
+                .request("textDocument/documentSymbol", params, cx.cancel_token())
                 .await
                 .map_err(ToolError::failed)?;
+            let symbols: Vec<Symbol> = protocol::many(answer);
             Ok(format!(
                 "outline of {file}:\n{}",
-                outline(&answer, OUTLINE_CAP, args.locals.unwrap_or(false))
+                outline(&symbols, OUTLINE_CAP, args.locals.unwrap_or(false))
             ))
         }
         (None, None) => Err(ToolError::invalid(
@@ -720,29 +739,29 @@ fn introduced(ledger: &crate::ledger::Ledger, workspace: &std::path::Path) -> St
 /// What a server announced it can do, and what kind of diagnostics it gives.
 fn offers(server: &crate::server::Server) -> String {
     let caps = &server.capabilities;
-    let has = |k: &str| announced(caps, k);
     let names = [
-        ("hoverProvider", "hover"),
-        ("definitionProvider", "definition"),
-        ("typeDefinitionProvider", "type_definition"),
-        ("implementationProvider", "implementation"),
-        ("referencesProvider", "references"),
-        ("documentSymbolProvider", "symbols"),
-        ("workspaceSymbolProvider", "workspace symbols"),
-        ("codeActionProvider", "code_actions"),
-        ("renameProvider", "rename"),
+        (caps.hover_provider.on, "hover"),
+        (caps.definition_provider.on, "definition"),
+        (caps.type_definition_provider.on, "type_definition"),
+        (caps.implementation_provider.on, "implementation"),
+        (caps.references_provider.on, "references"),
+        (caps.document_symbol_provider.on, "symbols"),
+        (caps.workspace_symbol_provider.on, "workspace symbols"),
+        (caps.code_action_provider.on, "code_actions"),
+        (caps.rename_provider.on, "rename"),
     ];
     let offered: Vec<&str> = names
         .iter()
-        .filter(|(k, _)| has(k))
+        .filter(|(on, _)| *on)
         .map(|(_, n)| *n)
         .collect();
-    let diagnostics = match caps.get("diagnosticProvider") {
+    let pulls = &caps.diagnostic_provider;
+    let diagnostics = match (pulls.on, pulls.options.workspace_diagnostics) {
         _ if server.workspace_mode => "diagnostics for every file of the workspace",
         _ if server.separate_check => "diagnostics for open files, and cargo check's on save",
-        Some(d) if d["workspaceDiagnostics"] == true => "diagnostics for the whole workspace",
-        Some(_) => "diagnostics pulled per file",
-        None => "diagnostics published for open files only",
+        (true, true) => "diagnostics for the whole workspace",
+        (true, false) => "diagnostics pulled per file",
+        (false, _) => "diagnostics published for open files only",
     };
     format!("offers {}; {diagnostics}", offered.join(", "))
 }
