@@ -4,6 +4,7 @@
 
 #![forbid(unsafe_code)]
 
+mod install;
 mod terminal;
 
 use std::path::{Path, PathBuf};
@@ -82,7 +83,18 @@ enum Command {
     /// the baseline (PreToolUse). Never blocks unless --block-on-new-errors.
     Hook {
         /// claude or codex.
-        agent: String,
+        #[arg(required_unless_present = "install")]
+        agent: Option<String>,
+        /// Write the hook configuration for claude or codex instead, showing the diff first
+        /// (Claude Code: the workspace's .claude/settings.json; Codex: ~/.codex/config.toml).
+        #[arg(long, value_name = "AGENT", conflicts_with = "agent")]
+        install: Option<String>,
+        /// With --install: show the diff, write nothing.
+        #[arg(long, requires = "install")]
+        dry_run: bool,
+        /// With --install claude: the user's ~/.claude/settings.json, for every project.
+        #[arg(long, requires = "install")]
+        user: bool,
         /// After an edit that brought new errors, block: the agent must answer them first.
         #[arg(long)]
         block_on_new_errors: bool,
@@ -330,9 +342,18 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
         Command::Host { root, status, stop } => host(extend, root_of(root)?, status, stop).await,
         Command::Hook {
             agent,
+            install,
+            dry_run,
+            user,
             block_on_new_errors,
             root,
-        } => hook(&agent, block_on_new_errors, root).await,
+        } => match (install, agent) {
+            (Some(agent), _) => install_hook(&agent, &root_of(root)?, user, dry_run),
+            (None, Some(agent)) => hook(&agent, block_on_new_errors, root).await,
+            (None, None) => Err(usage(
+                "name the agent: `tether hook claude` or `tether hook codex`",
+            )),
+        },
         Command::Tools { run, json } => {
             let surface = run.surface()?;
             let tether = open(extend, run.root, None)?;
@@ -618,4 +639,27 @@ async fn hook(agent: &str, block: bool, root: Option<PathBuf>) -> Result<(), Exi
         Ok(printed) => finish(printed),
         Err(why) => finish(tether_host::hook_unreachable(&event, &why)),
     }
+}
+
+/// `tether hook --install AGENT`: the diff, then the write (unless a dry run).
+fn install_hook(agent: &str, root: &Path, user: bool, dry_run: bool) -> Result<(), Exit> {
+    let plan = install::plan(agent, root, user).map_err(usage)?;
+    if plan.old == plan.new {
+        say!(
+            "{} already has tether's hooks; nothing to change",
+            plan.file.display()
+        );
+        return Ok(());
+    }
+    say!("{}", install::diff(&plan));
+    if dry_run {
+        say!("(dry run: {} was not written)", plan.file.display());
+    } else {
+        install::write(&plan).map_err(|e| Exit(1, e))?;
+        say!("wrote {}", plan.file.display());
+    }
+    if let Some(note) = plan.note {
+        say!("{note}");
+    }
+    Ok(())
 }
