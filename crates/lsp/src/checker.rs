@@ -5,11 +5,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::Value;
+use serde::Deserialize;
 use tether_proc::{ChildSpec, ProcError, run_with_deadline};
 use tether_tool::cut_line;
 
 use crate::catalog::{Checker, checkers};
+use crate::protocol::{Range, lenient, list};
 
 /// Problems listed at most, over all languages.
 const CAP: usize = 100;
@@ -193,52 +194,116 @@ fn severity(level: &str) -> &'static str {
     }
 }
 
+/// One line of `cargo check --message-format=json`, of what tether reads.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct CargoLine {
+    #[serde(deserialize_with = "lenient")]
+    reason: String,
+    #[serde(deserialize_with = "lenient")]
+    message: CargoMessage,
+}
+
+/// A compiler message: its level, text, code and spans.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct CargoMessage {
+    #[serde(deserialize_with = "lenient")]
+    level: String,
+    #[serde(deserialize_with = "lenient")]
+    message: String,
+    #[serde(deserialize_with = "lenient")]
+    code: Option<CargoCode>,
+    #[serde(deserialize_with = "list")]
+    spans: Vec<CargoSpan>,
+}
+
+/// A compiler message's code (`E0308`).
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct CargoCode {
+    #[serde(deserialize_with = "lenient")]
+    code: Option<String>,
+}
+
+/// Where a compiler message points.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct CargoSpan {
+    #[serde(deserialize_with = "lenient")]
+    is_primary: bool,
+    #[serde(deserialize_with = "lenient")]
+    file_name: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    line_start: u64,
+}
+
 fn read_cargo(stdout: &str, _: &str, root: &Path) -> Vec<Problem> {
     let mut out = Vec::new();
     for line in stdout.lines() {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
+        let Ok(v) = serde_json::from_str::<CargoLine>(line) else {
             continue;
         };
-        if v["reason"] != "compiler-message" {
+        if v.reason != "compiler-message" {
             continue;
         }
-        let m = &v["message"];
-        let level = m["level"].as_str().unwrap_or("");
+        let m = v.message;
+        let level = m.level.as_str();
         if !matches!(level, "error" | "warning") {
             continue;
         }
-        let spans = m["spans"].as_array().cloned().unwrap_or_default();
-        let Some(span) = spans.iter().find(|s| s["is_primary"] == true) else {
+        let Some(span) = m.spans.iter().find(|s| s.is_primary) else {
             continue;
         };
-        let code = m["code"]["code"]
-            .as_str()
+        let code = m
+            .code
+            .and_then(|c| c.code)
             .map(|c| format!(" [{c}]"))
             .unwrap_or_default();
         out.push(Problem {
-            path: rel(root, span["file_name"].as_str().unwrap_or("?")),
-            line: span["line_start"].as_u64().unwrap_or(0),
+            path: rel(root, span.file_name.as_deref().unwrap_or("?")),
+            line: span.line_start,
             severity: severity(level),
-            message: format!("{}{code}", m["message"].as_str().unwrap_or("")),
+            message: format!("{}{code}", m.message),
         });
     }
     out
 }
 
+/// `pyright --outputjson`, of what tether reads.
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct PyrightReport {
+    #[serde(deserialize_with = "list")]
+    general_diagnostics: Vec<PyrightDiagnostic>,
+}
+
+/// One of pyright's findings; its severity is a word (`error`, `warning`, `information`).
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct PyrightDiagnostic {
+    #[serde(deserialize_with = "lenient")]
+    file: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    severity: String,
+    #[serde(deserialize_with = "lenient")]
+    message: String,
+    #[serde(deserialize_with = "lenient")]
+    range: Range,
+}
+
 fn read_pyright(stdout: &str, _: &str, root: &Path) -> Vec<Problem> {
-    let Ok(v) = serde_json::from_str::<Value>(stdout) else {
+    let Ok(v) = serde_json::from_str::<PyrightReport>(stdout) else {
         return Vec::new();
     };
-    v["generalDiagnostics"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|d| matches!(d["severity"].as_str(), Some("error" | "warning")))
+    v.general_diagnostics
+        .iter()
+        .filter(|d| matches!(d.severity.as_str(), "error" | "warning"))
         .map(|d| Problem {
-            path: rel(root, d["file"].as_str().unwrap_or("?")),
-            line: d["range"]["start"]["line"].as_u64().unwrap_or(0) + 1,
-            severity: severity(d["severity"].as_str().unwrap_or("")),
-            message: d["message"].as_str().unwrap_or("").replace('\n', " "),
+            path: rel(root, d.file.as_deref().unwrap_or("?")),
+            line: u64::from(d.range.start.line) + 1,
+            severity: severity(&d.severity),
+            message: d.message.replace('\n', " "),
         })
         .collect()
 }
@@ -319,5 +384,48 @@ mod tests {
         std::fs::write(dir.path().join("setup.cfg"), "").unwrap_or_else(|e| panic!("{e}"));
         let python = checkers.iter().find(|c| c.reader == "pyright");
         assert!(python.is_some_and(|c| c.applies(dir.path())));
+    }
+
+    #[test]
+    fn cargo_and_pyright_output_is_read_leniently() {
+        let root = Path::new("/w");
+        let cargo = concat!(
+            r#"{"reason":"compiler-artifact","target":{}}"#,
+            "\nnot json\n",
+            r#"{"reason":"compiler-message","message":{"level":"error","message":"mismatched types","#,
+            r#""code":{"code":"E0308","explanation":null},"spans":[{"is_primary":false},"#,
+            r#"{"is_primary":true,"file_name":"src/lib.rs","line_start":4}]}}"#,
+            "\n",
+            r#"{"reason":"compiler-message","message":{"level":"warning","message":"unused","code":null,"#,
+            r#""spans":[{"is_primary":true,"file_name":"/w/src/a.rs","line_start":2}]}}"#,
+        );
+        let found = read_cargo(cargo, "", root);
+        let seen: Vec<_> = found
+            .iter()
+            .map(|p| (p.path.as_str(), p.line, p.severity, p.message.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("src/lib.rs", 4, "error", "mismatched types [E0308]"),
+                ("src/a.rs", 2, "warning", "unused")
+            ]
+        );
+        let pyright = r#"{"version":"1","generalDiagnostics":[
+            {"file":"/w/a.py","severity":"error","message":"bad\nthing","range":{"start":{"line":1,"character":0}}},
+            {"file":"/w/b.py","severity":"information","message":"fyi"},
+            {"severity":"warning","message":"no file","range":null}]}"#;
+        let found = read_pyright(pyright, "", root);
+        let seen: Vec<_> = found
+            .iter()
+            .map(|p| (p.path.as_str(), p.line, p.severity, p.message.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("a.py", 2, "error", "bad thing"),
+                ("?", 1, "warning", "no file")
+            ]
+        );
     }
 }

@@ -32,12 +32,16 @@ pub fn many<T: DeserializeOwned>(value: Value) -> Vec<T> {
 
 /// A field read leniently: `null` or a value of another type takes the default, as a
 /// missing one does (with the container's `#[serde(default)]`).
-fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned + Default>(d: D) -> Result<T, D::Error> {
+pub(crate) fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned + Default>(
+    d: D,
+) -> Result<T, D::Error> {
     Ok(serde_json::from_value(Value::deserialize(d)?).unwrap_or_default())
 }
 
 /// A list field read as [`many`] reads one.
-fn list<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Vec<T>, D::Error> {
+pub(crate) fn list<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+    d: D,
+) -> Result<Vec<T>, D::Error> {
     Ok(many(Value::deserialize(d)?))
 }
 
