@@ -145,6 +145,13 @@ impl DiagnosticsOnWrite {
         }))
     }
 
+    /// Whether a server would serve `file` (so its failing to start is news, not a missing
+    /// server said once per language).
+    fn would_serve(&self, lang: &str, file: &Path) -> bool {
+        let s = &self.servers;
+        crate::avail::find(s.config(), lang, file, s.workspace(), s.trusted()).is_ok()
+    }
+
     /// Why a configuration file (TOML, YAML, JSON, INI) gets no diagnostics: no language
     /// server checks its kind. Said once per kind in full; nothing for prose and other kinds.
     fn unchecked_kind(&self, file: &Path) -> Option<String> {
@@ -167,12 +174,13 @@ impl DiagnosticsOnWrite {
     }
 
     /// The server for `file`, waiting at most the write's budget for one still starting (or
-    /// started now: a run without warm-up). `Err(None)`: no server serves it.
+    /// started now: a run without warm-up). `Err(None)`: no server serves it;
+    /// `Err(Some(Ok(why)))`: still starting; `Err(Some(Err(why)))`: it could not start now.
     async fn server_within(
         &self,
         lang: &'static str,
         file: &Path,
-    ) -> Result<Arc<Server>, Option<String>> {
+    ) -> Result<Arc<Server>, Option<Result<String, String>>> {
         if let Some(server) = self.servers.running_for(lang, file).await {
             return Ok(server);
         }
@@ -181,11 +189,13 @@ impl DiagnosticsOnWrite {
         let start = tokio::spawn(async move { servers.server_for(lang, &path).await });
         match tokio::time::timeout(self.wait, start).await {
             Ok(Ok(Ok(server))) => Ok(server),
+            // Configured and found, yet it did not start: a crash back-off, a failed start.
+            Ok(Ok(Err(why))) if self.would_serve(lang, file) => Err(Some(Err(why))),
             Ok(Ok(Err(_))) | Ok(Err(_)) => Err(None),
-            Err(_) => Err(Some(format!(
+            Err(_) => Err(Some(Ok(format!(
                 "the {lang} server was still starting after {} ms",
                 self.wait.as_millis()
-            ))),
+            )))),
         }
     }
 
@@ -204,7 +214,7 @@ impl DiagnosticsOnWrite {
         };
         let server = match self.server_within(lang, abs).await {
             Ok(server) => server,
-            Err(Some(starting)) => {
+            Err(Some(Ok(starting))) => {
                 self.late_start(number, lang, abs);
                 return Some(FileReport {
                     path: rel,
@@ -217,6 +227,17 @@ impl DiagnosticsOnWrite {
                 });
             }
             Err(None) => return Some(no_server(rel, self.unavailable(lang, abs)?)),
+            Err(Some(Err(why))) => {
+                // A server that cannot start now (it crashed and waits out its back-off):
+                // this write went unchecked, which is said, never left as silence.
+                let why = format!("not checked: {why}");
+                return Some(FileReport {
+                    path: rel,
+                    source: "diagnostics".into(),
+                    noun: "problem".into(),
+                    status: FileStatus::Unavailable { why, now: vec![] },
+                });
+            }
         };
         // What this write committed, not the disk now: it may have changed since.
         let text = receipt.text().ok()?;
