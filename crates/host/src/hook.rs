@@ -23,6 +23,8 @@ const WARM_WAIT: Duration = Duration::from_secs(10);
 /// One agent session's run and the edits whose start it saw.
 struct Session {
     run: Arc<Run>,
+    /// When the session's last event came; a session quiet for the host's idle time ends.
+    last_event: std::sync::Mutex<std::time::Instant>,
     warm: tokio::sync::watch::Receiver<bool>,
     begun: std::sync::Mutex<HashMap<String, AgentEdit>>,
 }
@@ -43,6 +45,23 @@ impl Sessions {
     pub(crate) async fn end_all(&self) {
         let all: Vec<Arc<Session>> = lock(&self.by_id).drain().map(|(_, s)| s).collect();
         for s in all {
+            s.run.shutdown(crate::front::SHUTDOWN_BUDGET).await;
+        }
+    }
+
+    /// Ends the sessions that had no event for `idle`, as an agent session that ended
+    /// without a SessionEnd event (killed, or hooks configured without it) would never do.
+    pub(crate) async fn end_idle(&self, idle: Duration) {
+        let quiet: Vec<Arc<Session>> = {
+            let mut by_id = lock(&self.by_id);
+            let keys: Vec<String> = by_id
+                .iter()
+                .filter(|(_, s)| lock(&s.last_event).elapsed() >= idle)
+                .map(|(k, _)| k.clone())
+                .collect();
+            keys.iter().filter_map(|k| by_id.remove(k)).collect()
+        };
+        for s in quiet {
             s.run.shutdown(crate::front::SHUTDOWN_BUDGET).await;
         }
     }
@@ -148,6 +167,7 @@ pub(crate) async fn handle(host: &Host, agent: &str, event: Value, block: bool) 
 /// The session's run, opened (and its servers started in the background) on first need.
 fn session(host: &Host, key: &str) -> Result<Arc<Session>, String> {
     if let Some(s) = lock(&host.hooks.by_id).get(key) {
+        *lock(&s.last_event) = std::time::Instant::now();
         return Ok(s.clone());
     }
     let conversation = key.to_string();
@@ -163,6 +183,7 @@ fn session(host: &Host, key: &str) -> Result<Arc<Session>, String> {
     });
     let session = Arc::new(Session {
         run,
+        last_event: std::sync::Mutex::new(std::time::Instant::now()),
         warm,
         begun: std::sync::Mutex::default(),
     });

@@ -124,6 +124,7 @@ pub async fn serve(place: Place, extend: Extend, idle_exit: Duration) -> Result<
                     tracing::info!("nothing attached for {} s: exiting", idle_exit.as_secs());
                     break;
                 }
+                host.hooks.end_idle(idle_exit).await;
                 // A checkout that was deleted (a test's temporary folder) has no one to serve.
                 if !host.place.root.is_dir() {
                     tracing::info!("the workspace root is gone: exiting");
