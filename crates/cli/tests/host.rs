@@ -171,6 +171,22 @@ fn a_call_through_the_host_answers_as_a_local_call_and_the_host_is_reused() {
     assert_eq!(text(&first), text(&local));
     assert_eq!(text(&second), text(&local));
     assert_eq!(env.host_pid(), pid, "the second call used the same host");
+    // One-call runs on the host share its tree cache: the second search parses nothing.
+    let search = r#"{"pattern": "return $X", "language": "python"}"#;
+    let cold = env.run(&["call", "--host", "ast_grep", search], "");
+    assert!(text(&cold).contains("1 parsed, 0 from cache"), "{cold:?}");
+    let warm = env.run(&["call", "--host", "ast_grep", search], "");
+    assert!(text(&warm).contains("0 parsed, 1 from cache"), "{warm:?}");
+    // A front end capped to read-only stays capped through the host.
+    let mut capped = env.command(&[
+        "call",
+        "--host",
+        "write",
+        r#"{"path": "c.txt", "content": "x"}"#,
+    ]);
+    let capped = capped.env("TETHER_SURFACE", "readonly").output().unwrap();
+    assert_eq!(capped.status.code(), Some(2), "{capped:?}");
+    assert!(!env.ws.join("c.txt").exists());
     // A usage error keeps its exit code and its message through the host.
     let bad = env.run(&["call", "--host", "read", "{not json"], "");
     assert_eq!(bad.status.code(), Some(2), "{bad:?}");

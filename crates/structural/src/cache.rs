@@ -170,6 +170,13 @@ impl TreeCache {
     }
 }
 
+/// A host's runs share one cache; it holds only memory, which goes with the pool.
+impl tether_tool::Pooled for TreeCache {
+    fn stop(&self, _budget: std::time::Duration) -> tether_tool::BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

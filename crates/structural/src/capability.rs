@@ -36,7 +36,16 @@ impl Capability for Structural {
             true => 0,
             false => self.config.cache_bytes(),
         };
-        let cache = Arc::new(TreeCache::new(budget));
+        // A warm host's runs share one cache (trees are checked against the file's content
+        // before reuse), so even its one-call runs start from the trees the others parsed.
+        let cache = match run.pool.outlives_runs() {
+            true => {
+                let budget = self.config.cache_bytes();
+                let key = format!("trees|{}|{budget}", run.workspace.root().display());
+                run.pool.get_or_insert(&key, || TreeCache::new(budget))
+            }
+            false => Arc::new(TreeCache::new(budget)),
+        };
         let limits = self.config.limits();
         run.tool(AstGrepTool::new(cache.clone()).with_limits(limits))
             .tool(AstEditTool::new(cache).with_limits(limits));
