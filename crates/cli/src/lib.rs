@@ -255,15 +255,12 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
             let surface = run.surface()?;
             let root = root_of(run.root)?;
             if attach.wanted(&root, Front::Serve)? {
-                let place = place(&root)?;
                 let hello = Hello::Mcp {
                     surface: surface.to_string(),
                     conversation,
                     vibe,
                 };
-                let at = tether_host::attach(&place, &hello)
-                    .await
-                    .map_err(|e| Exit(1, e))?;
+                let (place, at) = attached(&root, &hello).await?;
                 return tether_host::relay_mcp(&place, at)
                     .await
                     .map_err(|e| Exit(1, e));
@@ -289,13 +286,10 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
             match (stdin, tool) {
                 (true, None) => {
                     if attach.wanted(&root, Front::Call)? {
-                        let place = place(&root)?;
                         let hello = Hello::Lines {
                             surface: surface.to_string(),
                         };
-                        let at = tether_host::attach(&place, &hello)
-                            .await
-                            .map_err(|e| Exit(1, e))?;
+                        let (place, at) = attached(&root, &hello).await?;
                         let printed = tether_host::relay_lines(&place, at)
                             .await
                             .map_err(|e| Exit(1, e))?;
@@ -316,15 +310,12 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
                     // such a run stays in this process.
                     let port = terminal::TerminalPort::if_interactive();
                     if port.is_none() && attach.wanted(&root, Front::Call)? {
-                        let place = place(&root)?;
                         let hello = Hello::Call {
                             surface: surface.to_string(),
                             tool,
                             args,
                         };
-                        let at = tether_host::attach(&place, &hello)
-                            .await
-                            .map_err(|e| Exit(1, e))?;
+                        let (place, at) = attached(&root, &hello).await?;
                         let printed = tether_host::printed(&place, at)
                             .await
                             .map_err(|e| Exit(1, e))?;
@@ -538,6 +529,15 @@ impl HostArgs {
 
 fn place(root: &Path) -> Result<Place, Exit> {
     Place::for_root(root).map_err(|e| Exit(1, e))
+}
+
+/// Attaches to the host of `root` as `hello`, starting one when none listens.
+async fn attached(root: &Path, hello: &Hello) -> Result<(Place, tether_host::Attachment), Exit> {
+    let place = place(root)?;
+    let at = tether_host::attach(&place, hello)
+        .await
+        .map_err(|e| Exit(1, e))?;
+    Ok((place, at))
 }
 
 /// Prints what a one-shot front end made and exits with its code.
