@@ -4,7 +4,12 @@ a machine that reaches no model. It records every request it gets.
 
 A conversation that names `WRITE-PROBE /some/path` is first answered with a call to the CLI's
 own tool for writing a file there (Claude Code's `Write`, Codex's `exec_command`, opencode's
-`write`); once the tool's result is in the conversation, with the fixed answer."""
+`write`); once the tool's result is in the conversation, with the fixed answer.
+
+A conversation that names `EDIT-PROBE /some/file` edits that file with the stub's `edit`
+(old text, new text), through the CLI's own edit tool: Claude Code is sent a `Read` of it, then,
+once that is answered, an `Edit`; Codex a freeform `apply_patch` (a `custom_tool_call`) that
+replaces the old lines with the new. Once the edit's result is in, the fixed answer."""
 
 import itertools
 import json
@@ -18,8 +23,9 @@ ANSWER = "DONE: the brief was read"
 class ModelStub:
     """Serves on 127.0.0.1 in a thread; `url` is its base, `requests` what it was sent."""
 
-    def __init__(self, answer=ANSWER):
+    def __init__(self, answer=ANSWER, edit=None):
         self.answer = answer
+        self.edit = edit
         self.requests = []
         self.ids = itertools.count(1)
         stub = self
@@ -48,9 +54,14 @@ class ModelStub:
                 if path.endswith("/messages/count_tokens"):
                     return self.json(200, {"input_tokens": 10})
                 probe = stub.probe(body)
+                edit = stub.edit_probe(body)
                 if path.endswith("/messages"):
+                    if edit:
+                        return self.events(stub.anthropic_edit(body.get("model", "stub"), edit, body))
                     return self.events(stub.anthropic(body.get("model", "stub"), probe))
                 if path.endswith("/responses"):
+                    if edit:
+                        return self.events(stub.responses_edit(body.get("model", "stub"), edit, body))
                     return self.events(stub.responses(body.get("model", "stub"), probe))
                 if path.endswith("/chat/completions"):
                     return self.events(stub.chat(body.get("model", "stub"), probe))
@@ -89,8 +100,77 @@ class ModelStub:
         """The path to write, when the conversation asks for a write and has no tool result yet."""
         said = json.dumps(body)
         found = re.search(r"WRITE-PROBE (/[^\s\\\"]+)", said)
-        answered = any(mark in said for mark in ('"tool_result"', '"function_call_output"', '"role": "tool"'))
+        answered = any(mark in said for mark in ('"tool_result"', '"function_call_output"',
+                                                   '"custom_tool_call_output"', '"role": "tool"'))
         return found.group(1) if found and not answered else None
+
+    @staticmethod
+    def edit_probe(body):
+        """The file to edit, when the conversation names `EDIT-PROBE /path`."""
+        found = re.search(r"EDIT-PROBE (/[^\s\\\"]+)", json.dumps(body))
+        return found.group(1) if found else None
+
+    @staticmethod
+    def results(body, kind):
+        """How many blocks or items of type `kind` the conversation has (`tool_result` in a
+        Messages request's contents, `custom_tool_call_output` in a Responses request's input)."""
+        count = 0
+        for entry in body.get("messages") or body.get("input") or []:
+            if not isinstance(entry, dict):
+                continue
+            if entry.get("type") == kind:
+                count += 1
+            content = entry.get("content")
+            if isinstance(content, list):
+                count += sum(1 for c in content if isinstance(c, dict) and c.get("type") == kind)
+        return count
+
+    def anthropic_edit(self, model, path, body):
+        """Claude Code: `Read` the file, then `Edit` it (it refuses to edit a file it has not
+        read), then the fixed answer."""
+        done = self.results(body, "tool_result")
+        if done >= 2 or not self.edit:
+            return self.anthropic(model)
+        old, new = self.edit
+        tool, args = ("Read", {"file_path": path}) if done == 0 else \
+            ("Edit", {"file_path": path, "old_string": old, "new_string": new})
+        events = self.anthropic(model, path)
+        for _, data in events:
+            if data["type"] == "content_block_start":
+                data["content_block"]["name"] = tool
+            elif data["type"] == "content_block_delta":
+                data["delta"]["partial_json"] = json.dumps(args)
+        return events
+
+    def responses_edit(self, model, path, body):
+        """Codex: one freeform `apply_patch` call replacing the old lines with the new, then the
+        fixed answer."""
+        if self.results(body, "custom_tool_call_output") >= 1 or not self.edit:
+            return self.responses(model)
+        old, new = self.edit
+        patch = (f"*** Begin Patch\n*** Update File: {path}\n@@\n"
+                 + "".join(f"-{line}\n" for line in old.split("\n"))
+                 + "".join(f"+{line}\n" for line in new.split("\n"))
+                 + "*** End Patch\n")
+        n = next(self.ids)
+        response = {"id": f"resp_{n}", "object": "response", "created_at": 0, "model": model,
+                    "output": [], "status": "in_progress"}
+        item = {"id": f"ctc_{n}", "type": "custom_tool_call", "status": "completed", "call_id": f"call_{n}",
+                "name": "apply_patch", "input": patch}
+        usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 6,
+                 "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 16}
+        events = [
+            {"type": "response.created", "response": response},
+            {"type": "response.output_item.added", "output_index": 0,
+             "item": dict(item, status="in_progress", input="")},
+            {"type": "response.custom_tool_call_input.delta", "item_id": item["id"], "output_index": 0,
+             "delta": patch},
+            {"type": "response.output_item.done", "output_index": 0, "item": item},
+            {"type": "response.completed", "response": dict(response, status="completed", output=[item], usage=usage)},
+        ]
+        for seq, event in enumerate(events):
+            event["sequence_number"] = seq
+        return [(e["type"], e) for e in events]
 
     def anthropic(self, model, probe=None):
         """Messages API events for one text answer, or for a `Write` of the probe's file."""
