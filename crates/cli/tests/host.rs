@@ -177,6 +177,18 @@ fn a_call_through_the_host_answers_as_a_local_call_and_the_host_is_reused() {
     assert!(text(&cold).contains("1 parsed, 0 from cache"), "{cold:?}");
     let warm = env.run(&["call", "--host", "ast_grep", search], "");
     assert!(text(&warm).contains("0 parsed, 1 from cache"), "{warm:?}");
+    // A PATH that differs only by a folder of other tools (Codex puts its own first for its
+    // hooks) finds the same servers, so it attaches to the same host.
+    let tools = env.ws.parent().unwrap().join("agent-tools");
+    std::fs::create_dir(&tools).unwrap();
+    std::fs::write(tools.join("rg"), "#!/bin/sh\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(tools.join("rg"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", tools.display(), std::env::var("PATH").unwrap());
+    let mut other = env.command(&["host", "--status"]);
+    let other = other.env("PATH", &path).output().unwrap();
+    let other: Value = serde_json::from_slice(&other.stdout).unwrap();
+    assert_eq!(other["pid"], pid, "{other}");
     // A front end capped to read-only stays capped through the host.
     let mut capped = env.command(&[
         "call",

@@ -1,5 +1,5 @@
 //! Where a workspace's host listens: one socket per user, workspace root, binary, config and
-//! search path, in the user's runtime folder, which only that user may enter.
+//! the programs PATH finds, in the user's runtime folder, which only that user may enter.
 
 use std::hash::{Hash, Hasher};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
@@ -34,9 +34,13 @@ impl Place {
         }
         tether::Config::user_dir().hash(&mut hasher);
         tether::Config::state_dir().hash(&mut hasher);
-        // Which servers a run finds comes from these, so a front end with another PATH or
-        // another active environment gets a host that finds what it would find itself.
-        for var in FINDING_VARS {
+        // A front end that would find other servers or interpreters gets a host that finds
+        // what it would find itself; one whose PATH differs only where none of them lies (an
+        // agent putting its own tools first) shares the host.
+        for program in found_programs() {
+            program.hash(&mut hasher);
+        }
+        for var in ENVIRONMENTS {
             std::env::var_os(var).hash(&mut hasher);
         }
         let dir = runtime_dir()?;
@@ -50,8 +54,48 @@ impl Place {
     }
 }
 
-/// The environment that decides which language servers and interpreters a run finds.
-const FINDING_VARS: &[&str] = &["PATH", "VIRTUAL_ENV", "CONDA_PREFIX"];
+/// The active environments that decide which interpreter and packages a run finds.
+const ENVIRONMENTS: &[&str] = &["VIRTUAL_ENV", "CONDA_PREFIX"];
+
+/// Programs besides the language servers whose place on PATH decides what a run starts: the
+/// interpreters and toolchains of eval, the checkers and the debugger, and the worker CLIs.
+const OTHER_PROGRAMS: &[&str] = &[
+    "python3",
+    "python",
+    "node",
+    "cargo",
+    "rustc",
+    "go",
+    "dlv",
+    "lldb-dap",
+    "lldb-dap-19",
+    "claude",
+    "codex",
+    "opencode",
+];
+
+/// Where on PATH each program a run may start is found (or that it is not), in a fixed order.
+fn found_programs() -> Vec<Option<PathBuf>> {
+    let mut names: Vec<String> = tether_lsp::builtin()
+        .into_values()
+        .flat_map(|s| s.binaries.into_iter().chain(s.command.into_iter().take(1)))
+        .chain(OTHER_PROGRAMS.iter().map(|p| p.to_string()))
+        .collect();
+    names.sort();
+    names.dedup();
+    let dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    names
+        .iter()
+        .map(|name| {
+            dirs.iter().map(|d| d.join(name)).find(|f| {
+                f.metadata()
+                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            })
+        })
+        .collect()
+}
 
 /// `$XDG_RUNTIME_DIR/tether`, else `/tmp/tether-UID`; made mode 0700, and refused when it
 /// belongs to another user or others may enter it.
