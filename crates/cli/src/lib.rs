@@ -114,6 +114,9 @@ enum Command {
         /// Stop the running host.
         #[arg(long)]
         stop: bool,
+        /// With --status or --stop: every host of this user, whatever its workspace.
+        #[arg(long)]
+        all: bool,
     },
     /// List the tools a surface sees.
     Tools {
@@ -330,7 +333,12 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
                 }
             }
         }
-        Command::Host { root, status, stop } => host(extend, root_of(root)?, status, stop).await,
+        Command::Host {
+            root,
+            status,
+            stop,
+            all,
+        } => host(extend, root_of(root)?, status, stop, all).await,
         Command::Hook {
             agent,
             install,
@@ -552,34 +560,27 @@ fn finish(printed: Printed) -> Result<(), Exit> {
 }
 
 /// `tether host`: serve the workspace in the foreground, or ask the running host.
-async fn host(extend: Extend, root: PathBuf, status: bool, stop: bool) -> Result<(), Exit> {
-    let place = place(&root)?;
-    if status || stop {
-        let hello = if stop { Hello::Stop } else { Hello::Status };
-        let Some(mut at) = tether_host::attach_running(&place, &hello)
-            .await
-            .map_err(|e| Exit(1, e))?
-        else {
-            say!("no tether host runs for {}", place.root.display());
-            return Ok(());
-        };
-        if status {
-            let mut line = String::new();
-            let _ = tokio::io::AsyncBufReadExt::read_line(&mut at.read, &mut line).await;
-            say!("{}", line.trim_end());
-        } else if tether_proc::gone_within(at.pid, std::time::Duration::from_secs(15)) {
-            say!(
-                "stopped the tether host for {} (pid {})",
-                place.root.display(),
-                at.pid
-            );
-        } else {
-            return Err(Exit(
-                1,
-                format!("the tether host (pid {}) did not stop within 15 s", at.pid),
-            ));
+async fn host(
+    extend: Extend,
+    root: PathBuf,
+    status: bool,
+    stop: bool,
+    all: bool,
+) -> Result<(), Exit> {
+    if all {
+        // Every host of this user, whatever its root, binary or PATH (after an upgrade, say).
+        let places = tether_host::running_places().map_err(|e| Exit(1, e))?;
+        if places.is_empty() {
+            say!("no tether host runs");
+        }
+        for place in places {
+            ask_host(&place, stop).await?;
         }
         return Ok(());
+    }
+    let place = place(&root)?;
+    if status || stop {
+        return ask_host(&place, stop).await;
     }
     let config = tether::Config::load(&place.root, &tether::Config::user_dir())
         .map_err(|e| Exit(1, e.to_string()))?;
@@ -587,6 +588,43 @@ async fn host(extend: Extend, root: PathBuf, status: bool, stop: bool) -> Result
     tether_host::serve(place, extend, settings.idle_exit)
         .await
         .map_err(|e| Exit(1, e))
+}
+
+/// `--status` (its JSON line) or `--stop` (waiting until it is gone) to the host at `place`.
+async fn ask_host(place: &Place, stop: bool) -> Result<(), Exit> {
+    let hello = if stop { Hello::Stop } else { Hello::Status };
+    let Some(mut at) = tether_host::attach_running(place, &hello)
+        .await
+        .map_err(|e| Exit(1, e))?
+    else {
+        say!("no tether host runs for {}", label(place));
+        return Ok(());
+    };
+    if !stop {
+        let mut line = String::new();
+        let _ = tokio::io::AsyncBufReadExt::read_line(&mut at.read, &mut line).await;
+        say!("{}", line.trim_end());
+    } else if tether_proc::gone_within(at.pid, std::time::Duration::from_secs(15)) {
+        say!(
+            "stopped the tether host for {} (pid {})",
+            label(place),
+            at.pid
+        );
+    } else {
+        return Err(Exit(
+            1,
+            format!("the tether host (pid {}) did not stop within 15 s", at.pid),
+        ));
+    }
+    Ok(())
+}
+
+/// A host by its workspace, or by its socket when the workspace is not known here.
+fn label(place: &Place) -> String {
+    match place.root.as_os_str().is_empty() {
+        true => place.socket.display().to_string(),
+        false => place.root.display().to_string(),
+    }
 }
 
 /// The most of an event tether reads from stdin.

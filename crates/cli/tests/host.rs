@@ -306,7 +306,14 @@ fn a_dead_host_is_told_to_the_attached_run_and_the_next_front_end_starts_a_fresh
     mcp.close();
     let next = env.run(&["call", "--host", "read", r#"{"path": "a.py"}"#], "");
     assert!(text(&next).contains("def f"), "{next:?}");
-    assert_ne!(env.host_pid(), pid);
+    let fresh = env.host_pid();
+    assert_ne!(fresh, pid);
+    // `--all` finds every host of the user, here the fresh one, and stops it.
+    let listed = text(&env.run(&["host", "--status", "--all"], ""));
+    assert!(listed.contains(&format!("\"pid\":{fresh}")), "{listed}");
+    let stopped = text(&env.run(&["host", "--stop", "--all"], ""));
+    assert!(stopped.contains(&format!("(pid {fresh})")), "{stopped}");
+    assert!(!alive(fresh));
 }
 
 #[test]

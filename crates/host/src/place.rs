@@ -54,6 +54,26 @@ impl Place {
     }
 }
 
+/// The places of the hosts of this user that listen now (their sockets in the runtime folder);
+/// the root of each is what its status says, so here it is left empty.
+pub fn running_places() -> Result<Vec<Place>, String> {
+    let dir = runtime_dir()?;
+    let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut places: Vec<Place> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "sock"))
+        .map(|socket| Place {
+            root: PathBuf::new(),
+            lock: socket.with_extension("lock"),
+            log: socket.with_extension("log"),
+            socket,
+        })
+        .collect();
+    places.sort_by(|a, b| a.socket.cmp(&b.socket));
+    Ok(places)
+}
+
 /// The active environments that decide which interpreter and packages a run finds.
 const ENVIRONMENTS: &[&str] = &["VIRTUAL_ENV", "CONDA_PREFIX"];
 
