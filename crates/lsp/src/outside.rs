@@ -219,13 +219,27 @@ async fn changed(servers: &Supervisor, follow: &Follow, path: &Path) {
         .ledger
         .latest(path)
         .or_else(|| snap.before(path, follow));
-    let Ok(checks_before) = server.save_for_check(path, &text).await else {
-        return;
+    // A server shared with another run may hold this text already (that run's write): it was
+    // told and is checking it, so it is not told again, and its publication is awaited rather
+    // than asked for (each run asking would have it check the file once per run).
+    let held = server.holds(path, &text).await == Some(true) && !server.separate_check;
+    let checks_before = match held {
+        true => server.checks_begun(),
+        false => match server.save_for_check(path, &text).await {
+            Ok(begun) => begun,
+            Err(_) => return,
+        },
     };
     let synced = server.version_of(path).await;
     let rel = follow.rel(path);
     let mut reports = Vec::new();
-    let answer = server.answer(path, checks_before, follow.budget).await;
+    let answer = match held {
+        true => server
+            .published_within(path, follow.budget)
+            .await
+            .ok_or_else(|| format!("{} published nothing for it", server.id)),
+        false => server.answer(path, checks_before, follow.budget).await,
+    };
     // A tether write to the file while this change was diagnosed makes the answer the write's
     // (a check reads the disk as it is when it runs): the write reports it, this does not.
     if follow.ledger.is_writing(path) || server.version_of(path).await != synced {
