@@ -96,11 +96,8 @@ const OTHER_PROGRAMS: &[&str] = &[
 
 /// Where on PATH each program a run may start is found (or that it is not), in a fixed order.
 fn found_programs() -> Vec<Option<PathBuf>> {
-    let mut names: Vec<String> = tether_lsp::builtin()
-        .into_values()
-        .flat_map(|s| s.binaries.into_iter().chain(s.command.into_iter().take(1)))
-        .chain(OTHER_PROGRAMS.iter().map(|p| p.to_string()))
-        .collect();
+    let mut names: Vec<&str> = tether_lsp::builtin_programs();
+    names.extend(OTHER_PROGRAMS);
     names.sort();
     names.dedup();
     let dirs: Vec<PathBuf> = std::env::var_os("PATH")

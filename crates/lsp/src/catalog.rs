@@ -183,6 +183,35 @@ pub fn builtin() -> BTreeMap<String, ServerEntry> {
     catalog().servers.clone()
 }
 
+/// The programs the built-in servers and checkers start (each `command`'s first word and every
+/// listed binary), read from the catalog's text without parsing it all: a front end that only needs
+/// to know where PATH finds them (the warm host's key) stays small.
+pub fn builtin_programs() -> Vec<&'static str> {
+    let mut names = Vec::new();
+    for line in CATALOG.lines() {
+        let line = line.trim();
+        let (all, rest) = if let Some(rest) = line.strip_prefix("binaries") {
+            (true, rest)
+        } else if let Some(rest) = line.strip_prefix("command") {
+            (false, rest)
+        } else {
+            continue;
+        };
+        let Some(list) = rest.trim_start().strip_prefix('=') else {
+            continue;
+        };
+        let quoted = list.split('"').skip(1).step_by(2);
+        names.extend(if all {
+            quoted.collect::<Vec<_>>()
+        } else {
+            quoted.take(1).collect()
+        });
+    }
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
 /// The project checkers `diagnostics "*"` runs, in order.
 pub(crate) fn checkers() -> &'static [Checker] {
     &catalog().checkers
@@ -284,8 +313,28 @@ pub(crate) fn apply(mut entry: ServerEntry, data: ServerData) -> Result<ServerEn
 
 #[cfg(test)]
 mod tests {
+
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn the_programs_read_from_the_text_are_the_parsed_catalogs() {
+        let mut parsed: Vec<String> = builtin()
+            .into_values()
+            .flat_map(|s| s.binaries.into_iter().chain(s.command.into_iter().take(1)))
+            .collect();
+        parsed.sort_unstable();
+        parsed.dedup();
+        let scanned = builtin_programs();
+        for program in &parsed {
+            assert!(
+                scanned.contains(&program.as_str()),
+                "{program} missing: {scanned:?}"
+            );
+        }
+        // The checkers' programs are there too.
+        assert!(scanned.contains(&"cargo") && scanned.contains(&"pyright"));
+    }
 
     #[test]
     fn the_catalog_reads_and_every_language_names_known_servers() {

@@ -34,7 +34,7 @@ use std::time::Duration;
 use tether_tool::{BoxFuture, Capability, DoctorSection, Install};
 
 pub use avail::catalog_report;
-pub use catalog::{Behaviour, Language, ServerEntry, builtin, builtin_languages};
+pub use catalog::{Behaviour, Language, ServerEntry, builtin, builtin_languages, builtin_programs};
 pub use config::LspConfig;
 pub use position::{Encoding, locate};
 pub use rename::{LspRenameTool, RenameArgs};
