@@ -8,7 +8,9 @@ import os
 import pathlib
 import re
 import resource
+import shutil
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -18,6 +20,21 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 TETHER = os.environ.get("TETHER_BIN", str(ROOT / "target" / "debug" / "tether"))
 
 
+# `tether call` attaches to a warm host per workspace by default, and these attacks go through
+# it; the hosts live in one runtime folder for the module, all stopped when it ends.
+RUNTIME = tempfile.mkdtemp(prefix="tether-attack-run-")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def hosts_stopped():
+    yield
+    env = {"PATH": os.environ.get("PATH", ""), "XDG_RUNTIME_DIR": RUNTIME}
+    done = subprocess.run([TETHER, "host", "--stop", "--all"], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    shutil.rmtree(RUNTIME, ignore_errors=True)
+
+
 def env_for(base, **extra):
     """A clean environment whose config and state folders live under `base`."""
     env = {
@@ -25,6 +42,7 @@ def env_for(base, **extra):
         "HOME": str(base / "home"),
         "TETHER_CONFIG_DIR": str(base / "cfg"),
         "TETHER_STATE_DIR": str(base / "state"),
+        "XDG_RUNTIME_DIR": RUNTIME,
     }
     env.update(extra)
     return {k: v for k, v in env.items() if v is not None}
