@@ -19,6 +19,17 @@ type Slot = Arc<OnceCell<Result<Arc<Server>, String>>>;
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 /// The longest wait between restarts.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// A server that ran this long since its last crash was healthy: its next crash starts the
+/// back-off afresh, so a crash a day does not keep it down for the longest wait.
+const HEALTHY_FOR: Duration = Duration::from_secs(120);
+
+/// The crash count after one more crash, `since` the last one.
+fn crashes_after(count: u32, since: Duration) -> u32 {
+    match since >= HEALTHY_FOR {
+        true => 1,
+        false => count + 1,
+    }
+}
 
 /// A server's crashes: how many, and when the last one was seen.
 struct Crashes {
@@ -162,7 +173,7 @@ impl Supervisor {
             last: tokio::time::Instant::now(),
             why: String::new(),
         });
-        entry.count += 1;
+        entry.count = crashes_after(entry.count, entry.last.elapsed());
         entry.last = tokio::time::Instant::now();
         entry.why = why;
     }
@@ -279,5 +290,17 @@ impl tether_tool::Pooled for Supervisor {
             }
             lines
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_crash_after_a_healthy_stretch_starts_the_back_off_afresh() {
+        assert_eq!(crashes_after(0, Duration::ZERO), 1);
+        assert_eq!(crashes_after(4, Duration::from_secs(3)), 5);
+        assert_eq!(crashes_after(4, HEALTHY_FOR), 1);
     }
 }
