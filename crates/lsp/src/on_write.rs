@@ -47,7 +47,8 @@ pub struct DiagnosticsOnWrite {
     pub(crate) prompt: bool,
 }
 
-/// The report on a written file no language server checked, and why.
+/// The report on a written file no language server checked (none serves it, or it could not
+/// start), and why.
 fn no_server(path: String, why: String) -> FileReport {
     FileReport {
         path,
@@ -145,13 +146,6 @@ impl DiagnosticsOnWrite {
         }))
     }
 
-    /// Whether a server would serve `file` (so its failing to start is news, not a missing
-    /// server said once per language).
-    fn would_serve(&self, lang: &str, file: &Path) -> bool {
-        let s = &self.servers;
-        crate::avail::find(s.config(), lang, file, s.workspace(), s.trusted()).is_ok()
-    }
-
     /// Why a configuration file (TOML, YAML, JSON, INI) gets no diagnostics: no language
     /// server checks its kind. Said once per kind in full; nothing for prose and other kinds.
     fn unchecked_kind(&self, file: &Path) -> Option<String> {
@@ -174,13 +168,13 @@ impl DiagnosticsOnWrite {
     }
 
     /// The server for `file`, waiting at most the write's budget for one still starting (or
-    /// started now: a run without warm-up). `Err(None)`: no server serves it;
-    /// `Err(Some(Ok(why)))`: still starting; `Err(Some(Err(why)))`: it could not start now.
+    /// started now: a run without warm-up). `Err(Ok(why))`: still starting; `Err(Err(why))`:
+    /// it did not start (none serves the file, or it waits out a crash back-off).
     async fn server_within(
         &self,
         lang: &'static str,
         file: &Path,
-    ) -> Result<Arc<Server>, Option<Result<String, String>>> {
+    ) -> Result<Arc<Server>, Result<String, String>> {
         if let Some(server) = self.servers.running_for(lang, file).await {
             return Ok(server);
         }
@@ -189,13 +183,12 @@ impl DiagnosticsOnWrite {
         let start = tokio::spawn(async move { servers.server_for(lang, &path).await });
         match tokio::time::timeout(self.wait, start).await {
             Ok(Ok(Ok(server))) => Ok(server),
-            // Configured and found, yet it did not start: a crash back-off, a failed start.
-            Ok(Ok(Err(why))) if self.would_serve(lang, file) => Err(Some(Err(why))),
-            Ok(Ok(Err(_))) | Ok(Err(_)) => Err(None),
-            Err(_) => Err(Some(Ok(format!(
+            Ok(Ok(Err(why))) => Err(Err(why)),
+            Ok(Err(e)) => Err(Err(format!("starting the {lang} server failed: {e}"))),
+            Err(_) => Err(Ok(format!(
                 "the {lang} server was still starting after {} ms",
                 self.wait.as_millis()
-            )))),
+            ))),
         }
     }
 
@@ -214,7 +207,7 @@ impl DiagnosticsOnWrite {
         };
         let server = match self.server_within(lang, abs).await {
             Ok(server) => server,
-            Err(Some(Ok(starting))) => {
+            Err(Ok(starting)) => {
                 self.late_start(number, lang, abs);
                 return Some(FileReport {
                     path: rel,
@@ -226,17 +219,13 @@ impl DiagnosticsOnWrite {
                     )),
                 });
             }
-            Err(None) => return Some(no_server(rel, self.unavailable(lang, abs)?)),
-            Err(Some(Err(why))) => {
-                // A server that cannot start now (it crashed and waits out its back-off):
-                // this write went unchecked, which is said, never left as silence.
-                let why = format!("not checked: {why}");
-                return Some(FileReport {
-                    path: rel,
-                    source: "diagnostics".into(),
-                    noun: "problem".into(),
-                    status: FileStatus::Unavailable { why, now: vec![] },
-                });
+            // No server serves the file (said once per language), or one that would could
+            // not start now (a crash back-off): unchecked either way, said, never silence.
+            Err(Err(why)) => {
+                let why = self
+                    .unavailable(lang, abs)
+                    .unwrap_or_else(|| format!("not checked: {why}"));
+                return Some(no_server(rel, why));
             }
         };
         // What this write committed, not the disk now: it may have changed since.
