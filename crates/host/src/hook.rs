@@ -148,14 +148,7 @@ pub(crate) async fn handle(host: &Host, agent: &str, event: Value, block: bool) 
         }
         _ => {}
     }
-    let (notices, dropped) = session.run.runtime().notices().drain();
-    if !notices.is_empty() {
-        let mut lines: Vec<String> = notices.iter().map(|n| n.line()).collect();
-        if dropped > 0 {
-            lines.insert(0, format!("- ({dropped} older notices were dropped)"));
-        }
-        said.push(format!("Notices:\n{}", lines.join("\n")));
-    }
+    said.extend(session.run.runtime().notices().drain_block());
     if said.is_empty() {
         return Printed::default();
     }
@@ -166,7 +159,10 @@ pub(crate) async fn handle(host: &Host, agent: &str, event: Value, block: bool) 
 
 /// The session's run, opened (and its servers started in the background) on first need.
 fn session(host: &Host, key: &str) -> Result<Arc<Session>, String> {
-    if let Some(s) = lock(&host.hooks.by_id).get(key) {
+    // Held while a new session's run is built (that is synchronous), so two events of one
+    // agent session never open two runs.
+    let mut by_id = lock(&host.hooks.by_id);
+    if let Some(s) = by_id.get(key) {
         *lock(&s.last_event) = std::time::Instant::now();
         return Ok(s.clone());
     }
@@ -187,8 +183,8 @@ fn session(host: &Host, key: &str) -> Result<Arc<Session>, String> {
         warm,
         begun: std::sync::Mutex::default(),
     });
-    let mut by_id = lock(&host.hooks.by_id);
-    Ok(by_id.entry(key.to_string()).or_insert(session).clone())
+    by_id.insert(key.to_string(), session.clone());
+    Ok(session)
 }
 
 /// Which files the event's tool edits: Claude Code's file tools name one path, Codex's

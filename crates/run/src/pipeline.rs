@@ -72,13 +72,8 @@ impl Pipeline {
 
     /// Appends the queued notices to a root result.
     fn with_notices(&self, mut output: ToolOutput) -> ToolOutput {
-        let (notices, dropped) = self.resources.notices.drain();
-        if !notices.is_empty() {
-            let mut lines: Vec<String> = notices.iter().map(|n| n.line()).collect();
-            if dropped > 0 {
-                lines.insert(0, format!("- ({dropped} older notices were dropped)"));
-            }
-            output.push_text(format!("Notices:\n{}", lines.join("\n")));
+        if let Some(block) = self.resources.notices.drain_block() {
+            output.push_text(block);
         }
         output
     }

@@ -79,6 +79,20 @@ impl NoticeQueue {
         let dropped = std::mem::take(&mut q.dropped);
         (std::mem::take(&mut q.notices), dropped)
     }
+
+    /// Takes every queued notice as the block a result ends with (`Notices:` and a line each,
+    /// after a line counting the dropped ones); `None` when there is none.
+    pub fn drain_block(&self) -> Option<String> {
+        let (notices, dropped) = self.drain();
+        if notices.is_empty() {
+            return None;
+        }
+        let mut lines: Vec<String> = notices.iter().map(|n| n.line()).collect();
+        if dropped > 0 {
+            lines.insert(0, format!("- ({dropped} older notices were dropped)"));
+        }
+        Some(format!("Notices:\n{}", lines.join("\n")))
+    }
 }
 
 #[cfg(test)]
