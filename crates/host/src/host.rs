@@ -22,6 +22,15 @@ use crate::wire::{Hello, Printed, Reply, read_json, write_json};
 /// How long a front end may take to say what it attaches as.
 const HELLO_WAIT: Duration = Duration::from_secs(10);
 
+/// The host's first line to a front end: yes, or why not.
+fn reply(error: Option<String>) -> Reply {
+    Reply {
+        ok: error.is_none(),
+        pid: std::process::id(),
+        error,
+    }
+}
+
 /// How often the host looks whether it idled long enough or its workspace is gone.
 const LOOK_EVERY: Duration = Duration::from_secs(1);
 
@@ -155,20 +164,16 @@ impl Host {
             Ok(Ok(Some(hello))) => hello,
             Ok(Ok(None)) => return,
             Ok(Err(why)) => {
-                let _ = write_json(&mut write, &self.refuse(why)).await;
+                let _ = write_json(&mut write, &reply(Some(why))).await;
                 return;
             }
             Err(_) => {
                 let why = format!("no hello within {} s", HELLO_WAIT.as_secs());
-                let _ = write_json(&mut write, &self.refuse(why)).await;
+                let _ = write_json(&mut write, &reply(Some(why))).await;
                 return;
             }
         };
-        let ok = Reply {
-            ok: true,
-            pid: std::process::id(),
-            error: None,
-        };
+        let ok = reply(None);
         match hello {
             Hello::Status => {
                 let status = self.status().await;
@@ -184,26 +189,18 @@ impl Host {
                 tool,
                 args,
             } => {
-                let (run, surface) = match self.open(&surface, |b| b.single_call()) {
-                    Ok(opened) => opened,
-                    Err(why) => {
-                        let _ = write_json(&mut write, &self.refuse(why)).await;
-                        return;
-                    }
+                let opened = self.open(&surface, |b| b.single_call());
+                let Some((run, surface)) = self.answer(&mut write, opened).await else {
+                    return;
                 };
-                let _ = write_json(&mut write, &ok).await;
                 let printed = call_once(&run, surface, &tool, &args).await;
                 let _ = write_json(&mut write, &printed).await;
             }
             Hello::Lines { surface } => {
-                let (run, surface) = match self.open(&surface, |b| b) {
-                    Ok(opened) => opened,
-                    Err(why) => {
-                        let _ = write_json(&mut write, &self.refuse(why)).await;
-                        return;
-                    }
+                let opened = self.open(&surface, |b| b);
+                let Some((run, surface)) = self.answer(&mut write, opened).await else {
+                    return;
                 };
-                let _ = write_json(&mut write, &ok).await;
                 let printed = call_lines(&run, surface, read, &mut write).await;
                 let _ = write_json(&mut write, &json!({ "tether_host_end": printed })).await;
             }
@@ -212,20 +209,16 @@ impl Host {
                 conversation,
                 vibe,
             } => {
-                let built = self.open(&surface, |mut b| {
+                let opened = self.open(&surface, |mut b| {
                     if let Some(c) = conversation {
                         b = b.conversation(c);
                     }
                     b.vibe(vibe)
                 });
-                let (run, surface) = match built {
-                    Ok((run, surface)) => (Arc::new(run), surface),
-                    Err(why) => {
-                        let _ = write_json(&mut write, &self.refuse(why)).await;
-                        return;
-                    }
+                let Some((run, surface)) = self.answer(&mut write, opened).await else {
+                    return;
                 };
-                let _ = write_json(&mut write, &ok).await;
+                let run = Arc::new(run);
                 let server = tether_mcp::TetherServer::new(run.clone(), surface);
                 tokio::select! {
                     served = server.serve_io(read, write) => {
@@ -249,12 +242,15 @@ impl Host {
         }
     }
 
-    fn refuse(&self, why: String) -> Reply {
-        Reply {
-            ok: false,
-            pid: std::process::id(),
-            error: Some(why),
-        }
+    /// Replies to the hello with the run opened for it, or with why none could be.
+    async fn answer(
+        &self,
+        write: &mut (impl tokio::io::AsyncWrite + Unpin),
+        opened: Result<(Run, Surface), String>,
+    ) -> Option<(Run, Surface)> {
+        let answer = reply(opened.as_ref().err().cloned());
+        let _ = write_json(write, &answer).await;
+        opened.ok()
     }
 
     /// A fresh run over the host's workspace, sharing the host's pool. The surface comes from
