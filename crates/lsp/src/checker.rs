@@ -386,6 +386,14 @@ mod tests {
         assert!(python.is_some_and(|c| c.applies(dir.path())));
     }
 
+    /// What a reader found, field by field, for comparing.
+    fn fields(found: &[Problem]) -> Vec<(&str, u64, &str, &str)> {
+        found
+            .iter()
+            .map(|p| (p.path.as_str(), p.line, p.severity, p.message.as_str()))
+            .collect()
+    }
+
     #[test]
     fn cargo_and_pyright_output_is_read_leniently() {
         let root = Path::new("/w");
@@ -400,12 +408,8 @@ mod tests {
             r#""spans":[{"is_primary":true,"file_name":"/w/src/a.rs","line_start":2}]}}"#,
         );
         let found = read_cargo(cargo, "", root);
-        let seen: Vec<_> = found
-            .iter()
-            .map(|p| (p.path.as_str(), p.line, p.severity, p.message.as_str()))
-            .collect();
         assert_eq!(
-            seen,
+            fields(&found),
             [
                 ("src/lib.rs", 4, "error", "mismatched types [E0308]"),
                 ("src/a.rs", 2, "warning", "unused")
@@ -416,12 +420,8 @@ mod tests {
             {"file":"/w/b.py","severity":"information","message":"fyi"},
             {"severity":"warning","message":"no file","range":null}]}"#;
         let found = read_pyright(pyright, "", root);
-        let seen: Vec<_> = found
-            .iter()
-            .map(|p| (p.path.as_str(), p.line, p.severity, p.message.as_str()))
-            .collect();
         assert_eq!(
-            seen,
+            fields(&found),
             [
                 ("a.py", 2, "error", "bad thing"),
                 ("?", 1, "warning", "no file")

@@ -30,21 +30,18 @@ impl Capability for Structural {
         if self.config.syntax_check {
             run.hook(Arc::new(SyntaxCheck::new(run.workspace.clone())));
         }
-        // A one-call run keeps no trees: there is no later call to reuse them. The cache
-        // itself holds nothing until the first search.
-        let budget = match run.single_call {
-            true => 0,
-            false => self.config.cache_bytes(),
-        };
         // A warm host's runs share one cache (trees are checked against the file's content
-        // before reuse), so even its one-call runs start from the trees the others parsed.
-        let cache = match run.pool.outlives_runs() {
-            true => {
-                let budget = self.config.cache_bytes();
+        // before reuse), so even its one-call runs start from the trees the others parsed. A
+        // one-call run of its own keeps no trees: no later call would reuse them. The cache
+        // holds nothing until the first search.
+        let budget = self.config.cache_bytes();
+        let cache = match (run.pool.outlives_runs(), run.single_call) {
+            (true, _) => {
                 let key = format!("trees|{}|{budget}", run.workspace.root().display());
                 run.pool.get_or_insert(&key, || TreeCache::new(budget))
             }
-            false => Arc::new(TreeCache::new(budget)),
+            (false, true) => Arc::new(TreeCache::new(0)),
+            (false, false) => Arc::new(TreeCache::new(budget)),
         };
         let limits = self.config.limits();
         run.tool(AstGrepTool::new(cache.clone()).with_limits(limits))
