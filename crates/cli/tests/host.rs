@@ -21,6 +21,10 @@ struct HostEnv {
     cfg: PathBuf,
     state: PathBuf,
     runtime: PathBuf,
+    /// The tether binary the front ends run.
+    binary: PathBuf,
+    /// PATH for the front ends (and so the host), when not this process's.
+    path: Option<String>,
 }
 
 impl HostEnv {
@@ -43,11 +47,23 @@ impl HostEnv {
             cfg,
             state,
             runtime,
+            binary: PathBuf::from(env!("CARGO_BIN_EXE_tether")),
+            path: None,
         }
     }
 
+    /// The same, with a copy of tether alone in a folder, without the relay binary beside it.
+    fn without_relay_binary() -> HostEnv {
+        let mut env = HostEnv::new();
+        let alone = env._dir.path().join("alone");
+        std::fs::create_dir(&alone).unwrap();
+        env.binary = alone.join("tether");
+        std::fs::copy(env!("CARGO_BIN_EXE_tether"), &env.binary).unwrap();
+        env
+    }
+
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_tether"));
+        let mut command = Command::new(&self.binary);
         command
             .args(args)
             .current_dir(&self.ws)
@@ -55,6 +71,9 @@ impl HostEnv {
             .env("TETHER_STATE_DIR", &self.state)
             .env("XDG_RUNTIME_DIR", &self.runtime)
             .env_remove("TETHER_HOST");
+        if let Some(path) = &self.path {
+            command.env("PATH", path);
+        }
         command
     }
 
@@ -279,14 +298,30 @@ fn runs_share_the_hosts_server_and_each_is_told_of_the_others_write() {
     b.close();
 }
 
+/// The program a process runs, by file name.
+fn program(pid: u32) -> String {
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap();
+    exe.file_name().unwrap().to_string_lossy().into_owned()
+}
+
 #[test]
 fn a_dead_host_is_told_to_the_attached_run_and_the_next_front_end_starts_a_fresh_one() {
-    let env = HostEnv::new();
+    a_dead_host_is_told(HostEnv::new(), "tether-relay");
+}
+
+#[test]
+fn without_the_relay_binary_serve_relays_itself_and_still_tells_of_a_dead_host() {
+    a_dead_host_is_told(HostEnv::without_relay_binary(), "tether");
+}
+
+/// Kills the host under an attached `serve`, whose process by then runs `relay`.
+fn a_dead_host_is_told(env: HostEnv, relay: &str) {
     let mut mcp = env.serve();
     assert!(
         mcp.call(2, "read", json!({"path": "a.py"}))
             .contains("def f")
     );
+    assert_eq!(program(mcp.child.id()), relay);
     let pid = env.host_pid();
     Command::new("kill")
         .args(["-9", &pid.to_string()])
@@ -304,6 +339,7 @@ fn a_dead_host_is_told_to_the_attached_run_and_the_next_front_end_starts_a_fresh
     let listed = mcp.request(4, "tools/list", json!({}));
     assert!(listed["error"]["message"].as_str().is_some(), "{listed}");
     mcp.close();
+    assert!(common::exits_within(&mut mcp.child, Duration::from_secs(15)).success());
     let next = env.run(&["call", "--host", "read", r#"{"path": "a.py"}"#], "");
     assert!(text(&next).contains("def f"), "{next:?}");
     let fresh = env.host_pid();
@@ -314,6 +350,59 @@ fn a_dead_host_is_told_to_the_attached_run_and_the_next_front_end_starts_a_fresh
     let stopped = text(&env.run(&["host", "--stop", "--all"], ""));
     assert!(stopped.contains(&format!("(pid {fresh})")), "{stopped}");
     assert!(!alive(fresh));
+}
+
+#[test]
+fn a_file_the_shared_server_was_told_exists_is_not_told_again_by_each_run() {
+    // pyright behind a shim that keeps what it is sent: each telling of a created file makes
+    // it resolve every import again, which with ten runs grew its heap by a quarter.
+    let mut env = HostEnv::new();
+    let shim = env._dir.path().join("shim");
+    std::fs::create_dir(&shim).unwrap();
+    let heard = env._dir.path().join("heard.log");
+    let real = which("pyright-langserver");
+    let script = format!(
+        "#!/bin/sh\ntee -a '{}' | '{}' \"$@\"\n",
+        heard.display(),
+        real.display()
+    );
+    std::fs::write(shim.join("pyright-langserver"), script).unwrap();
+    std::fs::set_permissions(
+        shim.join("pyright-langserver"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    env.path = Some(format!(
+        "{}:{}",
+        shim.display(),
+        std::env::var("PATH").unwrap_or_default()
+    ));
+    let mut runs: Vec<Mcp> = (0..3).map(|_| env.serve()).collect();
+    for (i, run) in runs.iter_mut().enumerate() {
+        let content = format!("def f(x: int) -> int:\n    return x\n\n# run {i}\n");
+        let wrote = call(run, 2, "write", json!({"path": "a.py", "content": content}));
+        assert!(wrote.contains("wrote"), "{wrote}");
+    }
+    // Every run's watch sees each write; give them time to tell the server what they would.
+    std::thread::sleep(Duration::from_secs(3));
+    let log = std::fs::read_to_string(&heard).unwrap();
+    let told = log
+        .split("workspace/didChangeWatchedFiles")
+        .skip(1)
+        .filter(|after| after.contains("\"type\":1"))
+        .count();
+    assert_eq!(told, 1, "a.py told created {told} times:\n{log}");
+    for run in &mut runs {
+        run.close();
+    }
+}
+
+/// Where PATH finds `program`.
+fn which(program: &str) -> PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{program} is not on PATH"))
 }
 
 #[test]

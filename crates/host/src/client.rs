@@ -74,12 +74,7 @@ async fn greet(place: &Place, stream: UnixStream, hello: &Hello) -> Result<Attac
 
 /// The message for a host that went away while a front end needed it.
 pub fn died(place: &Place, how: &str) -> String {
-    format!(
-        "the tether host for {} stopped answering ({how}); run the command again to start a \
-         fresh host (its log: {})",
-        place.root.display(),
-        place.log.display()
-    )
+    tether_relay::died(&place.root, &place.log, how)
 }
 
 /// Starts `tether host` for `place` in the background and waits until it listens.

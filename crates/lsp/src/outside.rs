@@ -3,7 +3,7 @@
 //! diagnosed like a write. What it broke comes as a notice naming the change, never blamed on
 //! a tether write; tether's own writes are recognised and left alone.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -127,8 +127,6 @@ async fn handle(
     follow: Follow,
     watcher: Arc<Mutex<Option<notify::RecommendedWatcher>>>,
 ) {
-    // Files whose creation the servers were told of.
-    let created: Mutex<HashSet<PathBuf>> = Mutex::default();
     while let Some((path, kind)) = rx.recv().await {
         let mut burst = BTreeMap::from([(path, kind)]);
         while let Ok(Some((path, kind))) = tokio::time::timeout(QUIET, rx.recv()).await {
@@ -156,23 +154,16 @@ async fn handle(
                     .await
                     .unwrap_or_default();
                 let held = server.holds(path, &text).await == Some(true);
-                let news = match kind {
-                    3 => {
-                        lock(&created).remove(path);
-                        true
-                    }
-                    1 => lock(&created).insert(path.clone()) || !held,
-                    _ => !held,
+                let typ = match kind {
+                    1 => lsp_types::FileChangeType::CREATED,
+                    3 => lsp_types::FileChangeType::DELETED,
+                    _ => lsp_types::FileChangeType::CHANGED,
                 };
+                let news = server.creation_is_news(path, typ) || !held;
                 if news
                     && changes.len() < MAX_CHANGES
                     && let Ok(uri) = crate::protocol::uri(path)
                 {
-                    let typ = match kind {
-                        1 => lsp_types::FileChangeType::CREATED,
-                        3 => lsp_types::FileChangeType::DELETED,
-                        _ => lsp_types::FileChangeType::CHANGED,
-                    };
                     changes.push(lsp_types::FileEvent { uri, typ });
                 }
             }

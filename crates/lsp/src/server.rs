@@ -307,13 +307,16 @@ pub struct Server {
     pub(crate) published: Arc<tokio::sync::Notify>,
     edits: Arc<Mutex<Option<EditPort>>>,
     pub(crate) open: tokio::sync::Mutex<HashMap<PathBuf, Open>>,
+    /// Files whose creation the server was told of. It is kept here, not per run, because
+    /// runs share a server, and each telling makes pyright re-resolve every import.
+    told_created: Mutex<std::collections::HashSet<PathBuf>>,
     pub(crate) timeout: Duration,
     /// Notes on what was turned off because the workspace is not trusted.
     pub restricted: Option<String>,
-    /// Whether a save starts a separate check whose results come later (rust-analyzer's
-    /// cargo check), so an answer is complete only once that check has ended.
     /// The languages it serves, for each file's `languageId`.
     languages: Vec<Language>,
+    /// Whether a save starts a separate check whose results come later (rust-analyzer's
+    /// cargo check), so an answer is complete only once that check has ended.
     pub separate_check: bool,
     /// Whether it diagnoses the whole workspace, not only open files (pyright's workspace
     /// mode), so a change can show up as new problems in files nobody touched.
@@ -412,6 +415,7 @@ impl Server {
             published,
             edits,
             open: tokio::sync::Mutex::default(),
+            told_created: Mutex::default(),
             timeout,
             separate_check: entry.behaviour.separate_check && allowed.builds,
             workspace_mode: workspace_mode(&options_settings),
@@ -580,6 +584,20 @@ impl Server {
         let open = self.open.lock().await;
         let doc = open.get(path)?;
         Some(doc.hash == xxhash_rust::xxh3::xxh3_64(text.as_bytes()))
+    }
+
+    /// Whether the creation of `path` is news to the server: true the first time a creation is
+    /// told, and again after a deletion was.
+    pub(crate) fn creation_is_news(&self, path: &Path, kind: lsp::FileChangeType) -> bool {
+        let mut told = lock(&self.told_created);
+        match kind {
+            lsp::FileChangeType::CREATED => told.insert(path.to_path_buf()),
+            lsp::FileChangeType::DELETED => {
+                told.remove(path);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Tells the server `path` was saved (after [`Server::sync`] gave it the saved text).
