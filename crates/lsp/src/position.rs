@@ -68,6 +68,55 @@ fn split_nth(symbol: &str) -> (&str, Option<usize>) {
     }
 }
 
+/// Line `line_no` (from 1) of `lines` and where `symbol` points on it. When the symbol is not
+/// on that line, the error names the nearest lines that have it, since a model's line number
+/// is often off by a few, or says that the file has it nowhere.
+pub fn locate_line<'a>(
+    file: &str,
+    lines: &[&'a str],
+    line_no: usize,
+    symbol: &str,
+) -> Result<(&'a str, usize, String), String> {
+    let found = match lines.get(line_no.wrapping_sub(1)) {
+        Some(line) => locate(line, line_no, symbol).map(|(byte, ident)| (*line, byte, ident)),
+        None => Err(format!(
+            "{file} has {} lines, so line {line_no} does not exist",
+            lines.len()
+        )),
+    };
+    found.map_err(|why| {
+        let (text, _) = split_nth(symbol);
+        let here = lines.get(line_no.wrapping_sub(1));
+        if text.is_empty() || here.is_some_and(|l| l.contains(text)) {
+            return why;
+        }
+        let mut near: Vec<usize> = (1..=lines.len())
+            .filter(|&n| lines[n - 1].contains(text))
+            .collect();
+        if near.is_empty() {
+            return format!("{why}; `{text}` occurs nowhere in {file}");
+        }
+        let total = near.len();
+        near.sort_by_key(|n| n.abs_diff(line_no));
+        near.truncate(NEAREST);
+        near.sort_unstable();
+        let listed: Vec<String> = near.iter().map(usize::to_string).collect();
+        let more = if total > near.len() {
+            format!(" (the {} nearest of {total})", near.len())
+        } else {
+            String::new()
+        };
+        format!(
+            "{why}; `{text}` is on line{} {}{more} of {file}",
+            if near.len() == 1 { "" } else { "s" },
+            listed.join(", ")
+        )
+    })
+}
+
+/// How many lines that have a missing symbol an error names.
+const NEAREST: usize = 5;
+
 /// Where a `symbol` on a line points: the byte where its last identifier starts, and that
 /// identifier.
 pub fn locate(line: &str, line_no: usize, symbol: &str) -> Result<(usize, String), String> {
@@ -195,6 +244,36 @@ mod tests {
         assert!(err.contains("#9 does not exist"), "{err}");
         let err = locate(line, 3, "baz").unwrap_err();
         assert_eq!(err, format!("`baz` does not occur on line 3: `{line}`"));
+    }
+
+    #[test]
+    fn a_missing_symbol_names_the_nearest_lines_that_have_it() {
+        let text = "fn total() {}\n\nlet a = 1;\nlet t = total();\n";
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            locate_line("m.rs", &lines, 4, "total").unwrap(),
+            (lines[3], 8, "total".into())
+        );
+        let err = locate_line("m.rs", &lines, 3, "total").unwrap_err();
+        assert!(err.ends_with("; `total` is on lines 1, 4 of m.rs"), "{err}");
+        let err = locate_line("m.rs", &lines, 9, "total()").unwrap_err();
+        assert!(
+            err.starts_with(
+                "m.rs has 4 lines, so line 9 does not exist; `total()` is on lines 1, 4"
+            ),
+            "{err}"
+        );
+        let err = locate_line("m.rs", &lines, 3, "totl").unwrap_err();
+        assert!(err.ends_with("; `totl` occurs nowhere in m.rs"), "{err}");
+        let many: Vec<String> = (0..20).map(|i| format!("x{i} = total")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let err = locate_line("m.py", &many, 10, "nope#2").unwrap_err();
+        assert!(err.contains("occurs nowhere"), "{err}");
+        let err = locate_line("m.py", &[&["y"][..], &many].concat(), 1, "total").unwrap_err();
+        assert!(
+            err.contains("is on lines 2, 3, 4, 5, 6 (the 5 nearest of 20)"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ use tether_fs::{ChangeOp, hash_bytes};
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, counted};
 
 use crate::leftovers;
-use crate::position::{Encoding, locate};
+use crate::position::{Encoding, locate_line};
 use crate::protocol::{self, WorkspaceEdit};
 use crate::server::{Server, refusal, uri_path};
 use crate::supervisor::Supervisor;
@@ -70,15 +70,8 @@ impl Tool for LspRenameTool {
         }
         let t = crate::tool::target(&self.servers, cx, &args.file).await?;
         let lines: Vec<&str> = t.text.lines().collect();
-        let line = lines.get(args.line - 1).ok_or_else(|| {
-            ToolError::invalid(format!(
-                "{} has {} lines, so line {} does not exist",
-                args.file,
-                lines.len(),
-                args.line
-            ))
-        })?;
-        let (byte, ident) = locate(line, args.line, &args.symbol).map_err(ToolError::invalid)?;
+        let (line, byte, ident) =
+            locate_line(&args.file, &lines, args.line, &args.symbol).map_err(ToolError::invalid)?;
         // A rename writes: a name that is only part of the identifier it lands on is refused.
         if let Some(typed) = crate::position::typed_name(&args.symbol).filter(|t| *t != ident) {
             return Err(ToolError::invalid(format!(

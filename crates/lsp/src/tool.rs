@@ -10,7 +10,7 @@ use tether_proc::codes::METHOD_NOT_FOUND;
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
 
 use crate::catalog::Language;
-use crate::position::locate;
+use crate::position::locate_line;
 use crate::protocol::{self, Offered, ServerCapabilities, Symbol, to_params};
 use crate::render::{Place, hover, locations, outline, places};
 use crate::server::Server;
@@ -228,13 +228,8 @@ async fn navigate(
     let symbol = need(&args.symbol, "symbol", action)?;
     let t = target(servers, cx, file).await?;
     let lines: Vec<&str> = t.text.lines().collect();
-    let Some(line) = lines.get(line_no.wrapping_sub(1)) else {
-        return Err(ToolError::invalid(format!(
-            "{file} has {} lines, so line {line_no} does not exist",
-            lines.len()
-        )));
-    };
-    let (byte, ident) = locate(line, line_no, symbol).map_err(ToolError::invalid)?;
+    let (line, byte, ident) =
+        locate_line(file, &lines, line_no, symbol).map_err(ToolError::invalid)?;
     if action == Action::CodeActions {
         return code_actions(&t, cx, line_no, line, byte, &ident).await;
     }

@@ -86,6 +86,12 @@ fn rust_analyzer_answers_navigation_queries() {
             .await
             .unwrap_err();
         assert!(err.contains("`aera` does not occur on line 9"), "{err}");
+        assert!(err.ends_with("`aera` occurs nowhere in src/lib.rs"), "{err}");
+        // A line number a little off gets the lines that have the name.
+        let err = lsp(&run, json!({"action": "hover", "file": "src/lib.rs", "line": 8, "symbol": "area"}))
+            .await
+            .unwrap_err();
+        assert!(err.ends_with("`area` is on lines 5, 9 of src/lib.rs"), "{err}");
         let err = lsp(&run, json!({"action": "hover", "file": "src/lib.rs", "line": 9}))
             .await
             .unwrap_err();
