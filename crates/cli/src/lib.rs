@@ -597,7 +597,14 @@ async fn ask_host(place: &Place, stop: bool) -> Result<(), Exit> {
         .await
         .map_err(|e| Exit(1, e))?
     else {
-        say!("no tether host runs for {}", label(place));
+        if stop && place.root.as_os_str().is_empty() && place.clear_if_dead() {
+            say!(
+                "removed {}, which a tether host that died left behind",
+                place.socket.display()
+            );
+        } else {
+            say!("no tether host runs for {}", label(place));
+        }
         return Ok(());
     };
     if !stop {

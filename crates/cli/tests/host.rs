@@ -344,11 +344,19 @@ fn a_dead_host_is_told(env: HostEnv, relay: &str) {
     assert!(text(&next).contains("def f"), "{next:?}");
     let fresh = env.host_pid();
     assert_ne!(fresh, pid);
-    // `--all` finds every host of the user, here the fresh one, and stops it.
+    // `--all` finds every host of the user, here the fresh one, and stops it; the socket of
+    // a host that died elsewhere is removed and said so.
+    let stale = env.runtime.join("tether").join("host-gone.sock");
+    drop(std::os::unix::net::UnixListener::bind(&stale).unwrap());
     let listed = text(&env.run(&["host", "--status", "--all"], ""));
     assert!(listed.contains(&format!("\"pid\":{fresh}")), "{listed}");
     let stopped = text(&env.run(&["host", "--stop", "--all"], ""));
     assert!(stopped.contains(&format!("(pid {fresh})")), "{stopped}");
+    assert!(
+        stopped.contains(&format!("removed {}, which a tether host", stale.display())),
+        "{stopped}"
+    );
+    assert!(!stale.exists());
     assert!(!alive(fresh));
 }
 

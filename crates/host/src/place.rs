@@ -52,6 +52,19 @@ impl Place {
             root,
         })
     }
+
+    /// Removes the socket a host that died left behind, when no host holds the lock (one
+    /// starting holds it before it listens); says whether there was such a socket. The lock
+    /// file stays: a host starting now may have it open.
+    pub fn clear_if_dead(&self) -> bool {
+        let Ok(lock_file) = std::fs::OpenOptions::new().write(true).open(&self.lock) else {
+            return std::fs::remove_file(&self.socket).is_ok();
+        };
+        if lock_file.try_lock().is_err() {
+            return false;
+        }
+        std::fs::remove_file(&self.socket).is_ok()
+    }
 }
 
 /// The places of the hosts of this user that listen now (their sockets in the runtime folder);
