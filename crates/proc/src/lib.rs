@@ -12,6 +12,7 @@ mod child;
 mod cut;
 mod dap;
 mod frame;
+mod handover;
 mod jsonrpc;
 mod long;
 mod neutral;
@@ -28,6 +29,7 @@ pub use child::{ProcError, output_with_deadline, run_with_deadline, signal_group
 pub use cut::{cut_line, cut_mark};
 pub use dap::Dap;
 pub use frame::{FrameError, MAX_FRAME, read_frame, write_frame};
+pub use handover::{keep_across_exec, socket_from_parent};
 pub use jsonrpc::{JsonRpc, Peer, codes};
 pub use long::{ChildSpec, LongChild};
 pub use neutral::{inside, neutral_rust_sysroot, path_outside, rust_pins, which_outside};

@@ -3,12 +3,11 @@
 //! It runs as its own small binary, so each attached agent costs about 2 MiB rather than the
 //! pages of all of tether that a relaying `tether` process maps.
 
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::Shutdown;
-use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -43,12 +42,13 @@ pub fn exec(host: &UnixStream, root: &Path, log: &Path) -> std::io::Error {
             "no tether-relay beside tether",
         );
     };
-    if let Err(e) = rustix::io::fcntl_setfd(host, rustix::io::FdFlags::empty()) {
-        return e.into();
-    }
+    let fd = match tether_proc::keep_across_exec(host) {
+        Ok(fd) => fd,
+        Err(e) => return e,
+    };
     std::process::Command::new(binary)
         .arg("--fd")
-        .arg(host.as_raw_fd().to_string())
+        .arg(fd.to_string())
         .arg("--root")
         .arg(root)
         .arg("--log")
@@ -63,7 +63,9 @@ fn beside_self() -> Option<PathBuf> {
 
 /// The relay binary's main: `--fd N --root ROOT --log LOG`, as [`exec`] passes them.
 pub fn main_with_args(args: impl Iterator<Item = std::ffi::OsString>) -> std::process::ExitCode {
-    match parse(args).and_then(|(fd, root, log)| Ok((inherited(fd)?, root, log))) {
+    match parse(args)
+        .and_then(|(fd, root, log)| Ok((tether_proc::socket_from_parent(fd)?, root, log)))
+    {
         Ok((host, root, log)) => {
             match host.try_clone() {
                 Ok(from_host) => relay(from_host, host, move |how| died(&root, &log, how)),
@@ -96,24 +98,6 @@ fn parse(
         }
     }
     Ok((fd.ok_or(usage)?, root.ok_or(usage)?, log.ok_or(usage)?))
-}
-
-/// The connected socket `tether serve` handed over as descriptor `fd`.
-#[allow(unsafe_code)]
-fn inherited(fd: i32) -> Result<UnixStream, String> {
-    use std::os::fd::FromRawFd;
-    if fd <= 2 {
-        return Err(format!(
-            "descriptor {fd} is standard input, output or error"
-        ));
-    }
-    // SAFETY: the parent cleared close-on-exec on this descriptor for this process alone to
-    // own; nothing in this process opened it or holds it otherwise.
-    let stream = unsafe { UnixStream::from_raw_fd(fd) };
-    stream
-        .peer_addr()
-        .map_err(|e| format!("descriptor {fd} is not a connected socket: {e}"))?;
-    Ok(stream)
 }
 
 /// What the relay knows of the session: the requests the host has not answered, and, once
@@ -264,6 +248,6 @@ mod tests {
         assert!(args(&["--fd", "7", "--root", "/r", "--log", "/l"]).is_ok());
         assert!(args(&["--fd", "x", "--root", "/r", "--log", "/l"]).is_err());
         assert!(args(&["--fd", "7"]).is_err());
-        assert!(inherited(1).is_err());
+        assert!(tether_proc::socket_from_parent(1).is_err());
     }
 }

@@ -1,5 +1,5 @@
 //! Fails on a forbidden dependency edge between the workspace's crates.
-//! Layers: fs, proc, relay -> tool -> {run, capability crates} -> tether -> mcp -> host -> cli.
+//! Layers: fs, proc -> tool, relay -> {run, capability crates} -> tether -> mcp -> host -> cli.
 //! Crates of one layer never depend on one another, so capability crates meet only through
 //! `tether-tool` seams and `tether-fs`.
 
@@ -11,8 +11,8 @@ use serde_json::Value;
 
 fn rank(name: &str) -> Option<u8> {
     Some(match name {
-        "tether-fs" | "tether-proc" | "tether-relay" | "tether-fake-lsp" => 0,
-        "tether-tool" => 1,
+        "tether-fs" | "tether-proc" | "tether-fake-lsp" => 0,
+        "tether-tool" | "tether-relay" => 1,
         "tether-run" | "tether-files" | "tether-structural" | "tether-lsp" | "tether-dap"
         | "tether-kernel" | "tether-workers" => 2,
         "tether" => 3,
