@@ -567,21 +567,27 @@ async fn host(
     stop: bool,
     all: bool,
 ) -> Result<(), Exit> {
-    if all {
-        // Every host of this user, whatever its root, binary or PATH (after an upgrade, say).
-        let places = tether_host::running_places().map_err(|e| Exit(1, e))?;
-        if places.is_empty() {
-            say!("no tether host runs");
+    if status || stop || all {
+        // Every host of this workspace (one per binary, config and environment that served
+        // it), or with `--all` of this user (after an upgrade, say).
+        let places = match all {
+            true => tether_host::running_places(),
+            false => tether_host::places_of_root(&root),
         }
-        for place in places {
-            ask_host(&place, stop).await?;
+        .map_err(|e| Exit(1, e))?;
+        let mut answered = false;
+        for place in &places {
+            answered |= ask_host(place, stop).await?;
+        }
+        if !answered && all {
+            say!("no tether host runs");
+        } else if !answered {
+            let root = root.canonicalize().unwrap_or(root);
+            say!("no tether host runs for {}", root.display());
         }
         return Ok(());
     }
     let place = place(&root)?;
-    if status || stop {
-        return ask_host(&place, stop).await;
-    }
     let config = tether::Config::load(&place.root, &tether::Config::user_dir())
         .map_err(|e| Exit(1, e.to_string()))?;
     let settings = config.host().map_err(|e| Exit(1, e.to_string()))?;
@@ -590,22 +596,21 @@ async fn host(
         .map_err(|e| Exit(1, e))
 }
 
-/// `--status` (its JSON line) or `--stop` (waiting until it is gone) to the host at `place`.
-async fn ask_host(place: &Place, stop: bool) -> Result<(), Exit> {
+/// `--status` (its JSON line) or `--stop` (waiting until it is gone) to the host at `place`;
+/// says whether one answered. The socket a dead host left is removed on `--stop`.
+async fn ask_host(place: &Place, stop: bool) -> Result<bool, Exit> {
     let hello = if stop { Hello::Stop } else { Hello::Status };
     let Some(mut at) = tether_host::attach_running(place, &hello)
         .await
         .map_err(|e| Exit(1, e))?
     else {
-        if stop && place.root.as_os_str().is_empty() && place.clear_if_dead() {
+        if stop && place.clear_if_dead() {
             say!(
                 "removed {}, which a tether host that died left behind",
                 place.socket.display()
             );
-        } else {
-            say!("no tether host runs for {}", label(place));
         }
-        return Ok(());
+        return Ok(false);
     };
     if !stop {
         let mut line = String::new();
@@ -623,7 +628,7 @@ async fn ask_host(place: &Place, stop: bool) -> Result<(), Exit> {
             format!("the tether host (pid {}) did not stop within 15 s", at.pid),
         ));
     }
-    Ok(())
+    Ok(true)
 }
 
 /// A host by its workspace, or by its socket when the workspace is not known here.

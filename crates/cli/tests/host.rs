@@ -78,8 +78,14 @@ impl HostEnv {
     }
 
     fn run(&self, args: &[&str], stdin: &str) -> Output {
+        self.run_with(args, stdin, &[])
+    }
+
+    /// Runs tether with `vars` added to its environment.
+    fn run_with(&self, args: &[&str], stdin: &str, vars: &[(&str, &str)]) -> Output {
         let mut child = self
             .command(args)
+            .envs(vars.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -411,6 +417,41 @@ fn which(program: &str) -> PathBuf {
         .map(|dir| dir.join(program))
         .find(|p| p.is_file())
         .unwrap_or_else(|| panic!("{program} is not on PATH"))
+}
+
+#[test]
+fn a_front_end_with_another_environment_gets_a_host_of_its_own() {
+    // A kernel started by a host has the host's environment: a caller whose environment
+    // differs must not be answered from one started for someone else.
+    let env = HostEnv::new();
+    let cell =
+        json!({"language": "python", "description": "print the FOO variable of the environment",
+                      "code": "import os; print(repr(os.environ.get('FOO')))"})
+        .to_string();
+    let args = ["call", "--host", "eval", cell.as_str()];
+    let with = env.run_with(&args, "", &[("FOO", "bar")]);
+    assert!(text(&with).contains("'bar'"), "{with:?}");
+    let without = env.run(&args, "");
+    assert!(text(&without).contains("None"), "{without:?}");
+    // Where the caller runs (its terminal, its agent session) parts no hosts.
+    let session = env.run_with(
+        &args,
+        "",
+        &[("CLAUDE_CODE_SESSION_ID", "s2"), ("TERM_SESSION_ID", "t2")],
+    );
+    assert!(text(&session).contains("None"), "{session:?}");
+    let status = text(&env.run(&["host", "--status"], ""));
+    assert_eq!(
+        status.lines().count(),
+        2,
+        "two hosts of this root: {status}"
+    );
+    let stopped = text(&env.run(&["host", "--stop"], ""));
+    assert_eq!(
+        stopped.matches("stopped the tether host for").count(),
+        2,
+        "{stopped}"
+    );
 }
 
 #[test]

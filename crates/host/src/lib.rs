@@ -18,7 +18,7 @@ pub use front::{SHUTDOWN_BUDGET, call_lines, call_once};
 pub use hook::unreachable as hook_unreachable;
 pub use host::serve;
 pub use images::text_with_saved_images;
-pub use place::{Place, running_places, runtime_dir};
+pub use place::{Place, places_of_root, running_places, runtime_dir};
 pub use relay::relay_mcp;
 pub use wire::{Hello, Printed, Reply};
 

@@ -27,7 +27,6 @@ impl Place {
             .map_err(|e| format!("workspace root {}: {e}", root.display()))?;
         let exe = std::env::current_exe().map_err(|e| format!("cannot find tether itself: {e}"))?;
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        root.hash(&mut hasher);
         exe.hash(&mut hasher);
         if let Ok(meta) = exe.metadata() {
             (meta.mtime(), meta.mtime_nsec(), meta.size()).hash(&mut hasher);
@@ -40,11 +39,15 @@ impl Place {
         for program in found_programs() {
             program.hash(&mut hasher);
         }
-        for var in ENVIRONMENTS {
-            std::env::var_os(var).hash(&mut hasher);
-        }
+        // The host's children (kernels, workers, debuggees, checkers) get the host's
+        // environment, so a front end with another one gets a host of its own.
+        let mut environment: Vec<_> = std::env::vars_os()
+            .filter(|(name, _)| !name.to_str().is_some_and(volatile))
+            .collect();
+        environment.sort();
+        environment.hash(&mut hasher);
         let dir = runtime_dir()?;
-        let name = format!("host-{:016x}", hasher.finish());
+        let name = format!("{}{:016x}", root_prefix(&root), hasher.finish());
         Ok(Place {
             socket: dir.join(format!("{name}.sock")),
             lock: dir.join(format!("{name}.lock")),
@@ -67,17 +70,41 @@ impl Place {
     }
 }
 
-/// The places of the hosts of this user that listen now (their sockets in the runtime folder);
-/// the root of each is what its status says, so here it is left empty.
+/// The start of the file names of every host of `root`, whatever its binary or environment.
+fn root_prefix(root: &Path) -> String {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    root.hash(&mut hasher);
+    format!("host-{:016x}-", hasher.finish())
+}
+
+/// The places of the hosts of this user whose sockets are in the runtime folder; the root of
+/// each is what its status says, so here it is left empty.
 pub fn running_places() -> Result<Vec<Place>, String> {
+    places_named("host-", PathBuf::new())
+}
+
+/// The places of every host of `root`: one per binary, config and environment that served it.
+pub fn places_of_root(root: &Path) -> Result<Vec<Place>, String> {
+    let root = root
+        .canonicalize()
+        .map_err(|e| format!("workspace root {}: {e}", root.display()))?;
+    places_named(&root_prefix(&root), root)
+}
+
+fn places_named(prefix: &str, root: PathBuf) -> Result<Vec<Place>, String> {
     let dir = runtime_dir()?;
     let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut places: Vec<Place> = entries
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "sock"))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(prefix))
+        })
         .map(|socket| Place {
-            root: PathBuf::new(),
+            root: root.clone(),
             lock: socket.with_extension("lock"),
             log: socket.with_extension("log"),
             socket,
@@ -87,8 +114,64 @@ pub fn running_places() -> Result<Vec<Place>, String> {
     Ok(places)
 }
 
-/// The active environments that decide which interpreter and packages a run finds.
-const ENVIRONMENTS: &[&str] = &["VIRTUAL_ENV", "CONDA_PREFIX"];
+/// Whether a variable says only where this one process runs (its terminal, shell, login or
+/// agent session), not what a run's tools would do: it does not part hosts. PATH is keyed by
+/// the programs it finds, and tether's own folders by name.
+fn volatile(name: &str) -> bool {
+    const NAMES: &[&str] = &[
+        "_",
+        "PATH",
+        "PWD",
+        "OLDPWD",
+        "SHLVL",
+        "COLUMNS",
+        "LINES",
+        "PS1",
+        "PS2",
+        "PS4",
+        "PROMPT_COMMAND",
+        "HISTFILE",
+        "HISTSIZE",
+        "HISTFILESIZE",
+        "HISTCONTROL",
+        "LS_COLORS",
+        "LSCOLORS",
+        "COLORTERM",
+        "WINDOWID",
+        "DISPLAY",
+        "WAYLAND_DISPLAY",
+        "XAUTHORITY",
+        "DBUS_SESSION_BUS_ADDRESS",
+        "XDG_SESSION_ID",
+        "XDG_SEAT",
+        "XDG_VTNR",
+        "INVOCATION_ID",
+        "JOURNAL_STREAM",
+        "MANAGERPID",
+        "SYSTEMD_EXEC_PID",
+        "STY",
+        "WINDOW",
+        "SSH_CLIENT",
+        "SSH_CONNECTION",
+        "SSH_TTY",
+        "CLAUDE_CODE_SESSION_ID",
+    ];
+    const PREFIXES: &[&str] = &[
+        "TERM",
+        "TMUX",
+        "VTE_",
+        "KONSOLE_",
+        "GNOME_TERMINAL_",
+        "ITERM_",
+        "KITTY_",
+        "ALACRITTY_",
+        "WEZTERM_",
+        "WT_",
+        "STARSHIP_",
+        "TETHER_",
+    ];
+    NAMES.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
+}
 
 /// Programs besides the language servers whose place on PATH decides what a run starts: the
 /// interpreters and toolchains of eval, the checkers and the debugger, and the worker CLIs.
