@@ -1,5 +1,6 @@
-//! Where a workspace's host listens: one socket per user, workspace root, binary, config and
-//! the programs PATH finds, in the user's runtime folder, which only that user may enter.
+//! Where a workspace's host listens: one socket per user, workspace root, binary, config, the
+//! programs PATH finds and environment, in the user's runtime folder, which only that user
+//! may enter.
 
 use std::hash::{Hash, Hasher};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
