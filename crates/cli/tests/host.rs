@@ -311,6 +311,50 @@ fn program(pid: u32) -> String {
 }
 
 #[test]
+fn a_run_is_told_what_another_runs_write_broke_in_a_third_file() {
+    // Run a's write to a.py breaks b.py. The shared server has a's text and has published
+    // b.py's new problem by the time run b's watch looks: b must still be told of it.
+    let env = HostEnv::new();
+    // Enough code in b.py that pyright publishes it well after a.py.
+    let mut b = String::from("from a import f\n\ny: int = f(1)\n");
+    for i in 0..1500 {
+        b.push_str(&format!(
+            "\n\ndef g{i}(xs: list[int], k: int) -> dict[str, list[int]]:\n    \
+             out = {{str(x): [x * k, x + {i}] for x in xs if x % 3 != k}}\n    return out\n"
+        ));
+    }
+    std::fs::write(env.ws.join("b.py"), b).unwrap();
+    let mut a = env.serve();
+    let mut b = env.serve();
+    let hover = json!({"action": "hover", "file": "a.py", "line": 1, "symbol": "f"});
+    assert!(call(&mut a, 2, "lsp", hover.clone()).contains("def f"));
+    assert!(call(&mut b, 2, "lsp", hover).contains("def f"));
+    let broken = "def f(x: int) -> str:\n    return str(x)\n";
+    let wrote = call(
+        &mut a,
+        3,
+        "write",
+        json!({"path": "a.py", "content": broken}),
+    );
+    assert!(wrote.contains("wrote"), "{wrote}");
+    let end = Instant::now() + Duration::from_secs(30);
+    let mut told = String::new();
+    let mut id = 4;
+    while Instant::now() < end && !told.contains("b.py") {
+        std::thread::sleep(Duration::from_millis(300));
+        told = call(&mut b, id, "read", json!({"path": "a.py", "limit": 1}));
+        id += 1;
+    }
+    assert!(
+        told.contains("outside change to a.py") && told.contains("b.py (another file"),
+        "b was not told of b.py: {told}"
+    );
+    assert!(told.contains("1 new problem"), "{told}");
+    a.close();
+    b.close();
+}
+
+#[test]
 fn a_dead_host_is_told_to_the_attached_run_and_the_next_front_end_starts_a_fresh_one() {
     a_dead_host_is_told(HostEnv::new(), "tether-relay");
 }

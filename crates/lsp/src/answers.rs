@@ -535,25 +535,4 @@ impl Server {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
-
-    /// Waits until the work a change set off is over: `grace` for some progress to begin
-    /// after `begun` progresses had, then, at most `limit` in all, for every progress to end
-    /// (pyright checks the files that import a changed one this way). True when it is over.
-    pub async fn settle_after(&self, begun: u64, grace: Duration, limit: Duration) -> bool {
-        let start = tokio::time::Instant::now();
-        loop {
-            let (started, running) = {
-                let heard = lock(&self.heard);
-                (heard.begun > begun, !heard.progress.is_empty())
-            };
-            let waited = start.elapsed();
-            if !running && (started || waited >= grace) {
-                return true;
-            }
-            if waited >= limit {
-                return false;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    }
 }

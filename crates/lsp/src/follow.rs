@@ -35,6 +35,12 @@ pub struct Follow {
     pub enabled: bool,
     /// The follow-up tasks still running, for a front end that waits for them at the end.
     pub tasks: tokio_util::task::TaskTracker,
+    /// The number of the latest write whose report began (the run numbers committed writes);
+    /// a later write ends what follows an earlier event, and compares for itself.
+    pub writes: Arc<std::sync::atomic::AtomicU64>,
+    /// How long a write waits for its diagnostics (`lsp.diagnostics.wait_ms`), and how long a
+    /// settled server's later publications are followed after an event.
+    pub wait: Duration,
 }
 
 impl Follow {
@@ -160,25 +166,25 @@ impl Follow {
         out
     }
 
-    /// For `window` after a write's own answer, follows what `server` goes on publishing for
-    /// other files, and tells of their new problems; it stops early when a later write on
-    /// the run begins (`writes` moved past `write`), which then compares for itself.
+    /// For `window` after an event's own answer (`event`: a write, or an outside change),
+    /// follows what `server` goes on publishing for other files, and tells of their new
+    /// problems; it stops early when a write on the run begins after `last_write`, which then
+    /// compares for itself.
     pub fn tail(
         &self,
         server: Arc<Server>,
         snap: Snapshot,
         touched: HashSet<PathBuf>,
-        write: WriteClock,
+        (event, last_write): (String, u64),
         window: Duration,
     ) {
         let me = self.clone();
         self.spawn(async move {
             let end = tokio::time::Instant::now() + window;
             let mut since = server.seq_now();
-            let (number, writes) = write;
             while tokio::time::Instant::now() < end {
                 tokio::time::sleep(Duration::from_millis(100)).await;
-                if writes.load(std::sync::atomic::Ordering::SeqCst) != number {
+                if me.writes.load(std::sync::atomic::Ordering::SeqCst) != last_write {
                     return;
                 }
                 // Mid-check publications are half old, half new: looked at once it ends.
@@ -187,10 +193,13 @@ impl Follow {
                 }
                 let seq = server.seq_now();
                 let reports = me.others(&server, &snap, since, &touched);
-                tracing::trace!(write = number, since, seq, reports = reports.len(), "tail");
+                tracing::trace!(event, since, seq, reports = reports.len(), "tail");
                 since = seq;
-                let event = format!("write #{number}, found later");
-                me.tell(&format!("write #{number} at {seq}"), &event, &reports);
+                me.tell(
+                    &format!("{event} at {seq}"),
+                    &format!("{event}, found later"),
+                    &reports,
+                );
             }
         });
     }
@@ -222,6 +231,3 @@ pub fn worth_telling(status: &FileStatus) -> bool {
         _ => false,
     }
 }
-
-/// A write's number and the run's counter, for tasks that stop when a later write begins.
-pub type WriteClock = (u64, Arc<std::sync::atomic::AtomicU64>);

@@ -118,14 +118,14 @@ impl Capability for Lsp {
             files: run.workspace.clone(),
             enabled: !run.single_call,
             tasks: tokio_util::task::TaskTracker::new(),
+            writes: Arc::default(),
+            wait: self.config.write_wait,
         };
         run.hook(Arc::new(on_write::DiagnosticsOnWrite {
             servers: servers.clone(),
             told: std::sync::Mutex::default(),
             baseline: self.config.write_baseline,
-            wait: self.config.write_wait,
             follow: follow.clone(),
-            writes: Arc::default(),
             outside: outside.clone(),
             prompt: run.prompt_reports,
         }));

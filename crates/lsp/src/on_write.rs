@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tether_proc::lock;
@@ -22,8 +22,8 @@ use crate::supervisor::Supervisor;
 /// How long a server that checks other files after a change (pyright in workspace mode) is
 /// watched at least once it answered for the written file, and how long it must then stay
 /// quiet (no progress, no publication) for its pass over the other files to count as over.
-const OTHERS_GRACE: Duration = Duration::from_millis(400);
-const OTHERS_QUIET: Duration = Duration::from_millis(300);
+pub(crate) const OTHERS_GRACE: Duration = Duration::from_millis(400);
+pub(crate) const OTHERS_QUIET: Duration = Duration::from_millis(300);
 /// Files that name a written module asked for their diagnostics directly, at most.
 const PULLED_IMPORTERS: usize = 20;
 
@@ -32,14 +32,9 @@ pub struct DiagnosticsOnWrite {
     pub(crate) servers: Arc<Supervisor>,
     /// How long a baseline may take, before the write.
     pub(crate) baseline: Duration,
-    /// How long the answer after the write may take.
-    pub(crate) wait: Duration,
     /// Languages already told that no server can give diagnostics, and why.
     pub(crate) told: Mutex<HashSet<String>>,
     pub(crate) follow: Follow,
-    /// The number of the latest write whose report began (the run numbers committed writes);
-    /// a follow-up for an earlier write stops once a later one began.
-    pub(crate) writes: Arc<AtomicU64>,
     /// The watch for outside edits, started with the first write if not before.
     pub(crate) outside: Arc<crate::outside::Outside>,
     /// Reports the written files as soon as they are answered, and leaves the other files
@@ -181,13 +176,13 @@ impl DiagnosticsOnWrite {
         let servers = self.servers.clone();
         let path = file.to_path_buf();
         let start = tokio::spawn(async move { servers.server_for(lang, &path).await });
-        match tokio::time::timeout(self.wait, start).await {
+        match tokio::time::timeout(self.follow.wait, start).await {
             Ok(Ok(Ok(server))) => Ok(server),
             Ok(Ok(Err(why))) => Err(Err(why)),
             Ok(Err(e)) => Err(Err(format!("starting the {lang} server failed: {e}"))),
             Err(_) => Err(Ok(format!(
                 "the {lang} server was still starting after {} ms",
-                self.wait.as_millis()
+                self.follow.wait.as_millis()
             ))),
         }
     }
@@ -239,7 +234,7 @@ impl DiagnosticsOnWrite {
         };
         server.unstamp(abs).await;
         let had = before.files.get(abs).cloned().flatten();
-        let status = match server.answer(abs, checks_before, self.wait).await {
+        let status = match server.answer(abs, checks_before, self.follow.wait).await {
             Ok(items) => {
                 let now = self.follow.findings(&items);
                 self.follow
@@ -373,7 +368,7 @@ impl WriteHook for DiagnosticsOnWrite {
         // Each phase bounds its own waits; these are the outer guards.
         HookBudgets {
             before: self.baseline + Duration::from_millis(500),
-            after: self.wait * 2 + Duration::from_secs(1),
+            after: self.follow.wait * 2 + Duration::from_secs(1),
         }
     }
 
@@ -416,7 +411,7 @@ impl WriteHook for DiagnosticsOnWrite {
         baseline: Option<Baseline>,
         receipts: &'a [FileReceipt],
     ) -> BoxFuture<'a, Vec<FileReport>> {
-        let number = self.writes.load(Ordering::SeqCst) + 1;
+        let number = self.follow.writes.load(Ordering::SeqCst) + 1;
         self.after_write(number, baseline, receipts)
     }
 
@@ -427,7 +422,7 @@ impl WriteHook for DiagnosticsOnWrite {
         receipts: &'a [FileReceipt],
     ) -> BoxFuture<'a, Vec<FileReport>> {
         Box::pin(async move {
-            self.writes.fetch_max(number, Ordering::SeqCst);
+            self.follow.writes.fetch_max(number, Ordering::SeqCst);
             self.outside.start(&self.servers, &self.follow);
             let before = baseline
                 .and_then(|b| b.downcast::<Before>().ok())
@@ -437,7 +432,7 @@ impl WriteHook for DiagnosticsOnWrite {
                     snapshots: Vec::new(),
                 });
             // The write's whole report, other files included, keeps within one wait.
-            let end = tokio::time::Instant::now() + self.wait;
+            let end = tokio::time::Instant::now() + self.follow.wait;
             let touched: HashSet<PathBuf> = receipts
                 .iter()
                 .map(|r| r.path.abs().to_path_buf())
@@ -505,7 +500,7 @@ impl WriteHook for DiagnosticsOnWrite {
                         (false, _) => format!(
                             "{} was still checking them when this write's wait ({} ms) ended",
                             server.id,
-                            self.wait.as_millis()
+                            self.follow.wait.as_millis()
                         ),
                         (true, true) => {
                             format!("{} has not finished checking this write", server.id)
@@ -528,12 +523,12 @@ impl WriteHook for DiagnosticsOnWrite {
                 // A separate check's results are all in once it ended; later checks are not
                 // this write's.
                 if !server.separate_check {
-                    let clock = (number, self.writes.clone());
+                    let clock = (format!("write #{number}"), number);
                     let (server, snap) = (server.clone(), snap.clone());
                     // A pass that may still run is followed for as long as a late answer
                     // would be (a later write ends the watch sooner).
                     let window = if settled && !importers {
-                        self.wait
+                        self.follow.wait
                     } else {
                         self.follow.budget
                     };

@@ -193,6 +193,10 @@ async fn changed(servers: &Supervisor, follow: &Follow, path: &Path) {
         return;
     }
     let Some(server) = servers.running_for(lang, path).await else {
+        tracing::debug!(
+            "outside change to {}: no server runs for it",
+            path.display()
+        );
         return;
     };
     let Ok(text) = crate::named::read(&follow.files, path).await else {
@@ -202,18 +206,25 @@ async fn changed(servers: &Supervisor, follow: &Follow, path: &Path) {
     // run may hold the text already (that run's write), and it is still news here.
     let hash = tether_fs::hash_bytes(text.as_bytes());
     if follow.ledger.knows(path, hash) {
+        tracing::debug!("outside change to {}: this run knows it", path.display());
         return;
     }
-    // What the run last knew, else what the server last published for the file.
-    let snap = server.snapshot();
+    // A server shared with another run may hold this text already (that run's write): it was
+    // told and is checking it, so it is not told again, and its publication is awaited rather
+    // than asked for (each run asking would have it check the file once per run). What it
+    // already published for the change is news here, so the change is judged against what
+    // it had published before it was told.
+    let held = server.holds(path, &text).await == Some(true) && !server.separate_check;
+    let snap = match held {
+        true => server.snapshot_before(path, &text).await,
+        false => None,
+    }
+    .unwrap_or_else(|| server.snapshot());
+    // What the run last knew, else what the server had published for the file.
     let before = follow
         .ledger
         .latest(path)
         .or_else(|| snap.before(path, follow));
-    // A server shared with another run may hold this text already (that run's write): it was
-    // told and is checking it, so it is not told again, and its publication is awaited rather
-    // than asked for (each run asking would have it check the file once per run).
-    let held = server.holds(path, &text).await == Some(true) && !server.separate_check;
     let checks_before = match held {
         true => server.checks_begun(),
         false => match server.save_for_check(path, &text).await {
@@ -251,12 +262,23 @@ async fn changed(servers: &Supervisor, follow: &Follow, path: &Path) {
         }
         Err(why) => tracing::info!("no diagnostics for the outside change to {rel}: {why}"),
     }
+    let mut settled = true;
     if server.workspace_mode {
-        let grace = Duration::from_millis(25);
-        server.settle_after(snap.begun, grace, follow.budget).await;
+        // The other files the change reached are checked after it (pyright), as for a write.
+        use crate::on_write::{OTHERS_GRACE, OTHERS_QUIET};
+        settled = server
+            .settle_others(OTHERS_GRACE, OTHERS_QUIET, follow.budget)
+            .await;
     }
     let touched = std::collections::HashSet::from([path.to_path_buf()]);
     reports.extend(follow.others(&server, &snap, snap.seq, &touched));
     let event = format!("an outside change to {rel} (not a tether write)");
     follow.tell(&format!("outside {rel}"), &event, &reports);
+    // What the server publishes later for other files is this change's too, until this run
+    // writes (as after a write).
+    if server.workspace_mode && !server.separate_check {
+        let last_write = follow.writes.load(std::sync::atomic::Ordering::SeqCst);
+        let window = if settled { follow.wait } else { follow.budget };
+        follow.tail(server, snap, touched, (event, last_write), window);
+    }
 }

@@ -281,6 +281,10 @@ pub(crate) struct Open {
     pub(crate) sent_seq: u64,
     /// Size and modification time when it was last read, for a cheap look before requests.
     stamp: Option<(u64, std::time::SystemTime)>,
+    /// What the server had published just before this version was sent: a run that shares
+    /// the server and learns of the change later judges it against this, not against what
+    /// the change already brought.
+    pub(crate) before: Option<crate::answers::Snapshot>,
 }
 
 /// A file's size and modification time, if it can be stat'ed.
@@ -586,6 +590,20 @@ impl Server {
         Some(doc.hash == xxhash_rust::xxh3::xxh3_64(text.as_bytes()))
     }
 
+    /// What the server had published just before it was given `text` for `path`, when that
+    /// is the text it holds (sent by another run sharing it).
+    pub async fn snapshot_before(
+        &self,
+        path: &Path,
+        text: &str,
+    ) -> Option<crate::answers::Snapshot> {
+        let open = self.open.lock().await;
+        let doc = open.get(path)?;
+        (doc.hash == xxhash_rust::xxh3::xxh3_64(text.as_bytes()))
+            .then(|| doc.before.clone())
+            .flatten()
+    }
+
     /// Whether the creation of `path` is news to the server: true the first time a creation is
     /// told, and again after a deletion was.
     pub(crate) fn creation_is_news(&self, path: &Path, kind: lsp::FileChangeType) -> bool {
@@ -648,6 +666,7 @@ impl Server {
                 Ok(())
             }
             Some(doc) => {
+                doc.before = Some(self.snapshot());
                 doc.version += 1;
                 doc.hash = hash;
                 doc.sent_seq = now;
@@ -668,6 +687,7 @@ impl Server {
                     hash,
                     sent_seq: now,
                     stamp: stamp(path),
+                    before: Some(self.snapshot()),
                 };
                 open.insert(path.to_path_buf(), doc);
                 let params = lsp::DidOpenTextDocumentParams {
