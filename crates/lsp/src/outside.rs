@@ -12,8 +12,10 @@ use tether_proc::lock;
 use notify::{EventKind, RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
+use crate::answers::Snapshot;
 use crate::follow::Follow;
 use crate::ledger::judge;
+use crate::server::Server;
 use crate::supervisor::Supervisor;
 
 /// How long a burst of changes may go on before the files are looked at.
@@ -175,39 +177,95 @@ async fn handle(
                 .notify("workspace/didChangeWatchedFiles", params)
                 .await;
         }
+        let mut reached: Vec<Reached> = Vec::new();
         for (path, kind) in burst {
-            if kind != 3 {
-                changed(&servers, &follow, &path).await;
+            if kind != 3
+                && let Some((server, snap)) = changed(&servers, &follow, &path).await
+            {
+                match reached.iter_mut().find(|r| Arc::ptr_eq(&r.server, &server)) {
+                    Some(r) => r.files.push(path),
+                    None => reached.push(Reached {
+                        server,
+                        snap,
+                        files: vec![path],
+                    }),
+                }
             }
+        }
+        for r in reached {
+            tell_others(&follow, r).await;
         }
     }
 }
 
+/// A server's part of one burst: the changed files it diagnosed, and what it had published
+/// before the first of them.
+struct Reached {
+    server: Arc<Server>,
+    snap: Snapshot,
+    files: Vec<PathBuf>,
+}
+
+/// Tells what the burst's changes broke or fixed in the server's other files, once per
+/// burst: a server of the whole workspace is given the settle a write gives it, and what it
+/// publishes later is followed as after a write, until this run writes.
+async fn tell_others(follow: &Follow, r: Reached) {
+    let Reached {
+        server,
+        snap,
+        files,
+    } = r;
+    let mut settled = true;
+    if server.workspace_mode {
+        use crate::on_write::{OTHERS_GRACE, OTHERS_QUIET};
+        settled = server
+            .settle_others(OTHERS_GRACE, OTHERS_QUIET, follow.budget)
+            .await;
+    }
+    let mut names: Vec<String> = files.iter().take(3).map(|p| follow.rel(p)).collect();
+    if files.len() > names.len() {
+        names.push(format!("{} more", files.len() - names.len()));
+    }
+    let event = format!(
+        "an outside change to {} (not a tether write)",
+        names.join(", ")
+    );
+    let touched: std::collections::HashSet<PathBuf> = files.into_iter().collect();
+    let reports = follow.others(&server, &snap, snap.seq, &touched);
+    follow.tell(&format!("outside {event}"), &event, &reports);
+    if server.workspace_mode && !server.separate_check {
+        let last_write = follow.writes.load(std::sync::atomic::Ordering::SeqCst);
+        let window = if settled { follow.wait } else { follow.budget };
+        follow.tail(server, snap, touched, (event, last_write), window);
+    }
+}
+
 /// Diagnoses a file that changed on disk, if a running server covers it and the change was
-/// not tether's own write, and tells what it broke or fixed.
-async fn changed(servers: &Supervisor, follow: &Follow, path: &Path) {
-    let Some(lang) = servers.config().language_of(path) else {
-        return;
-    };
+/// not tether's own write, and tells what it broke or fixed in it; gives the server and what
+/// it had published before, for the other files.
+async fn changed(
+    servers: &Supervisor,
+    follow: &Follow,
+    path: &Path,
+) -> Option<(Arc<Server>, Snapshot)> {
+    let lang = servers.config().language_of(path)?;
     if follow.ledger.is_writing(path) || !path.is_file() {
-        return;
+        return None;
     }
     let Some(server) = servers.running_for(lang, path).await else {
         tracing::debug!(
             "outside change to {}: no server runs for it",
             path.display()
         );
-        return;
+        return None;
     };
-    let Ok(text) = crate::named::read(&follow.files, path).await else {
-        return;
-    };
+    let text = crate::named::read(&follow.files, path).await.ok()?;
     // What this run wrote or already diagnosed is no news to it; a server shared with another
     // run may hold the text already (that run's write), and it is still news here.
     let hash = tether_fs::hash_bytes(text.as_bytes());
     if follow.ledger.knows(path, hash) {
         tracing::debug!("outside change to {}: this run knows it", path.display());
-        return;
+        return None;
     }
     // A server shared with another run may hold this text already (that run's write): it was
     // told and is checking it, so it is not told again, and its publication is awaited rather
@@ -227,10 +285,7 @@ async fn changed(servers: &Supervisor, follow: &Follow, path: &Path) {
         .or_else(|| snap.before(path, follow));
     let checks_before = match held {
         true => server.checks_begun(),
-        false => match server.save_for_check(path, &text).await {
-            Ok(begun) => begun,
-            Err(_) => return,
-        },
+        false => server.save_for_check(path, &text).await.ok()?,
     };
     let synced = server.version_of(path).await;
     let rel = follow.rel(path);
@@ -246,7 +301,7 @@ async fn changed(servers: &Supervisor, follow: &Follow, path: &Path) {
     // (a check reads the disk as it is when it runs): the write reports it, this does not.
     if follow.ledger.is_writing(path) || server.version_of(path).await != synced {
         tracing::info!("the outside change to {rel} was overtaken by a tether write");
-        return;
+        return None;
     }
     match answer {
         Ok(items) => {
@@ -262,23 +317,7 @@ async fn changed(servers: &Supervisor, follow: &Follow, path: &Path) {
         }
         Err(why) => tracing::info!("no diagnostics for the outside change to {rel}: {why}"),
     }
-    let mut settled = true;
-    if server.workspace_mode {
-        // The other files the change reached are checked after it (pyright), as for a write.
-        use crate::on_write::{OTHERS_GRACE, OTHERS_QUIET};
-        settled = server
-            .settle_others(OTHERS_GRACE, OTHERS_QUIET, follow.budget)
-            .await;
-    }
-    let touched = std::collections::HashSet::from([path.to_path_buf()]);
-    reports.extend(follow.others(&server, &snap, snap.seq, &touched));
     let event = format!("an outside change to {rel} (not a tether write)");
     follow.tell(&format!("outside {rel}"), &event, &reports);
-    // What the server publishes later for other files is this change's too, until this run
-    // writes (as after a write).
-    if server.workspace_mode && !server.separate_check {
-        let last_write = follow.writes.load(std::sync::atomic::Ordering::SeqCst);
-        let window = if settled { follow.wait } else { follow.budget };
-        follow.tail(server, snap, touched, (event, last_write), window);
-    }
+    Some((server, snap))
 }
