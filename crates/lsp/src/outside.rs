@@ -146,7 +146,12 @@ async fn handle(
                 let _ = watch_tree(w, path);
             }
         }
-        for server in servers.running().await {
+        // What each server had published before it heard of the burst: a server of the whole
+        // workspace re-checks the files it is told of at once, before each is looked at here.
+        let running = servers.running().await;
+        let before_burst: Vec<(Arc<Server>, Snapshot)> =
+            running.iter().map(|s| (s.clone(), s.snapshot())).collect();
+        for server in running {
             // A change to a document the server holds as it is on disk (tether's own write,
             // synced by its hook) is no news, and telling it makes pyright check again; that
             // the file exists is told once, as import resolution goes by the disk.
@@ -180,40 +185,48 @@ async fn handle(
         let mut reached: Vec<Reached> = Vec::new();
         for (path, kind) in burst {
             if kind != 3
-                && let Some((server, snap)) = changed(&servers, &follow, &path).await
+                && let Some((server, snap, reports)) =
+                    changed(&servers, &follow, &path, &before_burst).await
             {
                 match reached.iter_mut().find(|r| Arc::ptr_eq(&r.server, &server)) {
-                    Some(r) => r.files.push(path),
+                    Some(r) => {
+                        r.files.push(path);
+                        r.reports.extend(reports);
+                    }
                     None => reached.push(Reached {
                         server,
                         snap,
                         files: vec![path],
+                        reports,
                     }),
                 }
             }
         }
         for r in reached {
-            tell_others(&follow, r).await;
+            tell_burst(&follow, r).await;
         }
     }
 }
 
-/// A server's part of one burst: the changed files it diagnosed, and what it had published
-/// before the first of them.
+/// A server's part of one burst: the changed files it diagnosed, what it had published
+/// before the first of them, and what each brought.
 struct Reached {
     server: Arc<Server>,
     snap: Snapshot,
     files: Vec<PathBuf>,
+    reports: Vec<tether_tool::FileReport>,
 }
 
-/// Tells what the burst's changes broke or fixed in the server's other files, once per
-/// burst: a server of the whole workspace is given the settle a write gives it, and what it
-/// publishes later is followed as after a write, until this run writes.
-async fn tell_others(follow: &Follow, r: Reached) {
+/// Tells, in one notice per server and burst, what the changed files brought and what they
+/// broke or fixed in the server's other files: a server of the whole workspace is given the
+/// settle a write gives it, and what it publishes later is followed as after a write, until
+/// this run writes.
+async fn tell_burst(follow: &Follow, r: Reached) {
     let Reached {
         server,
         snap,
         files,
+        mut reports,
     } = r;
     let mut settled = true;
     if server.workspace_mode {
@@ -231,7 +244,7 @@ async fn tell_others(follow: &Follow, r: Reached) {
         names.join(", ")
     );
     let touched: std::collections::HashSet<PathBuf> = files.into_iter().collect();
-    let reports = follow.others(&server, &snap, snap.seq, &touched);
+    reports.extend(follow.others(&server, &snap, snap.seq, &touched));
     follow.tell(&format!("outside {event}"), &event, &reports);
     if server.workspace_mode && !server.separate_check {
         let last_write = follow.writes.load(std::sync::atomic::Ordering::SeqCst);
@@ -241,13 +254,14 @@ async fn tell_others(follow: &Follow, r: Reached) {
 }
 
 /// Diagnoses a file that changed on disk, if a running server covers it and the change was
-/// not tether's own write, and tells what it broke or fixed in it; gives the server and what
-/// it had published before, for the other files.
+/// not tether's own write: the server, what it had published before, and what the change
+/// brought to the file, for [`tell_burst`].
 async fn changed(
     servers: &Supervisor,
     follow: &Follow,
     path: &Path,
-) -> Option<(Arc<Server>, Snapshot)> {
+    before_burst: &[(Arc<Server>, Snapshot)],
+) -> Option<(Arc<Server>, Snapshot, Vec<tether_tool::FileReport>)> {
     let lang = servers.config().language_of(path)?;
     if follow.ledger.is_writing(path) || !path.is_file() {
         return None;
@@ -277,6 +291,12 @@ async fn changed(
         true => server.snapshot_before(path, &text).await,
         false => None,
     }
+    .or_else(|| {
+        before_burst
+            .iter()
+            .find(|(s, _)| Arc::ptr_eq(s, &server))
+            .map(|(_, snap)| snap.clone())
+    })
     .unwrap_or_else(|| server.snapshot());
     // What the run last knew, else what the server had published for the file.
     let before = follow
@@ -317,7 +337,5 @@ async fn changed(
         }
         Err(why) => tracing::info!("no diagnostics for the outside change to {rel}: {why}"),
     }
-    let event = format!("an outside change to {rel} (not a tether write)");
-    follow.tell(&format!("outside {rel}"), &event, &reports);
-    Some((server, snap))
+    Some((server, snap, reports))
 }
