@@ -219,3 +219,43 @@ fn a_new_problem_in_another_file_on_the_line_of_an_old_one_is_new() {
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
+
+#[test]
+fn files_changed_outside_at_once_are_each_judged_against_before_the_change() {
+    // A checkout or formatter changes many files at once. pyright re-checks each as soon as it
+    // hears of them, so by the time the later files are looked at their new problems are
+    // already published; each must still be judged against what it had before the change.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let base = "def f(x: int) -> int:\n    return x\n";
+        let module = |i: usize, ty: &str| format!("from base import f\n\nv{i}: {ty} = f({i})\n");
+        let files: Vec<(String, String)> = (0..12)
+            .map(|i| (format!("m{i:02}.py"), module(i, "int")))
+            .collect();
+        let mut all: Vec<(&str, &str)> = vec![("base.py", base)];
+        all.extend(files.iter().map(|(n, t)| (n.as_str(), t.as_str())));
+        let run = pyright_run(dir.path(), &all);
+        run.warm().await;
+        call(
+            &run,
+            "lsp",
+            json!({"action": "diagnostics", "file": "base.py"}),
+        )
+        .await;
+        let ws = dir.path().join("ws");
+        for i in 0..12 {
+            std::fs::write(ws.join(format!("m{i:02}.py")), module(i, "str")).unwrap();
+        }
+        let seen = notices_until(&run, "m11.py: 1 new problem", 60).await;
+        let told = (0..12)
+            .filter(|i| seen.contains(&format!("m{i:02}.py: 1 new problem")))
+            .count();
+        assert_eq!(told, 12, "{seen}");
+        assert!(
+            seen.contains("after an outside change to m00.py, m01.py, m02.py, 9 more"),
+            "{seen}"
+        );
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
