@@ -288,7 +288,7 @@ async fn changed(
     // it had published before it was told.
     let held = server.holds(path, &text).await == Some(true) && !server.separate_check;
     let snap = match held {
-        true => server.snapshot_before(path, &text).await,
+        true => server.snapshot_before(path, &text),
         false => None,
     }
     .or_else(|| {

@@ -273,6 +273,9 @@ fn section(settings: &Value, name: Option<&str>) -> Value {
     at.clone()
 }
 
+/// How many of the latest texts sent keep what the server had published before them.
+const SENT_KEPT: usize = 16;
+
 /// A document as the server last saw it.
 pub(crate) struct Open {
     pub(crate) version: i32,
@@ -281,10 +284,6 @@ pub(crate) struct Open {
     pub(crate) sent_seq: u64,
     /// Size and modification time when it was last read, for a cheap look before requests.
     stamp: Option<(u64, std::time::SystemTime)>,
-    /// What the server had published just before this version was sent: a run that shares
-    /// the server and learns of the change later judges it against this, not against what
-    /// the change already brought.
-    pub(crate) before: Option<crate::answers::Snapshot>,
 }
 
 /// A file's size and modification time, if it can be stat'ed.
@@ -314,6 +313,10 @@ pub struct Server {
     /// Files whose creation the server was told of. It is kept here, not per run, because
     /// runs share a server, and each telling makes pyright re-resolve every import.
     told_created: Mutex<std::collections::HashSet<PathBuf>>,
+    /// The latest texts it was sent, each with what it had published just before: a run that
+    /// shares the server and learns of such a change later judges it against that, not
+    /// against what the change already brought. Bounded, as each holds a whole snapshot.
+    sent_after: Mutex<std::collections::VecDeque<(PathBuf, u64, crate::answers::Snapshot)>>,
     pub(crate) timeout: Duration,
     /// Notes on what was turned off because the workspace is not trusted.
     pub restricted: Option<String>,
@@ -420,6 +423,7 @@ impl Server {
             edits,
             open: tokio::sync::Mutex::default(),
             told_created: Mutex::default(),
+            sent_after: Mutex::default(),
             timeout,
             separate_check: entry.behaviour.separate_check && allowed.builds,
             workspace_mode: workspace_mode(&options_settings),
@@ -591,17 +595,24 @@ impl Server {
     }
 
     /// What the server had published just before it was given `text` for `path`, when that
-    /// is the text it holds (sent by another run sharing it).
-    pub async fn snapshot_before(
-        &self,
-        path: &Path,
-        text: &str,
-    ) -> Option<crate::answers::Snapshot> {
-        let open = self.open.lock().await;
-        let doc = open.get(path)?;
-        (doc.hash == xxhash_rust::xxh3::xxh3_64(text.as_bytes()))
-            .then(|| doc.before.clone())
-            .flatten()
+    /// was one of the latest texts it was sent (by another run sharing it, say).
+    pub fn snapshot_before(&self, path: &Path, text: &str) -> Option<crate::answers::Snapshot> {
+        let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
+        lock(&self.sent_after)
+            .iter()
+            .rev()
+            .find(|(p, h, _)| p == path && *h == hash)
+            .map(|(_, _, snap)| snap.clone())
+    }
+
+    /// Keeps what the server had published before it is sent `hash` for `path`.
+    fn keep_before(&self, path: &Path, hash: u64) {
+        let snap = self.snapshot();
+        let mut sent = lock(&self.sent_after);
+        if sent.len() == SENT_KEPT {
+            sent.pop_front();
+        }
+        sent.push_back((path.to_path_buf(), hash, snap));
     }
 
     /// Whether the creation of `path` is news to the server: true the first time a creation is
@@ -666,7 +677,7 @@ impl Server {
                 Ok(())
             }
             Some(doc) => {
-                doc.before = Some(self.snapshot());
+                self.keep_before(path, hash);
                 doc.version += 1;
                 doc.hash = hash;
                 doc.sent_seq = now;
@@ -682,12 +693,12 @@ impl Server {
                 self.notify("textDocument/didChange", params).await
             }
             None => {
+                self.keep_before(path, hash);
                 let doc = Open {
                     version: 1,
                     hash,
                     sent_seq: now,
                     stamp: stamp(path),
-                    before: Some(self.snapshot()),
                 };
                 open.insert(path.to_path_buf(), doc);
                 let params = lsp::DidOpenTextDocumentParams {
