@@ -11,12 +11,15 @@ use tether_tool::{FileReport, FileStatus, Finding, NoticeQueue, format_reports_a
 use tokio_util::sync::CancellationToken;
 
 use crate::answers::Snapshot;
-use crate::ledger::{Ledger, Severities, findings, judge_unwritten};
+use crate::ledger::{Judged, Ledger, Severities, findings, judge_held, silenced};
 use crate::protocol::Diagnostic;
 use crate::server::Server;
 
 /// How a file's diagnostics are labelled when nothing was known of it before.
 pub const NO_BASELINE: &str = "no baseline: the server was not ready before this write";
+/// How another file's diagnostics are labelled when the server had not reported on it before.
+pub const NOT_KNOWN: &str =
+    "not known before this write: the server had not reported on this file yet";
 
 /// The shared handles of everything that reports after the fact.
 #[derive(Clone)]
@@ -107,6 +110,27 @@ impl Follow {
         findings(items, &self.counted)
     }
 
+    /// What `server`'s answer `now` for `path` says against `had` (what the file had before,
+    /// `None`: not known), recorded in the ledger. Warnings the server's check stops looking
+    /// for while errors stand are kept as they were and said to be not re-checked.
+    pub fn conclude(
+        &self,
+        server: &Server,
+        path: &Path,
+        had: Option<&Vec<Finding>>,
+        now: Vec<Finding>,
+        no_baseline: &str,
+        how: Judged,
+    ) -> FileStatus {
+        let errors_stand = server.warnings_silenced_by_errors
+            && (now.iter().any(|f| f.class.starts_with("error")) || server.errors_stand());
+        let held = silenced(had, &now, errors_stand);
+        let mut kept = now.clone();
+        kept.extend(held.iter().cloned());
+        self.ledger.record(path.to_path_buf(), had, kept);
+        judge_held(had, now, &held, no_baseline, how)
+    }
+
     /// The report for one file from one server.
     pub fn report(&self, server: &Server, path: String, status: FileStatus) -> FileReport {
         FileReport {
@@ -155,9 +179,33 @@ impl Follow {
             if known.as_ref() == Some(&now) {
                 continue;
             }
-            self.ledger
-                .record(path.clone(), before.as_ref(), now.clone());
-            let status = judge_unwritten(before.as_ref(), now, NO_BASELINE);
+            let how = Judged::Unwritten;
+            let status = self.conclude(server, &path, before.as_ref(), now, NOT_KNOWN, how);
+            if worth_telling(&status) {
+                let label = format!("{} (another file, not written)", self.rel(&path));
+                out.push(self.report(server, label, status));
+            }
+        }
+        out
+    }
+
+    /// What each of `answers` (a file another than the written ones, pulled now) says against
+    /// what it had before the write in `baselines`, recorded in the ledger; only news is told.
+    pub fn judged(
+        &self,
+        server: &Server,
+        baselines: &[(PathBuf, Option<Vec<Finding>>)],
+        answers: Vec<(PathBuf, Vec<Diagnostic>)>,
+    ) -> Vec<FileReport> {
+        let mut out = Vec::new();
+        for (path, items) in answers {
+            let now = self.findings(&items);
+            let before = baselines
+                .iter()
+                .find(|(p, _)| *p == path)
+                .and_then(|(_, had)| had.clone());
+            let how = Judged::Unwritten;
+            let status = self.conclude(server, &path, before.as_ref(), now, NOT_KNOWN, how);
             if worth_telling(&status) {
                 let label = format!("{} (another file, not written)", self.rel(&path));
                 out.push(self.report(server, label, status));
@@ -182,8 +230,13 @@ impl Follow {
         self.spawn(async move {
             let end = tokio::time::Instant::now() + window;
             let mut since = server.seq_now();
-            while tokio::time::Instant::now() < end {
-                tokio::time::sleep(Duration::from_millis(100)).await;
+            loop {
+                // Woken by the next publication (or the end of a check), not by a clock.
+                let left = end.saturating_duration_since(tokio::time::Instant::now());
+                let from = since;
+                if !server.until(left, |h| h.seq > from && !h.checking()).await {
+                    return;
+                }
                 if me.writes.load(std::sync::atomic::Ordering::SeqCst) != last_write {
                     return;
                 }
@@ -215,7 +268,7 @@ impl Snapshot {
             (Some(items), true) => Some(follow.findings(items)),
             // Once a pass ended, a file never published had nothing (a separate check
             // reports only files with problems), unless the store dropped some.
-            (None, true) if !self.lossless => None,
+            (None, true) if !self.lossless || !self.absent_is_clean => None,
             (None, true) => Some(Vec::new()),
             (None, false) => None,
         }

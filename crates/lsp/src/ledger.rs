@@ -105,42 +105,96 @@ impl Ledger {
     }
 }
 
-/// What a server's answer says, given what the file had before (`None`: nothing known).
-pub fn judge(before: Option<&Vec<Finding>>, now: Vec<Finding>, no_baseline: &str) -> FileStatus {
-    judge_by(before, now, no_baseline, FileStatus::compare)
+/// How a file is judged: written (an old problem may be reshaped on its line) or not.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Judged {
+    Written,
+    Unwritten,
+}
+
+/// The warnings of `before` missing from `now`, when the checker stops reporting warnings
+/// once errors stand and they do: not looked for again, so neither fixed nor gone.
+pub fn silenced(
+    before: Option<&Vec<Finding>>,
+    now: &[Finding],
+    errors_stand: bool,
+) -> Vec<Finding> {
+    let Some(before) = before.filter(|_| errors_stand) else {
+        return Vec::new();
+    };
+    let mut present: HashMap<&str, usize> = HashMap::new();
+    for f in now {
+        *present.entry(f.key.as_str()).or_default() += 1;
+    }
+    let mut held = Vec::new();
+    for f in before.iter().filter(|f| f.class.starts_with("warning")) {
+        match present.get_mut(f.key.as_str()) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => held.push(f.clone()),
+        }
+    }
+    held
+}
+
+/// What a server's answer says, given what the file had before (`None`: nothing known), with
+/// the warnings `held` back (see [`silenced`]) counted as not re-checked, and for an unwritten
+/// file, no old problem reshaped.
+pub fn judge_held(
+    before: Option<&Vec<Finding>>,
+    now: Vec<Finding>,
+    held: &[Finding],
+    no_baseline: &str,
+    how: Judged,
+) -> FileStatus {
+    let compare = match how {
+        Judged::Written => FileStatus::compare,
+        Judged::Unwritten => FileStatus::compare_unwritten,
+    };
+    judge_by(before, now, held, no_baseline, compare)
 }
 
 fn judge_by(
     before: Option<&Vec<Finding>>,
     now: Vec<Finding>,
+    held: &[Finding],
     no_baseline: &str,
     compare: fn(&[Finding], Vec<Finding>) -> FileStatus,
 ) -> FileStatus {
     match before {
-        Some(old) => match compare(old, now) {
-            FileStatus::Compared {
-                new,
-                still,
-                fixed: 0,
-            } if new.is_empty() && still.is_empty() => FileStatus::Clean,
-            other => other,
-        },
+        Some(old) => {
+            let mut all = now;
+            all.extend(held.iter().cloned());
+            match compare(old, all) {
+                FileStatus::Compared {
+                    new,
+                    mut still,
+                    changed,
+                    fixed,
+                    ..
+                } => {
+                    still.retain(|f| !held.contains(f));
+                    let unchecked = held.len();
+                    let quiet = new.is_empty() && still.is_empty() && changed.is_empty();
+                    match quiet && fixed == 0 && unchecked == 0 {
+                        true => FileStatus::Clean,
+                        false => FileStatus::Compared {
+                            new,
+                            still,
+                            changed,
+                            fixed,
+                            unchecked,
+                        },
+                    }
+                }
+                other => other,
+            }
+        }
         None if now.is_empty() => FileStatus::Clean,
         None => FileStatus::Unavailable {
             why: no_baseline.to_string(),
             now,
         },
     }
-}
-
-/// [`judge`] for a file the write did not touch: a different problem on an unchanged line is
-/// new, not an old one reshaped.
-pub fn judge_unwritten(
-    before: Option<&Vec<Finding>>,
-    now: Vec<Finding>,
-    no_baseline: &str,
-) -> FileStatus {
-    judge_by(before, now, no_baseline, FileStatus::compare_unwritten)
 }
 
 /// Which severities count: errors and warnings, plus those `[lsp.diagnostics] severities`
@@ -177,6 +231,7 @@ pub fn findings(items: &[Diagnostic], counted: &Severities) -> Vec<Finding> {
             line: d.range.start.line as usize + 1,
             key: text.clone(),
             text,
+            class: format!("{severity}{code}"),
         });
     }
     out.sort_by_key(|f| f.line);

@@ -11,6 +11,7 @@ mod checker;
 mod config;
 mod documents;
 mod follow;
+mod heard;
 mod ledger;
 mod leftovers;
 mod named;

@@ -14,16 +14,12 @@ use tether_fs::{FileReceipt, WritePath};
 use tether_tool::{Baseline, BoxFuture, FileReport, FileStatus, Finding, HookBudgets, WriteHook};
 
 use crate::answers::Snapshot;
+use crate::catalog::Done;
 use crate::follow::{Follow, NO_BASELINE};
-use crate::ledger::judge;
+use crate::ledger::Judged;
 use crate::server::Server;
 use crate::supervisor::Supervisor;
 
-/// How long a server that checks other files after a change (pyright in workspace mode) is
-/// watched at least once it answered for the written file, and how long it must then stay
-/// quiet (no progress, no publication) for its pass over the other files to count as over.
-pub(crate) const OTHERS_GRACE: Duration = Duration::from_millis(400);
-pub(crate) const OTHERS_QUIET: Duration = Duration::from_millis(300);
 /// Files that name a written module asked for their diagnostics directly, at most.
 const PULLED_IMPORTERS: usize = 20;
 
@@ -57,15 +53,9 @@ fn no_server(path: String, why: String) -> FileReport {
 }
 
 impl DiagnosticsOnWrite {
-    /// The files the server reported on before (not ones written) that name a written module,
-    /// each file read once whatever the number of modules written.
-    async fn importers(&self, snap: &Snapshot, touched: &HashSet<PathBuf>) -> Vec<PathBuf> {
-        let files: Vec<PathBuf> = snap
-            .files
-            .keys()
-            .filter(|p| !touched.contains(*p))
-            .cloned()
-            .collect();
+    /// The files of `server`'s language under its root (not ones written) that name a written
+    /// module, found on disk: a cold server has reported on none of them yet.
+    async fn importers(&self, server: &Server, touched: &HashSet<PathBuf>) -> Vec<PathBuf> {
         let words: Vec<String> = touched
             .iter()
             .filter_map(|path| {
@@ -79,35 +69,34 @@ impl DiagnosticsOnWrite {
         if words.is_empty() {
             return Vec::new();
         }
-        crate::named::mentioning(&self.follow.files, files, words).await
+        let extensions = server.extensions();
+        let files = crate::named::naming(&self.follow.files, &server.root, extensions, words);
+        let mut files = files.await;
+        files.retain(|f| !touched.contains(f) && f.starts_with(&self.follow.workspace));
+        files.truncate(PULLED_IMPORTERS);
+        files
     }
 
-    /// Asks a server that answers pulls for the diagnostics of `files` (the first
-    /// [`PULLED_IMPORTERS`]), within `end`: its background pass over them may come much later.
+    /// Asks a server that answers pulls for the diagnostics of `files`, within `end`, each
+    /// opened first (a closed file is answered with nothing), all at once.
     async fn pulled(
         &self,
         server: &Server,
         files: &[PathBuf],
         end: tokio::time::Instant,
     ) -> Vec<(PathBuf, Vec<crate::protocol::Diagnostic>)> {
-        let mut out = Vec::new();
-        for file in files.iter().take(PULLED_IMPORTERS) {
+        let each = files.iter().map(|file| async move {
             let left = end.saturating_duration_since(tokio::time::Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            // A closed file is answered with nothing: it is opened first, as an editor would.
-            let Ok(text) = crate::named::read(&self.follow.files, file).await else {
-                continue;
-            };
-            if server.sync(file, &text).await.is_err() {
-                break;
-            }
-            if let Some(items) = server.pulled_within(file, left).await {
-                out.push((file.clone(), items));
-            }
-        }
-        out
+            let text = crate::named::read(&self.follow.files, file).await.ok()?;
+            server.sync(file, &text).await.ok()?;
+            let items = server.pulled_within(file, left).await?;
+            Some((file.clone(), items))
+        });
+        futures::future::join_all(each)
+            .await
+            .into_iter()
+            .flatten()
+            .collect()
     }
 }
 
@@ -127,6 +116,9 @@ struct Before {
     /// new problems in files the write did not touch are seen (open files, or every file for
     /// a server of the whole workspace).
     snapshots: Vec<(Arc<Server>, Snapshot)>,
+    /// For a server whose pulled answers are final, the files that name a written module, each
+    /// with what it had before the write (`None`: not known).
+    importers: Vec<(PathBuf, Option<Vec<Finding>>)>,
 }
 
 impl DiagnosticsOnWrite {
@@ -225,6 +217,7 @@ impl DiagnosticsOnWrite {
         };
         // What this write committed, not the disk now: it may have changed since.
         let text = receipt.text().ok()?;
+        server.tell_exists(abs).await;
         let checks_before = match server.save_for_check(abs, text).await {
             Ok(begun) => begun,
             Err(why) => {
@@ -237,10 +230,9 @@ impl DiagnosticsOnWrite {
         let status = match server.answer(abs, checks_before, self.follow.wait).await {
             Ok(items) => {
                 let now = self.follow.findings(&items);
+                let how = Judged::Written;
                 self.follow
-                    .ledger
-                    .record(abs.to_path_buf(), had.as_ref(), now.clone());
-                judge(had.as_ref(), now, NO_BASELINE)
+                    .conclude(&server, abs, had.as_ref(), now, NO_BASELINE, how)
             }
             Err(_) if server.peer.closed().is_some() => {
                 let why = format!("{} is {}", server.id, server.state().await);
@@ -290,10 +282,8 @@ impl DiagnosticsOnWrite {
             let status = match answer {
                 Ok(items) => {
                     let now = follow.findings(&items);
-                    follow
-                        .ledger
-                        .record(path.clone(), had.as_ref(), now.clone());
-                    judge(had.as_ref(), now, NO_BASELINE)
+                    let how = Judged::Written;
+                    follow.conclude(&server, &path, had.as_ref(), now, NO_BASELINE, how)
                 }
                 Err(why) => FileStatus::Unavailable {
                     why: format!("still no answer: {why}"),
@@ -328,12 +318,46 @@ impl DiagnosticsOnWrite {
                 return;
             };
             let now = follow.findings(&items);
-            follow.ledger.record(path.clone(), None, now.clone());
+            let status = follow.conclude(&server, &path, None, now, NO_BASELINE, Judged::Written);
             let rel = follow.rel(&path);
-            let report = follow.report(&server, rel.clone(), judge(None, now, NO_BASELINE));
+            let report = follow.report(&server, rel.clone(), status);
             let event = format!("write #{number} (late; its server was starting)");
             follow.tell(&format!("write #{number} {rel}"), &event, &[report]);
         });
+    }
+
+    /// The files that name a module about to be written, each with what it has now: the
+    /// run's ledger, else the server's publication when whole, else its pulled answer.
+    async fn importer_baselines(
+        &self,
+        server: &Server,
+        snap: &Snapshot,
+        touched: &HashSet<PathBuf>,
+    ) -> Vec<(PathBuf, Option<Vec<Finding>>)> {
+        let files = self.importers(server, touched).await;
+        let end = tokio::time::Instant::now() + self.baseline;
+        let known = |f: &PathBuf| {
+            self.follow
+                .ledger
+                .latest(f)
+                .or_else(|| snap.before(f, &self.follow))
+        };
+        let unknown: Vec<PathBuf> = files
+            .iter()
+            .filter(|f| known(f).is_none())
+            .cloned()
+            .collect();
+        let pulled = self.pulled(server, &unknown, end).await;
+        files
+            .into_iter()
+            .map(|f| {
+                let had = known(&f).or_else(|| {
+                    let (_, items) = pulled.iter().find(|(p, _)| *p == f)?;
+                    Some(self.follow.findings(items))
+                });
+                (f, had)
+            })
+            .collect()
     }
 
     /// The baseline of one file about to be written, from its running server: the run's
@@ -379,6 +403,7 @@ impl WriteHook for DiagnosticsOnWrite {
             let mut before = Before {
                 files: HashMap::new(),
                 snapshots: Vec::new(),
+                importers: Vec::new(),
             };
             for path in &abs {
                 let Some(lang) = self.servers.config().language_of(path) else {
@@ -397,7 +422,12 @@ impl WriteHook for DiagnosticsOnWrite {
                     if server.workspace_mode {
                         server.first_pass_within(self.baseline).await;
                     }
-                    before.snapshots.push((server.clone(), server.snapshot()));
+                    let snap = server.snapshot();
+                    if server.done == Done::Pull {
+                        let touched: HashSet<PathBuf> = abs.iter().cloned().collect();
+                        before.importers = self.importer_baselines(&server, &snap, &touched).await;
+                    }
+                    before.snapshots.push((server.clone(), snap));
                 }
                 let known = self.baseline_of(&server, path).await;
                 before.files.insert(path.clone(), known);
@@ -430,6 +460,7 @@ impl WriteHook for DiagnosticsOnWrite {
                 .unwrap_or(Before {
                     files: HashMap::new(),
                     snapshots: Vec::new(),
+                    importers: Vec::new(),
                 });
             // The write's whole report, other files included, keeps within one wait.
             let end = tokio::time::Instant::now() + self.follow.wait;
@@ -454,17 +485,31 @@ impl WriteHook for DiagnosticsOnWrite {
             for (server, snap) in &before.snapshots {
                 let left = || end.saturating_duration_since(tokio::time::Instant::now());
                 let mut settled = true;
-                if server.workspace_mode {
-                    // Such a server publishes the written files with the others it re-checked
-                    // (pyright), even when it answered a pull before.
-                    for path in &touched {
-                        let _ = server.published_within(path, left()).await;
+                let mut importers = false;
+                let others = match server.done {
+                    // The files that import the written modules are asked, and their answers
+                    // are final; what else the server published meanwhile is told as it is.
+                    Done::Pull => {
+                        let files: Vec<PathBuf> =
+                            before.importers.iter().map(|(f, _)| f.clone()).collect();
+                        let answers = self.pulled(server, &files, end).await;
+                        importers = self.follow.enabled && answers.len() < files.len();
+                        // A prompt report does not wait for them: they follow.
+                        settled = !(self.prompt && importers);
+                        let asked: HashSet<PathBuf> =
+                            answers.iter().map(|(f, _)| f.clone()).collect();
+                        let mut others = self.follow.judged(server, &before.importers, answers);
+                        let mut skip = touched.clone();
+                        skip.extend(asked);
+                        others.extend(self.follow.others(server, snap, snap.seq, &skip));
+                        others
                     }
-                    settled = server
-                        .settle_others(OTHERS_GRACE, OTHERS_QUIET, left())
-                        .await;
-                }
-                let others = self.follow.others(server, snap, snap.seq, &touched);
+                    Done::Publish => self.follow.others(server, snap, snap.seq, &touched),
+                    Done::Quiet => {
+                        settled = server.quiet_within(server.quiet, left()).await;
+                        self.follow.others(server, snap, snap.seq, &touched)
+                    }
+                };
                 tracing::debug!(
                     server = %server.id, settled, others = others.len(), write = number,
                     "other files after a write"
@@ -476,20 +521,6 @@ impl WriteHook for DiagnosticsOnWrite {
                 let written_pending = reports.iter().any(|r| {
                     r.source == own && matches!(r.status, tether_tool::FileStatus::Pending(_))
                 });
-                // A server of the whole workspace re-checks importers in the background, with
-                // no sign of when it is done: when some file names the written module and none
-                // was reported, the result says more may come.
-                let mut importers = false;
-                if server.workspace_mode
-                    && !reports.iter().any(|r| r.path.contains("(another file"))
-                {
-                    let files = self.importers(snap, &touched).await;
-                    let answers = self.pulled(server, &files, end).await;
-                    let asked = answers.len();
-                    reports.extend(self.follow.compared(server, snap, answers, &touched));
-                    // Those not asked in time may still change, later.
-                    importers = self.follow.enabled && asked < files.len();
-                }
                 if server.reports_other_files() && (!settled || written_pending || importers) {
                     let why = match (settled, written_pending) {
                         (false, _) if self.prompt => format!(
@@ -506,9 +537,8 @@ impl WriteHook for DiagnosticsOnWrite {
                             format!("{} has not finished checking this write", server.id)
                         }
                         (true, false) => format!(
-                            "{} re-checks the files that name the written module in the \
-                             background and had reported none of them when this write's wait \
-                             ended",
+                            "{} had not answered for every file that names the written module \
+                             when this write's wait ended",
                             server.id
                         ),
                     };

@@ -758,7 +758,11 @@ fn offers(server: &crate::server::Server) -> String {
         (true, false) => "diagnostics pulled per file",
         (false, _) => "diagnostics published for open files only",
     };
-    format!("offers {}; {diagnostics}", offered.join(", "))
+    let done = server.done.describe(server.quiet.as_millis() as u64);
+    format!(
+        "offers {}; {diagnostics}; a write is {done}",
+        offered.join(", ")
+    )
 }
 
 async fn reload(
