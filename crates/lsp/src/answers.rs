@@ -471,6 +471,11 @@ impl Server {
         self.heard.borrow().published.losses()
     }
 
+    /// How many files the server has published diagnostics for, clean ones included.
+    pub fn files_reported(&self) -> usize {
+        self.heard.borrow().published.files()
+    }
+
     /// The files whose diagnostics were published after `seq`, with what was published.
     pub fn published_since(&self, seq: u64) -> Vec<(PathBuf, Vec<Diagnostic>)> {
         let heard = self.heard.borrow();

@@ -624,6 +624,9 @@ async fn status(servers: &Supervisor) -> String {
             s.encoding.name()
         );
         line.push_str(&format!("; {}", offers(s)));
+        if s.workspace_mode {
+            line.push_str(&format!("; has reported on {} files", s.files_reported()));
+        }
         if let Some(health) = s.health() {
             line.push_str(&format!("; {health}"));
         }

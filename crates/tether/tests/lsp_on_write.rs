@@ -243,6 +243,10 @@ fn files_changed_outside_at_once_are_each_judged_against_before_the_change() {
             json!({"action": "diagnostics", "file": "base.py"}),
         )
         .await;
+        // Only what pyright reported before the change is a baseline; a file it had not yet
+        // checked is rightly "not known before".
+        let reported = notices_until(&run, "has reported on 13 files", 60).await;
+        assert!(reported.contains("has reported on 13 files"), "{reported}");
         let ws = dir.path().join("ws");
         for i in 0..12 {
             std::fs::write(ws.join(format!("m{i:02}.py")), module(i, "str")).unwrap();
