@@ -52,6 +52,8 @@ const PULL_AGAIN: Duration = Duration::from_millis(50);
 
 /// How long the server may take to answer the request that shows it has taken a save in.
 const TAKEN_IN: Duration = Duration::from_secs(5);
+/// Flushes after a check's end, at most, while a file it emptied has not been reported again.
+const FLUSH_ROUNDS: usize = 3;
 
 /// What a server had published for every file at one moment, and that moment.
 #[derive(Clone, Default)]
@@ -133,8 +135,16 @@ impl Server {
         if self.capabilities.diagnostic_provider.on {
             return self.pulled_within(path, limit).await;
         }
-        // Some servers answer a pull they never offered (pyright, which publishes only after a
-        // pause): the pull and the publication race, and a refusal is remembered.
+        // A server whose pull is final (pyright) is asked: what it published for this version
+        // of the document may predate a change to a file it imports.
+        if self.done == crate::catalog::Done::Pull
+            && let Some(items) = self.pulled_within(path, limit).await
+        {
+            return Some(items);
+        }
+        let limit = end.saturating_duration_since(tokio::time::Instant::now());
+        // Some servers answer a pull they never offered: the pull and the publication race,
+        // and a refusal is remembered.
         let published = self.published_within(path, limit);
         tokio::pin!(published);
         if self.may_pull.load(Ordering::Relaxed)
@@ -283,9 +293,9 @@ impl Server {
     }
 
     /// Asks the server something it answers from its worker pool, behind the publications a
-    /// check's end queued there: rust-analyzer sends each publication from a job on that pool
-    /// (first in, first out), so `foldingRange` on `path`, queued after them, is answered after
-    /// they were sent. Any answer, an error included, will do.
+    /// check's end queued there: rust-analyzer sends each publication from a job on that pool,
+    /// and jobs start first in, first out, so `foldingRange` on `path`, queued after them,
+    /// starts after they did. Any answer, an error included, will do.
     async fn flush(&self, path: &Path) {
         let Ok(text_document) = protocol::document(path) else {
             return;
@@ -338,7 +348,16 @@ impl Server {
                 continue;
             }
             let ends = self.heard.borrow().checks_ended;
-            self.flush(path).await;
+            // The pool has more than one thread, so a job that started first may still be
+            // sending when the flush is answered: while a file the check emptied has not been
+            // reported on again, the flush is repeated, a few times at most (a file that stays
+            // empty was fixed).
+            for _ in 0..FLUSH_ROUNDS {
+                self.flush(path).await;
+                if self.heard.borrow().cleared.is_empty() {
+                    break;
+                }
+            }
             self.heard.send_modify(|h| h.apply(Event::Flushed { ends }));
             if self.heard.borrow().check_whole_after(begun) {
                 return true;

@@ -11,6 +11,7 @@ use tether_tool::{FileReport, FileStatus, Finding, NoticeQueue, format_reports_a
 use tokio_util::sync::CancellationToken;
 
 use crate::answers::Snapshot;
+use crate::catalog::Done;
 use crate::ledger::{Judged, Ledger, Severities, findings, judge_held, silenced};
 use crate::protocol::Diagnostic;
 use crate::server::Server;
@@ -20,6 +21,9 @@ pub const NO_BASELINE: &str = "no baseline: the server was not ready before this
 /// How another file's diagnostics are labelled when the server had not reported on it before.
 pub const NOT_KNOWN: &str =
     "not known before this write: the server had not reported on this file yet";
+
+/// Files a follower asks a pull server about at once, at most.
+pub const PULLED: usize = 20;
 
 /// The shared handles of everything that reports after the fact.
 #[derive(Clone)]
@@ -158,6 +162,46 @@ impl Follow {
         self.compared(server, snap, server.published_since(since), touched)
     }
 
+    /// What [`Follow::others`] tells of what `server` published after `since`, for a follower
+    /// that comes after the event's own answer. A file the server had not reported on before
+    /// has no baseline, and its first report (a cold server's, often) is taken as one rather
+    /// than told. A server whose pull is final is asked again first: a late publication may
+    /// be of a state older than the disk's (pyright publishes a fix of the previous write
+    /// after the next write broke the file again).
+    async fn later(
+        &self,
+        server: &Server,
+        snap: &Snapshot,
+        since: u64,
+        touched: &HashSet<PathBuf>,
+    ) -> Vec<FileReport> {
+        if server.checking() {
+            return Vec::new();
+        }
+        let mut answers = server.published_since(since);
+        answers.retain(|(path, items)| {
+            if touched.contains(path) || !path.starts_with(&self.workspace) {
+                return false;
+            }
+            let now = self.findings(items);
+            match self.ledger.latest(path).or_else(|| snap.before(path, self)) {
+                Some(had) => had != now,
+                None => {
+                    self.ledger.record(path.clone(), None, now);
+                    false
+                }
+            }
+        });
+        if server.done == Done::Pull && !answers.is_empty() {
+            let files: Vec<PathBuf> = answers.into_iter().map(|(path, _)| path).collect();
+            let end = tokio::time::Instant::now() + self.budget;
+            answers = self
+                .pulled(server, &files[..files.len().min(PULLED)], end)
+                .await;
+        }
+        self.compared(server, snap, answers, touched)
+    }
+
     /// What changed in each of `answers` (a file other than `touched` and what the server
     /// says of it now) against what that file had in `snap` (or the ledger), as
     /// [`Follow::others`] tells it.
@@ -187,6 +231,28 @@ impl Follow {
             }
         }
         out
+    }
+
+    /// Asks a server that answers pulls for the diagnostics of `files`, within `end`, each
+    /// opened first (a closed file is answered with nothing), all at once.
+    pub async fn pulled(
+        &self,
+        server: &Server,
+        files: &[PathBuf],
+        end: tokio::time::Instant,
+    ) -> Vec<(PathBuf, Vec<crate::protocol::Diagnostic>)> {
+        let each = files.iter().map(|file| async move {
+            let left = end.saturating_duration_since(tokio::time::Instant::now());
+            let text = crate::named::read(&self.files, file).await.ok()?;
+            server.sync(file, &text).await.ok()?;
+            let items = server.pulled_within(file, left).await?;
+            Some((file.clone(), items))
+        });
+        futures::future::join_all(each)
+            .await
+            .into_iter()
+            .flatten()
+            .collect()
     }
 
     /// What each of `answers` (a file another than the written ones, pulled now) says against
@@ -245,7 +311,7 @@ impl Follow {
                     continue;
                 }
                 let seq = server.seq_now();
-                let reports = me.others(&server, &snap, since, &touched);
+                let reports = me.later(&server, &snap, since, &touched).await;
                 tracing::trace!(event, since, seq, reports = reports.len(), "tail");
                 since = seq;
                 me.tell(

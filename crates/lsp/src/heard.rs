@@ -3,7 +3,7 @@
 //! publications, and its word on loading. The state is pure (no clock); a server publishes it
 //! through a `watch`, so every wait is a condition on it that ends the moment it holds.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::protocol::Diagnostic;
 use crate::store::Publications;
@@ -105,6 +105,10 @@ pub(crate) struct Heard {
     /// flushed: a check clears a file's findings before it reports them again, so only this
     /// copy is whole between checks.
     pub(crate) checked: Option<Publications>,
+    /// Files a check emptied that have not been reported on since: each is fixed, or its
+    /// findings are still on their way (rust-analyzer empties a file at the start of a check
+    /// and sends its findings again from a pool of threads, in no fixed order with answers).
+    pub(crate) cleared: HashSet<String>,
     /// Counts publications and documents sent, to tell which came after which.
     pub(crate) seq: u64,
 }
@@ -119,6 +123,15 @@ impl Heard {
                 items,
             } => {
                 self.seq += 1;
+                let had = self
+                    .published
+                    .get(&uri)
+                    .is_some_and(|p| !p.items.is_empty());
+                match items.is_empty() {
+                    true if had && self.checking() => _ = self.cleared.insert(uri.clone()),
+                    true => {}
+                    false => _ = self.cleared.remove(&uri),
+                }
                 self.published.insert(&uri, version, self.seq, items);
             }
             Event::Begin {
@@ -172,6 +185,7 @@ impl Heard {
             Event::Flushed { ends } => {
                 if ends == self.checks_ended && self.checks.is_empty() {
                     self.checked = Some(self.published.clone());
+                    self.cleared.clear();
                 }
                 self.flushed = self.flushed.max(ends);
             }
@@ -355,5 +369,38 @@ mod tests {
         assert!(!heard.passed);
         assert!(!heard.checking());
         assert!(heard.no_check_since_save());
+    }
+
+    /// Recorded with a bench target that keeps its error: the check empties the file, ends,
+    /// and the flush is answered before the file's findings, sent from another thread, come.
+    #[test]
+    fn a_file_a_check_emptied_is_in_doubt_until_reported_again() {
+        let flycheck = "rust-analyzer/flycheck/0";
+        let bench = "file:///w/benches/b.rs";
+        let mut heard = fed(vec![publish(bench, None, 3), begin(flycheck, true)]);
+        heard.apply(publish(bench, None, 0));
+        heard.apply(end(flycheck));
+        assert!(heard.cleared.contains(bench), "emptied by the check");
+        heard.apply(publish(bench, None, 3));
+        assert!(heard.cleared.is_empty(), "reported again");
+        // A file that stays empty was fixed: the flush that keeps the check's state ends it.
+        heard.apply(begin(flycheck, true));
+        heard.apply(publish(bench, None, 0));
+        heard.apply(end(flycheck));
+        assert!(heard.cleared.contains(bench));
+        heard.apply(Event::Flushed {
+            ends: heard.checks_ended,
+        });
+        assert!(heard.cleared.is_empty());
+        assert!(
+            heard
+                .checked
+                .as_ref()
+                .unwrap()
+                .get(bench)
+                .unwrap()
+                .items
+                .is_empty()
+        );
     }
 }

@@ -216,6 +216,17 @@ pub const SEVERITY_NAMES: [&str; 4] = ["error", "warning", "information", "hint"
 pub fn findings(items: &[Diagnostic], counted: &Severities) -> Vec<Finding> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
+    // Two sources reporting at one place keep the same one, so a file's findings read alike
+    // from one publication to the next: rust-analyzer adds its own analysis ("rust-analyzer")
+    // to cargo check's ("rustc") only while a file is open, so the greater source is kept.
+    let mut items: Vec<&Diagnostic> = items.iter().collect();
+    items.sort_by(|a, b| {
+        let at = |d: &Diagnostic| (d.range.start, d.range.end, d.level());
+        at(a)
+            .cmp(&at(b))
+            .then_with(|| b.source.cmp(&a.source))
+            .then_with(|| a.message.cmp(&b.message))
+    });
     for d in items {
         let severity = SEVERITY_NAMES[d.level() as usize - 1];
         if !counted.0.iter().any(|s| s == severity) {
@@ -253,15 +264,24 @@ mod tests {
 
     #[test]
     fn the_same_problem_from_two_sources_counts_once_and_hints_are_left_out() {
+        let from = |source: &str, mut d: Diagnostic| {
+            d.source = Some(source.to_string());
+            d
+        };
+        let check = from("rustc", diag(2, 4, 1, "mismatched types"));
+        let own = from("rust-analyzer", diag(2, 4, 1, "expected i32, found &str"));
         let items = [
-            diag(2, 4, 1, "mismatched types"),
-            diag(2, 4, 1, "expected i32, found &str"),
+            own.clone(),
+            check.clone(),
             diag(5, 0, 4, "unused"),
             diag(6, 0, 2, "unused variable"),
         ];
         let found = findings(&items, &Severities::default());
         assert_eq!(found.len(), 2, "{found:?}");
         assert_eq!(found[0].text, "error mismatched types");
+        // Whichever came first, the same one is kept.
+        let swapped = findings(&[check, own], &Severities::default());
+        assert_eq!(swapped[0].text, "error mismatched types");
         assert_eq!(found[1].text, "warning unused variable");
         let all = Severities(SEVERITY_NAMES.iter().map(|s| s.to_string()).collect());
         assert_eq!(findings(&items, &all).len(), 3);

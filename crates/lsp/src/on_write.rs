@@ -20,9 +20,6 @@ use crate::ledger::Judged;
 use crate::server::Server;
 use crate::supervisor::Supervisor;
 
-/// Files that name a written module asked for their diagnostics directly, at most.
-const PULLED_IMPORTERS: usize = 20;
-
 /// The write hook that reports the diagnostics a write introduced.
 pub struct DiagnosticsOnWrite {
     pub(crate) servers: Arc<Supervisor>,
@@ -73,30 +70,8 @@ impl DiagnosticsOnWrite {
         let files = crate::named::naming(&self.follow.files, &server.root, extensions, words);
         let mut files = files.await;
         files.retain(|f| !touched.contains(f) && f.starts_with(&self.follow.workspace));
-        files.truncate(PULLED_IMPORTERS);
+        files.truncate(crate::follow::PULLED);
         files
-    }
-
-    /// Asks a server that answers pulls for the diagnostics of `files`, within `end`, each
-    /// opened first (a closed file is answered with nothing), all at once.
-    async fn pulled(
-        &self,
-        server: &Server,
-        files: &[PathBuf],
-        end: tokio::time::Instant,
-    ) -> Vec<(PathBuf, Vec<crate::protocol::Diagnostic>)> {
-        let each = files.iter().map(|file| async move {
-            let left = end.saturating_duration_since(tokio::time::Instant::now());
-            let text = crate::named::read(&self.follow.files, file).await.ok()?;
-            server.sync(file, &text).await.ok()?;
-            let items = server.pulled_within(file, left).await?;
-            Some((file.clone(), items))
-        });
-        futures::future::join_all(each)
-            .await
-            .into_iter()
-            .flatten()
-            .collect()
     }
 }
 
@@ -347,7 +322,7 @@ impl DiagnosticsOnWrite {
             .filter(|f| known(f).is_none())
             .cloned()
             .collect();
-        let pulled = self.pulled(server, &unknown, end).await;
+        let pulled = self.follow.pulled(server, &unknown, end).await;
         files
             .into_iter()
             .map(|f| {
@@ -492,7 +467,7 @@ impl WriteHook for DiagnosticsOnWrite {
                     Done::Pull => {
                         let files: Vec<PathBuf> =
                             before.importers.iter().map(|(f, _)| f.clone()).collect();
-                        let answers = self.pulled(server, &files, end).await;
+                        let answers = self.follow.pulled(server, &files, end).await;
                         importers = self.follow.enabled && answers.len() < files.len();
                         // A prompt report does not wait for them: they follow.
                         settled = !(self.prompt && importers);

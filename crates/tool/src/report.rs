@@ -209,7 +209,7 @@ fn file_lines<'a>(
             }
             if !changed.is_empty() {
                 parts.push(format!(
-                    "{} changed (there before this write, now reads differently)",
+                    "{} changed (one of its kind was at this place before this write; it now reads differently)",
                     count(changed.len())
                 ));
             }
@@ -378,7 +378,7 @@ mod tests {
         let text = format_reports(&[report("lib.rs", written.clone())]).unwrap();
         assert!(
             text.contains(
-                "1 syntax error changed (there before this write, now reads differently)"
+                "1 syntax error changed (one of its kind was at this place before this write; it now reads differently)"
             ) && text.contains("line 5 (changed): error [E0308]")
                 && !text.contains("still"),
             "{text}"
