@@ -185,13 +185,14 @@ impl Server {
         limit: Duration,
     ) -> Result<Vec<Diagnostic>, String> {
         let end = tokio::time::Instant::now() + limit;
+        let begun = self.heard.borrow().indexing_begun();
         let Some(mut items) = self.diagnostics_within(path, limit).await else {
             return Err(format!(
                 "{} published no diagnostics for the current text within {} s ({}); ask \
                  again, or see `lsp` status",
                 self.id,
                 limit.as_secs(),
-                self.state().await
+                self.state_since(begun).await
             ));
         };
         if self.separate_check {
@@ -395,26 +396,41 @@ impl Server {
         limit: Duration,
     ) -> Result<Vec<Diagnostic>, String> {
         let end = tokio::time::Instant::now() + limit;
+        let begun = self.heard.borrow().indexing_begun();
         let Some(mut items) = self.diagnostics_within(path, limit).await else {
             return Err(format!(
                 "{} gave no answer for this version within {} ms ({})",
                 self.id,
                 limit.as_millis(),
-                self.state().await
+                self.state_since(begun).await
             ));
         };
         if self.separate_check {
             let left = end.saturating_duration_since(tokio::time::Instant::now());
             if !self.check_after(path, checks_before, left).await {
                 return Err(format!(
-                    "{}'s check of the saved files had not finished within {} ms",
+                    "{}'s check of the saved files had not finished within {} ms ({})",
                     self.id,
-                    limit.as_millis()
+                    limit.as_millis(),
+                    self.state_since(begun).await
                 ));
             }
             items.extend(self.whole_now(path));
         }
         Ok(items)
+    }
+
+    /// What the server did over a wait that began once `begun` progresses other than checks had begun, for a
+    /// reason a wait gives: "ready" alone would hide that it was indexing a moment before.
+    async fn state_since(&self, begun: u64) -> String {
+        let meanwhile = self.heard.borrow().indexing_begun() > begun;
+        match self.state().await {
+            crate::server::State::Ready if meanwhile => {
+                "it was indexing during this wait and is idle now".into()
+            }
+            crate::server::State::Ready => "it reported no work under way".into(),
+            other => other.to_string(),
+        }
     }
 
     /// Whether what the server holds whole now has an error anywhere: a checker whose lints

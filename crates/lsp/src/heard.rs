@@ -194,6 +194,11 @@ impl Heard {
         }
     }
 
+    /// How many progresses other than separate checks (loading, indexing) have begun.
+    pub(crate) fn indexing_begun(&self) -> u64 {
+        self.begun - self.checks_begun
+    }
+
     /// Whether a separate check runs now, so the publications are half old, half new.
     pub(crate) fn checking(&self) -> bool {
         !self.checks.is_empty()

@@ -215,6 +215,7 @@ pub const SEVERITY_NAMES: [&str; 4] = ["error", "warning", "information", "hint"
 /// at the same place and severity from two sources counts once.
 pub fn findings(items: &[Diagnostic], counted: &Severities) -> Vec<Finding> {
     let mut seen = HashSet::new();
+    let mut same_line = HashSet::new();
     let mut out = Vec::new();
     // Two sources reporting at one place keep the same one, so a file's findings read alike
     // from one publication to the next: rust-analyzer adds its own analysis ("rust-analyzer")
@@ -236,8 +237,14 @@ pub fn findings(items: &[Diagnostic], counted: &Severities) -> Vec<Finding> {
             continue;
         }
         let code = d.code_tag();
-        let message = d.message.replace('\n', " ");
+        let message = d.one_line();
         let text = format!("{severity}{code} {}", cut_line(message.trim(), 300));
+        // The same words twice on one line (one finding per target cargo checked, each with
+        // its own span) read as one problem: a second line saying the same would be noise.
+        let line = d.range.start.line;
+        if !same_line.insert((line, text.clone())) {
+            continue;
+        }
         out.push(Finding {
             line: d.range.start.line as usize + 1,
             key: text.clone(),
@@ -285,6 +292,20 @@ mod tests {
         assert_eq!(found[1].text, "warning unused variable");
         let all = Severities(SEVERITY_NAMES.iter().map(|s| s.to_string()).collect());
         assert_eq!(findings(&items, &all).len(), 3);
+    }
+
+    /// rustc's message and its label are two phrases; the same words twice on one line (a
+    /// finding per target, each with its own span) are one problem.
+    #[test]
+    fn a_message_reads_as_phrases_and_a_line_says_a_thing_once() {
+        let label = "cannot find value `y` in this scope\nnot found in this scope";
+        let items = [diag(3, 4, 1, label), diag(3, 9, 1, label)];
+        let found = findings(&items, &Severities::default());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            found[0].text,
+            "error cannot find value `y` in this scope; not found in this scope"
+        );
     }
 
     #[test]

@@ -136,3 +136,31 @@ fn an_error_in_a_target_the_write_did_not_touch_keeps_its_label() {
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
+
+/// A name rustc cannot find: its message and its label read as two phrases, and the one
+/// error is one line, with nothing said to be "listed above".
+#[test]
+fn an_unknown_name_reads_as_one_problem_in_two_phrases() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = "pub fn total() -> u32 {\n    2\n}\n";
+        let run = trusted(dir.path(), &[("src/lib.rs", lib)]);
+        let _ = call(
+            &run,
+            "lsp",
+            json!({"action": "diagnostics", "file": "src/lib.rs"}),
+        )
+        .await;
+        let bad = lib.replace("    2", "    missing + 2");
+        let out = call(&run, "write", json!({"path": "src/lib.rs", "content": bad})).await;
+        eprintln!("{out}");
+        assert!(out.contains("src/lib.rs: 1 new problem\n"), "{out}");
+        assert!(
+            out.contains("in this scope; not found in this scope"),
+            "{out}"
+        );
+        assert!(!out.contains("listed above"), "{out}");
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
