@@ -162,10 +162,35 @@ impl Follow {
         self.compared(server, snap, server.published_since(since), touched)
     }
 
+    /// Asks a pull server again, within the late budget, about the files that import write
+    /// `number`'s modules and had not answered within its own wait (`files`, with what each
+    /// had before), and tells what changed in them. A later write that begins meanwhile
+    /// looks at them itself, so then nothing is told.
+    pub fn importers_later(
+        &self,
+        server: Arc<Server>,
+        files: Vec<(PathBuf, Option<Vec<Finding>>)>,
+        number: u64,
+    ) {
+        let me = self.clone();
+        self.spawn(async move {
+            let paths: Vec<PathBuf> = files.iter().map(|(f, _)| f.clone()).collect();
+            let end = tokio::time::Instant::now() + me.budget;
+            let answers = me.pulled(&server, &paths, end).await;
+            let later = me.writes.load(std::sync::atomic::Ordering::SeqCst) != number;
+            if later || me.ledger.any_writing() {
+                return;
+            }
+            let reports = me.judged(&server, &files, answers);
+            let event = format!("write #{number}, found later");
+            me.tell(&format!("write #{number} importers"), &event, &reports);
+        });
+    }
+
     /// What [`Follow::others`] tells of what `server` published after `since`, for a follower
     /// that comes after the event's own answer. A file the server had not reported on before
-    /// has no baseline, and its first report (a cold server's, often) is taken as one rather
-    /// than told. A server whose pull is final is asked again first: a late publication may
+    /// has no baseline: its first report (a cold server's, often) is taken as one rather than
+    /// told, unless the file names a changed module. A server whose pull is final is asked again first: a late publication may
     /// be of a state older than the disk's (pyright publishes a fix of the previous write
     /// after the next write broke the file again).
     async fn later(
@@ -178,20 +203,29 @@ impl Follow {
         if server.checking() {
             return Vec::new();
         }
-        let mut answers = server.published_since(since);
-        answers.retain(|(path, items)| {
-            if touched.contains(path) || !path.starts_with(&self.workspace) {
-                return false;
+        let words = crate::named::module_words(touched);
+        let mut answers = Vec::new();
+        for (path, items) in server.published_since(since) {
+            if touched.contains(&path) || !path.starts_with(&self.workspace) {
+                continue;
             }
-            let now = self.findings(items);
-            match self.ledger.latest(path).or_else(|| snap.before(path, self)) {
+            let now = self.findings(&items);
+            let news = match self
+                .ledger
+                .latest(&path)
+                .or_else(|| snap.before(&path, self))
+            {
                 Some(had) => had != now,
-                None => {
-                    self.ledger.record(path.clone(), None, now);
-                    false
-                }
+                // Told, as not known before, only when it names a changed module.
+                None => crate::named::read(&self.files, &path)
+                    .await
+                    .is_ok_and(|text| words.iter().any(|w| crate::named::names_word(&text, w))),
+            };
+            match news {
+                true => answers.push((path, items)),
+                false => self.ledger.record(path, None, now),
             }
-        });
+        }
         if server.done == Done::Pull && !answers.is_empty() {
             let files: Vec<PathBuf> = answers.into_iter().map(|(path, _)| path).collect();
             let end = tokio::time::Instant::now() + self.budget;
@@ -295,7 +329,9 @@ impl Follow {
         let me = self.clone();
         self.spawn(async move {
             let end = tokio::time::Instant::now() + window;
-            let mut since = server.seq_now();
+            // From the event's snapshot on: what came before this follower started is looked
+            // at too (what the event's own answer told is in the ledger, so not told again).
+            let mut since = snap.seq;
             loop {
                 // Woken by the next publication (or the end of a check), not by a clock.
                 let left = end.saturating_duration_since(tokio::time::Instant::now());

@@ -79,7 +79,14 @@ impl Ledger {
         }
     }
 
-    /// Whether a write is changing `path` now.
+    /// Whether a write is changing any file now.
+    pub fn any_writing(&self) -> bool {
+        lock(&self.writing)
+            .values()
+            .any(|(_, since)| since.elapsed() < WRITING_AT_MOST)
+    }
+
+    /// Whether `path` is being written now (see [`Ledger::any_writing`]).
     pub fn is_writing(&self, path: &Path) -> bool {
         lock(&self.writing)
             .get(path)

@@ -86,8 +86,22 @@ pub(crate) async fn naming(
     tokio::task::spawn_blocking(look).await.unwrap_or_default()
 }
 
+/// The module names `paths` are imported by: a file's stem, a package's folder name.
+pub(crate) fn module_words<'a>(paths: impl IntoIterator<Item = &'a PathBuf>) -> Vec<String> {
+    paths
+        .into_iter()
+        .filter_map(|path| {
+            let module = match path.file_stem().and_then(|s| s.to_str()) {
+                Some("__init__") => path.parent().and_then(|d| d.file_name()),
+                _ => path.file_stem(),
+            };
+            module.and_then(|m| m.to_str()).map(str::to_string)
+        })
+        .collect()
+}
+
 /// Whether `text` has `word` as a whole identifier, not inside a longer one.
-fn names_word(text: &str, word: &str) -> bool {
+pub(crate) fn names_word(text: &str, word: &str) -> bool {
     let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
     text.match_indices(word).any(|(at, _)| {
         !ident(text[..at].chars().next_back()) && !ident(text[at + word.len()..].chars().next())

@@ -53,16 +53,7 @@ impl DiagnosticsOnWrite {
     /// The files of `server`'s language under its root (not ones written) that name a written
     /// module, found on disk: a cold server has reported on none of them yet.
     async fn importers(&self, server: &Server, touched: &HashSet<PathBuf>) -> Vec<PathBuf> {
-        let words: Vec<String> = touched
-            .iter()
-            .filter_map(|path| {
-                let module = match path.file_stem().and_then(|s| s.to_str()) {
-                    Some("__init__") => path.parent().and_then(|d| d.file_name()),
-                    _ => path.file_stem(),
-                };
-                module.and_then(|m| m.to_str()).map(str::to_string)
-            })
-            .collect();
+        let words = crate::named::module_words(touched);
         if words.is_empty() {
             return Vec::new();
         }
@@ -136,6 +127,7 @@ impl DiagnosticsOnWrite {
         &self,
         lang: &'static str,
         file: &Path,
+        budget: Duration,
     ) -> Result<Arc<Server>, Result<String, String>> {
         if let Some(server) = self.servers.running_for(lang, file).await {
             return Ok(server);
@@ -143,13 +135,13 @@ impl DiagnosticsOnWrite {
         let servers = self.servers.clone();
         let path = file.to_path_buf();
         let start = tokio::spawn(async move { servers.server_for(lang, &path).await });
-        match tokio::time::timeout(self.follow.wait, start).await {
+        match tokio::time::timeout(budget, start).await {
             Ok(Ok(Ok(server))) => Ok(server),
             Ok(Ok(Err(why))) => Err(Err(why)),
             Ok(Err(e)) => Err(Err(format!("starting the {lang} server failed: {e}"))),
             Err(_) => Err(Ok(format!(
                 "the {lang} server was still starting after {} ms",
-                self.follow.wait.as_millis()
+                budget.as_millis()
             ))),
         }
     }
@@ -167,7 +159,7 @@ impl DiagnosticsOnWrite {
         let Some(lang) = self.servers.config().language_of(abs) else {
             return self.unchecked_kind(abs).map(|why| no_server(rel, why));
         };
-        let server = match self.server_within(lang, abs).await {
+        let server = match self.server_within(lang, abs, self.follow.wait).await {
             Ok(server) => server,
             Err(Ok(starting)) => {
                 self.late_start(number, lang, abs);
@@ -301,35 +293,34 @@ impl DiagnosticsOnWrite {
         });
     }
 
-    /// The files that name a module about to be written, each with what it has now: the
-    /// run's ledger, else the server's publication when whole, else its pulled answer.
+    /// The files that name a module about to be written, each with what it has now: asked
+    /// of the server (the disk is still as before the write, and its answer is final), else
+    /// the run's ledger, else the server's publication when whole. What was asked is kept
+    /// in the ledger, so what follows the write compares with it.
     async fn importer_baselines(
         &self,
         server: &Server,
         snap: &Snapshot,
         touched: &HashSet<PathBuf>,
+        end: tokio::time::Instant,
     ) -> Vec<(PathBuf, Option<Vec<Finding>>)> {
         let files = self.importers(server, touched).await;
-        let end = tokio::time::Instant::now() + self.baseline;
-        let known = |f: &PathBuf| {
-            self.follow
-                .ledger
-                .latest(f)
-                .or_else(|| snap.before(f, &self.follow))
-        };
-        let unknown: Vec<PathBuf> = files
-            .iter()
-            .filter(|f| known(f).is_none())
-            .cloned()
-            .collect();
-        let pulled = self.follow.pulled(server, &unknown, end).await;
+        let pulled = self.follow.pulled(server, &files, end).await;
         files
             .into_iter()
             .map(|f| {
-                let had = known(&f).or_else(|| {
-                    let (_, items) = pulled.iter().find(|(p, _)| *p == f)?;
-                    Some(self.follow.findings(items))
-                });
+                let asked = pulled
+                    .iter()
+                    .find(|(p, _)| *p == f)
+                    .map(|(_, items)| self.follow.findings(items));
+                if let Some(had) = &asked {
+                    self.follow.ledger.record(f.clone(), Some(had), had.clone());
+                }
+                let known = || {
+                    let latest = self.follow.ledger.latest(&f);
+                    latest.or_else(|| snap.before(&f, &self.follow))
+                };
+                let had = asked.or_else(known);
                 (f, had)
             })
             .collect()
@@ -337,7 +328,12 @@ impl DiagnosticsOnWrite {
 
     /// The baseline of one file about to be written, from its running server: the run's
     /// ledger when it knows the file, else the server's answer for the text on disk now.
-    async fn baseline_of(&self, server: &Server, abs: &Path) -> Option<Vec<Finding>> {
+    async fn baseline_of(
+        &self,
+        server: &Server,
+        abs: &Path,
+        limit: Duration,
+    ) -> Option<Vec<Finding>> {
         if let Some(known) = self.follow.ledger.latest(abs) {
             return Some(known);
         }
@@ -345,7 +341,7 @@ impl DiagnosticsOnWrite {
             // Before any separate check has run, its errors are unknown: no baseline.
             Ok(_) if server.separate_check && !server.snapshot().complete => None,
             Ok(text) if server.sync(abs, &text).await.is_ok() => {
-                let mut items = server.diagnostics_within(abs, self.baseline).await?;
+                let mut items = server.diagnostics_within(abs, limit).await?;
                 if server.separate_check {
                     items.extend(server.whole_now(abs));
                 }
@@ -375,6 +371,9 @@ impl WriteHook for DiagnosticsOnWrite {
         Box::pin(async move {
             let abs: Vec<PathBuf> = paths.iter().map(|p| p.abs().to_path_buf()).collect();
             self.follow.ledger.writing(&abs);
+            // Every look before the write shares the one baseline budget.
+            let end = tokio::time::Instant::now() + self.baseline;
+            let left = || end.saturating_duration_since(tokio::time::Instant::now());
             let mut before = Before {
                 files: HashMap::new(),
                 snapshots: Vec::new(),
@@ -384,7 +383,9 @@ impl WriteHook for DiagnosticsOnWrite {
                 let Some(lang) = self.servers.config().language_of(path) else {
                     continue;
                 };
-                let Some(server) = self.servers.running_for(lang, path).await else {
+                // A cold run starts the server now: what the files had before the write,
+                // the written one and those that import it, can only be asked before it.
+                let Ok(server) = self.server_within(lang, path, left()).await else {
                     continue;
                 };
                 if !before
@@ -393,18 +394,20 @@ impl WriteHook for DiagnosticsOnWrite {
                     .any(|(s, _)| Arc::ptr_eq(s, &server))
                 {
                     // A server of the whole workspace publishes placeholders until its first
-                    // pass ends; the baseline budget is spent waiting for that.
-                    if server.workspace_mode {
-                        server.first_pass_within(self.baseline).await;
+                    // pass ends; the baseline budget is spent waiting for that, unless its
+                    // answers to pulls are final: the files that matter are asked instead.
+                    if server.workspace_mode && server.done != Done::Pull {
+                        server.first_pass_within(left()).await;
                     }
                     let snap = server.snapshot();
                     if server.done == Done::Pull {
                         let touched: HashSet<PathBuf> = abs.iter().cloned().collect();
-                        before.importers = self.importer_baselines(&server, &snap, &touched).await;
+                        before.importers =
+                            self.importer_baselines(&server, &snap, &touched, end).await;
                     }
                     before.snapshots.push((server.clone(), snap));
                 }
-                let known = self.baseline_of(&server, path).await;
+                let known = self.baseline_of(&server, path, left()).await;
                 before.files.insert(path.clone(), known);
             }
             Box::new(before) as Baseline
@@ -457,6 +460,7 @@ impl WriteHook for DiagnosticsOnWrite {
                 true => tokio::time::Instant::now(),
                 false => end,
             };
+            let mut late_importers = Vec::new();
             for (server, snap) in &before.snapshots {
                 let left = || end.saturating_duration_since(tokio::time::Instant::now());
                 let mut settled = true;
@@ -468,15 +472,31 @@ impl WriteHook for DiagnosticsOnWrite {
                         let files: Vec<PathBuf> =
                             before.importers.iter().map(|(f, _)| f.clone()).collect();
                         let answers = self.follow.pulled(server, &files, end).await;
-                        importers = self.follow.enabled && answers.len() < files.len();
-                        // A prompt report does not wait for them: they follow.
-                        settled = !(self.prompt && importers);
                         let asked: HashSet<PathBuf> =
                             answers.iter().map(|(f, _)| f.clone()).collect();
+                        let outstanding: Vec<(PathBuf, Option<Vec<Finding>>)> = before
+                            .importers
+                            .iter()
+                            .filter(|(f, _)| !asked.contains(f))
+                            .cloned()
+                            .collect();
+                        importers = self.follow.enabled && !outstanding.is_empty();
+                        // A prompt report does not wait for them: they are asked again, and
+                        // what they say follows.
+                        settled = !(self.prompt && importers);
+                        if importers {
+                            late_importers.push((server.clone(), outstanding));
+                        }
                         let mut others = self.follow.judged(server, &before.importers, answers);
                         let mut skip = touched.clone();
                         skip.extend(asked);
-                        others.extend(self.follow.others(server, snap, snap.seq, &skip));
+                        // Any other file the server reported on for the first time (a cold
+                        // server's pass) imports none of them: its report is taken as its
+                        // baseline, not told.
+                        let first_reports = self.follow.others(server, snap, snap.seq, &skip);
+                        others.extend(first_reports.into_iter().filter(|r| {
+                            !matches!(r.status, tether_tool::FileStatus::Unavailable { .. })
+                        }));
                         others
                     }
                     Done::Publish => self.follow.others(server, snap, snap.seq, &touched),
@@ -548,6 +568,10 @@ impl WriteHook for DiagnosticsOnWrite {
             }
             let written: Vec<PathBuf> = touched.into_iter().collect();
             self.follow.ledger.written(&written);
+            // Asked once this write is over, so a write still under way means a later one.
+            for (server, files) in late_importers {
+                self.follow.importers_later(server, files, number);
+            }
             reports
         })
     }
