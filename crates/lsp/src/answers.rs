@@ -397,7 +397,11 @@ impl Server {
     ) -> Result<Vec<Diagnostic>, String> {
         let end = tokio::time::Instant::now() + limit;
         let begun = self.heard.borrow().indexing_begun();
-        let Some(mut items) = self.diagnostics_within(path, limit).await else {
+        let answer = match self.done {
+            crate::catalog::Done::Quiet => self.quiet_answer(path, limit).await,
+            _ => self.diagnostics_within(path, limit).await,
+        };
+        let Some(mut items) = answer else {
             return Err(format!(
                 "{} gave no answer for this version within {} ms ({})",
                 self.id,
@@ -430,6 +434,28 @@ impl Server {
             }
             crate::server::State::Ready => "it reported no work under way".into(),
             other => other.to_string(),
+        }
+    }
+
+    /// The answer of a server with no signal of being done: its publication for the current
+    /// text, or once it has been quiet for its window without one, what it published last for
+    /// the file (its findings did not change), or for a server that never speaks of a clean
+    /// file, nothing. `None` when none of these came within `limit`.
+    async fn quiet_answer(&self, path: &Path, limit: Duration) -> Option<Vec<Diagnostic>> {
+        let fresh = self.diagnostics_within(path, limit);
+        let quiet = self.quiet_within(self.quiet, limit);
+        tokio::select! {
+            biased;
+            items = fresh => items,
+            true = quiet => {
+                let uri = file_uri(path);
+                let last = self.heard.borrow().published.get(&uri).map(|p| p.items.to_vec());
+                match (last, self.clean_unsaid) {
+                    (Some(items), _) => Some(items),
+                    (None, true) => Some(Vec::new()),
+                    (None, false) => None,
+                }
+            }
         }
     }
 
@@ -536,28 +562,34 @@ impl Server {
         complete(&self.heard.borrow(), self.separate_check)
     }
 
-    /// Waits, at most `limit`, for a server to go quiet after a change: no progress running
-    /// and nothing published for `quiet`. True when it did; false when it was still busy.
+    /// Waits, at most `limit`, for a server to go quiet: no progress running, and nothing
+    /// heard from it (and no text sent to it) for `quiet`, counted from the last such news,
+    /// so a second wait right after a first costs nothing. True when it did.
     pub async fn quiet_within(&self, quiet: Duration, limit: Duration) -> bool {
         let end = tokio::time::Instant::now() + limit;
         loop {
-            let seq = self.heard.borrow().seq;
-            let left = end.saturating_duration_since(tokio::time::Instant::now());
-            let idle = |h: &Heard| h.busy() == Busy::Idle;
-            // Any publication or progress within `quiet` starts the quiet anew.
-            let news = self
-                .until(quiet.min(left), |h| h.seq != seq || !idle(h))
-                .await;
-            if !news && idle(&self.heard.borrow()) {
+            let (at, idle) = {
+                let h = self.heard.borrow();
+                (h.news_at, h.busy() == Busy::Idle)
+            };
+            let now = tokio::time::Instant::now();
+            let silent = at.map_or(quiet, |at| now.saturating_duration_since(at));
+            if idle && silent >= quiet {
                 return true;
             }
-            if news && !idle(&self.heard.borrow()) {
-                let left = end.saturating_duration_since(tokio::time::Instant::now());
-                self.until(left, idle).await;
-            }
-            if tokio::time::Instant::now() >= end || self.peer.closed().is_some() {
+            if now >= end || self.peer.closed().is_some() {
                 return false;
             }
+            // Woken by news, or when the quiet would be complete.
+            let left = end.saturating_duration_since(now);
+            let wait = match idle {
+                true => (quiet - silent).min(left),
+                false => left,
+            };
+            self.until(wait, |h| {
+                h.news_at != at || (!idle && h.busy() == Busy::Idle)
+            })
+            .await;
         }
     }
 }

@@ -111,6 +111,9 @@ pub(crate) struct Heard {
     pub(crate) cleared: HashSet<String>,
     /// Counts publications and documents sent, to tell which came after which.
     pub(crate) seq: u64,
+    /// When the server last said anything, or was last sent a text: the one clock here, set
+    /// by the connection, for a server whose only sign of being done is silence.
+    pub(crate) news_at: Option<tokio::time::Instant>,
 }
 
 impl Heard {

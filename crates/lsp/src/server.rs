@@ -136,7 +136,10 @@ impl Incoming for Client {
             }
             _ => return,
         };
-        self.heard.send_modify(|heard| heard.apply(event));
+        self.heard.send_modify(|heard| {
+            heard.apply(event);
+            heard.news_at = Some(tokio::time::Instant::now());
+        });
     }
 
     fn closed(&self, why: &str) {
@@ -287,6 +290,8 @@ pub struct Server {
     /// is known.
     pub done: crate::catalog::Done,
     pub quiet: Duration,
+    /// It sends nothing for a file with no findings.
+    pub clean_unsaid: bool,
     /// Its check stops reporting warnings while errors stand.
     pub warnings_silenced_by_errors: bool,
     /// Cleared once the server said it has no pull diagnostics, though it never offered them.
@@ -390,6 +395,7 @@ impl Server {
                     .quiet_ms
                     .unwrap_or(crate::catalog::DEFAULT_QUIET_MS),
             ),
+            clean_unsaid: entry.behaviour.clean_unsaid,
             warnings_silenced_by_errors: entry.behaviour.warnings_silenced_by_errors
                 && allowed.builds,
             languages,
@@ -683,7 +689,10 @@ impl Server {
         let mut open = self.open.lock().await;
         let uri = protocol::uri(path).map_err(|e| format!("{}: {e}", self.id))?;
         let now = {
-            self.heard.send_modify(|heard| heard.apply(Event::Sent));
+            self.heard.send_modify(|heard| {
+                heard.apply(Event::Sent);
+                heard.news_at = Some(tokio::time::Instant::now());
+            });
             self.heard.borrow().seq
         };
         match open.get_mut(path) {
