@@ -230,6 +230,9 @@ impl Server {
     /// may cancel a pull ("content modified", "server cancelled") and expects it asked again;
     /// it is, until the deadline.
     pub async fn pulled_within(&self, path: &Path, limit: Duration) -> Option<Vec<Diagnostic>> {
+        if self.tsserver_pull {
+            return self.tsserver_pulled(path, limit).await;
+        }
         let offered = self.capabilities.diagnostic_provider.on;
         if !offered && !self.may_pull.load(Ordering::Relaxed) {
             return None;
@@ -291,6 +294,23 @@ impl Server {
             Ok(_) | Err(RpcError::Remote { .. }) => true,
             Err(_) => false,
         }
+    }
+
+    /// `path`'s diagnostics asked of tsserver through the server, within `limit`.
+    async fn tsserver_pulled(&self, path: &Path, limit: Duration) -> Option<Vec<Diagnostic>> {
+        let end = tokio::time::Instant::now() + limit;
+        let mut items = Vec::new();
+        for request in crate::tsserver_pull::requests() {
+            let left = end.saturating_duration_since(tokio::time::Instant::now());
+            let params = crate::tsserver_pull::params(request, path);
+            let answer = self
+                .peer
+                .request("workspace/executeCommand", params, left)
+                .await
+                .ok()?;
+            items.extend(crate::tsserver_pull::read(&answer)?);
+        }
+        Some(items)
     }
 
     /// Asks the server something it answers from its worker pool, behind the publications a
@@ -397,11 +417,7 @@ impl Server {
     ) -> Result<Vec<Diagnostic>, String> {
         let end = tokio::time::Instant::now() + limit;
         let begun = self.heard.borrow().indexing_begun();
-        let answer = match self.done {
-            crate::catalog::Done::Quiet => self.quiet_answer(path, limit).await,
-            _ => self.diagnostics_within(path, limit).await,
-        };
-        let Some(mut items) = answer else {
+        let Some(mut items) = self.diagnostics_within(path, limit).await else {
             return Err(format!(
                 "{} gave no answer for this version within {} ms ({})",
                 self.id,
@@ -434,28 +450,6 @@ impl Server {
             }
             crate::server::State::Ready => "it reported no work under way".into(),
             other => other.to_string(),
-        }
-    }
-
-    /// The answer of a server with no signal of being done: its publication for the current
-    /// text, or once it has been quiet for its window without one, what it published last for
-    /// the file (its findings did not change), or for a server that never speaks of a clean
-    /// file, nothing. `None` when none of these came within `limit`.
-    async fn quiet_answer(&self, path: &Path, limit: Duration) -> Option<Vec<Diagnostic>> {
-        let fresh = self.diagnostics_within(path, limit);
-        let quiet = self.quiet_within(self.quiet, limit);
-        tokio::select! {
-            biased;
-            items = fresh => items,
-            true = quiet => {
-                let uri = file_uri(path);
-                let last = self.heard.borrow().published.get(&uri).map(|p| p.items.to_vec());
-                match (last, self.clean_unsaid) {
-                    (Some(items), _) => Some(items),
-                    (None, true) => Some(Vec::new()),
-                    (None, false) => None,
-                }
-            }
         }
     }
 

@@ -45,9 +45,9 @@ pub struct Behaviour {
     /// as done, in ms ([`DEFAULT_QUIET_MS`] when not given).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quiet_ms: Option<u64>,
-    /// The server sends nothing for a file with no findings (not even an empty list), so a
-    /// file it stayed quiet about through its window is clean.
-    pub clean_unsaid: bool,
+    /// The server forwards tsserver requests (`typescript.tsserverRequest`): with `done =
+    /// "pull"`, a file's diagnostics are asked of tsserver, which computes them when asked.
+    pub tsserver_pull: bool,
     /// The separate check stops reporting warnings once there are errors (rustc's lints), so
     /// a warning gone while errors stand was not checked again, not fixed.
     pub warnings_silenced_by_errors: bool,

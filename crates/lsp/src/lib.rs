@@ -28,6 +28,7 @@ mod settings;
 mod store;
 mod supervisor;
 mod tool;
+mod tsserver_pull;
 
 use std::sync::Arc;
 use std::time::Duration;

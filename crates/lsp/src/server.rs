@@ -290,8 +290,8 @@ pub struct Server {
     /// is known.
     pub done: crate::catalog::Done,
     pub quiet: Duration,
-    /// It sends nothing for a file with no findings.
-    pub clean_unsaid: bool,
+    /// Its pulls are tsserver's own diagnostics requests, forwarded.
+    pub tsserver_pull: bool,
     /// Its check stops reporting warnings while errors stand.
     pub warnings_silenced_by_errors: bool,
     /// Cleared once the server said it has no pull diagnostics, though it never offered them.
@@ -395,7 +395,7 @@ impl Server {
                     .quiet_ms
                     .unwrap_or(crate::catalog::DEFAULT_QUIET_MS),
             ),
-            clean_unsaid: entry.behaviour.clean_unsaid,
+            tsserver_pull: entry.behaviour.tsserver_pull,
             warnings_silenced_by_errors: entry.behaviour.warnings_silenced_by_errors
                 && allowed.builds,
             languages,
