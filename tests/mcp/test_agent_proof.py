@@ -1,5 +1,5 @@
-"""Agent-proof editing through a real MCP client: a failed syntax fix is reported as still
-broken (not silently clean), a real fix says so, and a mid-line multi-line capture keeps the
+"""Agent-proof editing through a real MCP client: a failed syntax fix is reported as an error
+that changed shape (not silently clean), a real fix says so, and a mid-line multi-line capture keeps the
 body's shape."""
 
 
@@ -16,7 +16,7 @@ def test_a_failed_syntax_fix_is_still_broken_and_a_real_fix_says_fixed(workspace
     ])
     (err1, failed), (err2, fixed) = out
     assert not err1 and not err2, out
-    assert "m.py: still 1 syntax error (there before this write)" in failed, failed
+    assert "m.py: 1 syntax error changed (one of its kind was at this place" in failed, failed
     assert "(new)" not in failed, failed
     assert "m.py: fixed 1 syntax error; none left" in fixed, fixed
 

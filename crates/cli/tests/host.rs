@@ -342,7 +342,12 @@ fn a_run_is_told_what_another_runs_write_broke_in_a_third_file() {
     let mut id = 4;
     while Instant::now() < end && !told.contains("b.py") {
         std::thread::sleep(Duration::from_millis(300));
-        told = call(&mut b, id, "read", json!({"path": "a.py", "limit": 1}));
+        told.push_str(&call(
+            &mut b,
+            id,
+            "read",
+            json!({"path": "a.py", "limit": 1}),
+        ));
         id += 1;
     }
     assert!(
@@ -654,6 +659,90 @@ fn claude_hooks_report_what_the_agents_own_edit_brought() {
         Value::Null
     );
     assert_eq!(env.status()["hook_sessions"], 0);
+}
+
+/// Break, fix, break again through the hooks, on a warm host: each answer for the caller the
+/// edit broke is that edit's, never a late answer for the one before (pyright publishes the
+/// fix's state after the next break sometimes).
+#[test]
+fn break_fix_break_through_the_hooks_is_each_answered_for_itself() {
+    let env = HostEnv::new();
+    let file = env.ws.join("a.py");
+    let good = "def f(x: int) -> int:\n    return x\n";
+    let bad = "def f(x: int, y: int) -> int:\n    return x\n";
+    std::fs::write(
+        env.ws.join("caller.py"),
+        "from a import f\n\nv: int = f(1)\n",
+    )
+    .unwrap();
+    // Warm: the host runs, and its pyright has answered once.
+    let args = json!({"action": "diagnostics", "file": "caller.py"}).to_string();
+    let warm = text(&env.run(&["call", "--host", "lsp", &args], ""));
+    assert!(warm.contains("no errors"), "{warm}");
+    let mut told = Vec::new();
+    for (n, (from, to)) in [(good, bad), (bad, good), (good, bad)]
+        .into_iter()
+        .enumerate()
+    {
+        let edit = json!({"file_path": file, "old_string": from, "new_string": to});
+        let id = format!("t{n}");
+        let pre = claude_event(&env, "PreToolUse", "Edit", &id, edit.clone());
+        let _ = context_of(&env.run(&["hook", "claude"], &pre));
+        std::fs::write(&file, to).unwrap();
+        let post = claude_event(&env, "PostToolUse", "Edit", &id, edit);
+        let said = context_of(&env.run(&["hook", "claude"], &post));
+        let mut step = said["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        // A hook answers at once; what the server says of the caller comes on a later event.
+        for m in 0..75 {
+            if step.contains("caller.py") {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+            let bash = claude_event(
+                &env,
+                "PostToolUse",
+                "Bash",
+                &format!("b{n}-{m}"),
+                json!({"command": "true"}),
+            );
+            let said = context_of(&env.run(&["hook", "claude"], &bash));
+            step.push_str(
+                said["hookSpecificOutput"]["additionalContext"]
+                    .as_str()
+                    .unwrap_or(""),
+            );
+        }
+        told.push(step);
+    }
+    let all = told.join("\n---\n");
+    let caller = "caller.py (another file, not written)";
+    assert!(
+        told[0].contains(&format!("{caller}: 1 new problem")),
+        "{all}"
+    );
+    assert!(
+        told[1].contains(&format!("{caller}: fixed 1 problem")),
+        "{all}"
+    );
+    assert!(
+        told[2].contains(&format!("{caller}: 1 new problem")),
+        "{all}"
+    );
+    assert!(!told[2].contains("fixed"), "{all}");
+    // Nothing later takes it back.
+    std::thread::sleep(Duration::from_secs(2));
+    let bash = claude_event(
+        &env,
+        "PostToolUse",
+        "Bash",
+        "last",
+        json!({"command": "true"}),
+    );
+    let later = context_of(&env.run(&["hook", "claude"], &bash));
+    assert!(!later.to_string().contains("fixed"), "{all}\n---\n{later}");
 }
 
 #[test]

@@ -13,9 +13,9 @@ use serde_json::{Value, json};
 use crate::protocol::{self, Diagnostic};
 use tether_proc::RpcError;
 use tether_proc::codes::METHOD_NOT_FOUND;
-use tether_proc::lock;
 
-use crate::server::{Heard, Published, Server, file_uri, uri_path};
+use crate::heard::{Busy, Event, Heard};
+use crate::server::{Published, Server, file_uri, uri_path};
 use crate::store::Publications;
 
 /// How long a server that checks on save may sit idle after a save, with no check begun,
@@ -47,20 +47,13 @@ fn pull_params(path: &Path) -> Option<Value> {
     }
 }
 
-/// How long to wait before asking again for a pull the server cancelled.
+/// How long a pull the server cancelled waits for news before it is asked again.
 const PULL_AGAIN: Duration = Duration::from_millis(50);
 
-/// How long after a check ended no other may begin before its results count: rust-analyzer
-/// cancels a running check when a save comes and starts the next one only after 50 ms with
-/// no further save, so a check that ends early, cancelled, is followed by that one.
-const RESTART_QUIET: Duration = Duration::from_millis(200);
 /// How long the server may take to answer the request that shows it has taken a save in.
 const TAKEN_IN: Duration = Duration::from_secs(5);
-
-/// How long nothing may be published after a check ended before its results count as in.
-const CHECK_QUIET: Duration = Duration::from_millis(40);
-/// The longest wait for a check's results after it ended.
-const CHECK_SETTLE: Duration = Duration::from_millis(250);
+/// Flushes after a check's end, at most, while a file it emptied has not been reported again.
+const FLUSH_ROUNDS: usize = 3;
 
 /// What a server had published for every file at one moment, and that moment.
 #[derive(Clone, Default)]
@@ -75,9 +68,12 @@ pub struct Snapshot {
     /// publication is its real state, not a placeholder (pyright first publishes every file
     /// empty, before it has looked at any).
     pub complete: bool,
-    /// Whether the server reports every file ([`Server::reports_other_files`]), so a file it
-    /// never published had nothing.
+    /// Whether the server reports on files nobody opened ([`Server::reports_other_files`]).
     pub wide: bool,
+    /// Whether a file it never published had nothing: a separate check reports only files
+    /// with problems, while a server of the whole workspace publishes every file it looked at,
+    /// so one it has not published yet is one it has not looked at.
+    pub absent_is_clean: bool,
     /// Whether the store dropped no file to stay in bounds; after it did, a file with no
     /// publication may have had problems.
     pub lossless: bool,
@@ -87,7 +83,7 @@ impl Server {
     /// What the server has published for `path` so far, current or not, without waiting.
     pub fn published_now(&self, path: &Path) -> Vec<Diagnostic> {
         let uri = file_uri(path);
-        let heard = lock(&self.heard);
+        let heard = self.heard.borrow();
         heard
             .published
             .get(&uri)
@@ -99,7 +95,7 @@ impl Server {
     /// that checks separately, as its last awaited check left them).
     pub fn whole_now(&self, path: &Path) -> Vec<Diagnostic> {
         let uri = file_uri(path);
-        let heard = lock(&self.heard);
+        let heard = self.heard.borrow();
         self.whole(&heard)
             .get(&uri)
             .map(|p| p.items.to_vec())
@@ -139,8 +135,16 @@ impl Server {
         if self.capabilities.diagnostic_provider.on {
             return self.pulled_within(path, limit).await;
         }
-        // Some servers answer a pull they never offered (pyright, which publishes only after a
-        // pause): the pull and the publication race, and a refusal is remembered.
+        // A server whose pull is final (pyright) is asked: what it published for this version
+        // of the document may predate a change to a file it imports.
+        if self.done == crate::catalog::Done::Pull
+            && let Some(items) = self.pulled_within(path, limit).await
+        {
+            return Some(items);
+        }
+        let limit = end.saturating_duration_since(tokio::time::Instant::now());
+        // Some servers answer a pull they never offered: the pull and the publication race,
+        // and a refusal is remembered.
         let published = self.published_within(path, limit);
         tokio::pin!(published);
         if self.may_pull.load(Ordering::Relaxed)
@@ -169,16 +173,7 @@ impl Server {
         if !self.announces_loading {
             return true;
         }
-        let end = tokio::time::Instant::now() + limit;
-        loop {
-            if lock(&self.heard).quiescent == Some(true) {
-                return true;
-            }
-            if self.peer.closed().is_some() || tokio::time::Instant::now() >= end {
-                return false;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        self.until(limit, |h| h.quiescent == Some(true)).await
     }
 
     /// What `lsp diagnostics` answers for one file, within `limit`: the server's diagnostics
@@ -190,21 +185,22 @@ impl Server {
         limit: Duration,
     ) -> Result<Vec<Diagnostic>, String> {
         let end = tokio::time::Instant::now() + limit;
+        let begun = self.heard.borrow().indexing_begun();
         let Some(mut items) = self.diagnostics_within(path, limit).await else {
             return Err(format!(
                 "{} published no diagnostics for the current text within {} s ({}); ask \
                  again, or see `lsp` status",
                 self.id,
                 limit.as_secs(),
-                self.state().await
+                self.state_since(begun).await
             ));
         };
         if self.separate_check {
             let (begun, running, ever) = {
-                let heard = lock(&self.heard);
+                let heard = self.heard.borrow();
                 (
                     heard.checks_begun,
-                    !heard.checks.is_empty(),
+                    heard.checking(),
                     heard.checked.is_some(),
                 )
             };
@@ -234,6 +230,9 @@ impl Server {
     /// may cancel a pull ("content modified", "server cancelled") and expects it asked again;
     /// it is, until the deadline.
     pub async fn pulled_within(&self, path: &Path, limit: Duration) -> Option<Vec<Diagnostic>> {
+        if self.tsserver_pull {
+            return self.tsserver_pulled(path, limit).await;
+        }
         let offered = self.capabilities.diagnostic_provider.on;
         if !offered && !self.may_pull.load(Ordering::Relaxed) {
             return None;
@@ -256,7 +255,9 @@ impl Server {
                     return None;
                 }
                 Err(_) if self.peer.closed().is_none() && left > PULL_AGAIN => {
-                    tokio::time::sleep(PULL_AGAIN).await;
+                    // Asked again once the server has news, or after a moment without.
+                    let seq = self.heard.borrow().seq;
+                    self.until(PULL_AGAIN, |h| h.seq != seq).await;
                 }
                 Err(_) => return None,
             }
@@ -265,72 +266,123 @@ impl Server {
 
     /// How many separate checks have begun so far, for [`Server::check_after`].
     pub fn checks_begun(&self) -> u64 {
-        lock(&self.heard).checks_begun
+        self.heard.borrow().checks_begun
     }
 
     /// Gives the server `path`'s `text` as saved, and returns the count of checks begun before
     /// any check of this save, for [`Server::answer`]. For a server that checks separately it
-    /// is taken once the server has handled the save (it answers a request sent after it only
-    /// then), so a check begun for an older save, whose start was still on the wire, is not
-    /// taken for this one.
+    /// is taken once the server has handled the save (see [`Server::saved`]), so a check begun
+    /// for an older save, whose start was still on the wire, is not taken for this one.
     pub async fn save_for_check(&self, path: &Path, text: &str) -> Result<u64, String> {
         let before = self.checks_begun();
         self.sync_saved(path, text).await?;
-        if !self.separate_check {
-            return Ok(before);
+        match self.separate_check {
+            true => Ok(self.heard.borrow().barred.1.max(before)),
+            false => Ok(before),
         }
+    }
+
+    /// Sends a request the server does not know and waits for its answer: a server handles
+    /// messages in order, so everything it sent before the answer has been taken in by then.
+    pub(crate) async fn barrier(&self) -> bool {
         // A method the server does not know is answered at once, with an error.
         match self
             .peer
             .request("tether/barrier", json!({}), TAKEN_IN)
             .await
         {
-            Ok(_) | Err(RpcError::Remote { .. }) => Ok(self.checks_begun()),
-            Err(_) => Ok(before),
+            Ok(_) | Err(RpcError::Remote { .. }) => true,
+            Err(_) => false,
         }
     }
 
-    /// Waits, at most `limit`, for a separate check that began after `begun` checks had to
-    /// end and for publications to settle; true when it did. A server without one is done at
-    /// once. (A check running at the save may end early, cancelled; that one does not count.)
+    /// `path`'s diagnostics asked of tsserver through the server, within `limit`.
+    async fn tsserver_pulled(&self, path: &Path, limit: Duration) -> Option<Vec<Diagnostic>> {
+        let end = tokio::time::Instant::now() + limit;
+        let mut items = Vec::new();
+        for request in crate::tsserver_pull::requests() {
+            let left = end.saturating_duration_since(tokio::time::Instant::now());
+            let params = crate::tsserver_pull::params(request, path);
+            let answer = self
+                .peer
+                .request("workspace/executeCommand", params, left)
+                .await
+                .ok()?;
+            items.extend(crate::tsserver_pull::read(&answer)?);
+        }
+        Some(items)
+    }
+
+    /// Asks the server something it answers from its worker pool, behind the publications a
+    /// check's end queued there: rust-analyzer sends each publication from a job on that pool,
+    /// and jobs start first in, first out, so `foldingRange` on `path`, queued after them,
+    /// starts after they did. Any answer, an error included, will do.
+    async fn flush(&self, path: &Path) {
+        let Ok(text_document) = protocol::document(path) else {
+            return;
+        };
+        let params = lsp_types::FoldingRangeParams {
+            text_document,
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+        };
+        let Ok(params) = protocol::to_params("textDocument/foldingRange", params) else {
+            return;
+        };
+        let _ = self
+            .peer
+            .request("textDocument/foldingRange", params, TAKEN_IN)
+            .await;
+    }
+
+    /// Waits, at most `limit`, for a separate check that began after `begun` checks (and after
+    /// the latest save was taken in) to end, and for its publications; true when they are in.
+    /// A server without one is done at once.
+    ///
+    /// How the check is matched, from rust-analyzer's behaviour: a `didSave` makes it cancel
+    /// the running `cargo check` (whose progress then ends) and start a new one, whose progress
+    /// begins only after the save was handled, so after the answer to a request sent behind the
+    /// save ([`Server::saved`]). The first check to end after that with none running is the
+    /// save's, unless a later save was sent meanwhile, which then moves the mark. Its findings
+    /// are published around its end, from jobs that [`Server::flush`] queues behind.
     pub async fn check_after(&self, path: &Path, begun: u64, limit: Duration) -> bool {
         if !self.separate_check {
             return true;
         }
         let end = tokio::time::Instant::now() + limit;
-        let mut asked = tokio::time::Instant::now();
         loop {
-            let (done, running, idle, ended) = {
-                let heard = lock(&self.heard);
-                let idle = heard.quiescent == Some(true) && heard.progress.is_empty();
-                (
-                    heard.last_ended_begun > begun,
-                    !heard.checks.is_empty(),
-                    idle,
-                    heard.check_ended_at,
-                )
-            };
-            let restart_due = ended.is_some_and(|at| at.elapsed() < RESTART_QUIET);
-            if done && !running && !restart_due {
-                self.check_published().await;
-                let mut heard = lock(&self.heard);
-                if heard.checks.is_empty() {
-                    heard.checked = Some(heard.published.clone());
-                    return true;
-                }
-                // Another check began meanwhile: its end is the one to wait for.
-                continue;
-            }
-            // A save that came while the project was reloading starts no check; once the
-            // server is idle with none started, the save is told again.
-            if !done && !running && idle && asked.elapsed() >= RESAVE_AFTER {
-                let _ = self.saved(path).await;
-                asked = tokio::time::Instant::now();
-            }
-            if tokio::time::Instant::now() >= end {
+            let left = end.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() || self.peer.closed().is_some() {
                 return false;
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            // A save taken in while the project was loading starts no check: when the server
+            // sits idle with none begun since, the save is told again.
+            let window = left.min(RESAVE_AFTER);
+            if !self.until(window, |h| h.check_ended_after(begun)).await {
+                let idle = {
+                    let h = self.heard.borrow();
+                    h.busy() == Busy::Idle && h.no_check_since_save()
+                };
+                if idle && window == RESAVE_AFTER {
+                    let _ = self.saved(path).await;
+                }
+                continue;
+            }
+            let ends = self.heard.borrow().checks_ended;
+            // The pool has more than one thread, so a job that started first may still be
+            // sending when the flush is answered: while a file the check emptied has not been
+            // reported on again, the flush is repeated, a few times at most (a file that stays
+            // empty was fixed).
+            for _ in 0..FLUSH_ROUNDS {
+                self.flush(path).await;
+                if self.heard.borrow().cleared.is_empty() {
+                    break;
+                }
+            }
+            self.heard.send_modify(|h| h.apply(Event::Flushed { ends }));
+            if self.heard.borrow().check_whole_after(begun) {
+                return true;
+            }
         }
     }
 
@@ -346,20 +398,12 @@ impl Server {
             Some(v) => v == version,
             None => p.seq > sent_seq,
         };
-        let wait = async {
-            loop {
-                let notified = self.published.notified();
-                if let Some(p) = lock(&self.heard).published.get(&uri).filter(|p| current(p)) {
-                    return Some(p.items.to_vec());
-                }
-                // A server that died publishes nothing more.
-                if self.peer.closed().is_some() {
-                    return None;
-                }
-                let _ = tokio::time::timeout(Duration::from_millis(100), notified).await;
-            }
-        };
-        tokio::time::timeout(limit, wait).await.ok().flatten()
+        let fresh = |h: &Heard| h.published.get(&uri).is_some_and(current);
+        if !self.until(limit, fresh).await {
+            return None;
+        }
+        let heard = self.heard.borrow();
+        heard.published.get(&uri).map(|p| p.items.to_vec())
     }
 
     /// The complete answer for `path`'s current text within `limit`: its diagnostics, and for
@@ -372,21 +416,23 @@ impl Server {
         limit: Duration,
     ) -> Result<Vec<Diagnostic>, String> {
         let end = tokio::time::Instant::now() + limit;
+        let begun = self.heard.borrow().indexing_begun();
         let Some(mut items) = self.diagnostics_within(path, limit).await else {
             return Err(format!(
                 "{} gave no answer for this version within {} ms ({})",
                 self.id,
                 limit.as_millis(),
-                self.state().await
+                self.state_since(begun).await
             ));
         };
         if self.separate_check {
             let left = end.saturating_duration_since(tokio::time::Instant::now());
             if !self.check_after(path, checks_before, left).await {
                 return Err(format!(
-                    "{}'s check of the saved files had not finished within {} ms",
+                    "{}'s check of the saved files had not finished within {} ms ({})",
                     self.id,
-                    limit.as_millis()
+                    limit.as_millis(),
+                    self.state_since(begun).await
                 ));
             }
             items.extend(self.whole_now(path));
@@ -394,9 +440,31 @@ impl Server {
         Ok(items)
     }
 
+    /// What the server did over a wait that began once `begun` progresses other than checks had begun, for a
+    /// reason a wait gives: "ready" alone would hide that it was indexing a moment before.
+    async fn state_since(&self, begun: u64) -> String {
+        let meanwhile = self.heard.borrow().indexing_begun() > begun;
+        match self.state().await {
+            crate::server::State::Ready if meanwhile => {
+                "it was indexing during this wait and is idle now".into()
+            }
+            crate::server::State::Ready => "it reported no work under way".into(),
+            other => other.to_string(),
+        }
+    }
+
+    /// Whether what the server holds whole now has an error anywhere: a checker whose lints
+    /// stop while errors stand has not looked for warnings then.
+    pub fn errors_stand(&self) -> bool {
+        let heard = self.heard.borrow();
+        self.whole(&heard)
+            .iter()
+            .any(|(_, p)| p.items.iter().any(|d| d.level() == 1))
+    }
+
     /// Whether a separate check is running now, so the publications are half old, half new.
     pub fn checking(&self) -> bool {
-        !lock(&self.heard).checks.is_empty()
+        self.heard.borrow().checking()
     }
 
     /// Whether problems a change causes in other files come from this server too.
@@ -415,10 +483,7 @@ impl Server {
             return Ok(());
         };
         // A write error can come before the reader saw the exit that explains it.
-        let end = std::time::Instant::now() + Duration::from_millis(500);
-        while self.peer.closed().is_none() && std::time::Instant::now() < end {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        self.until(Duration::from_millis(500), |_| false).await;
         match self.peer.closed() {
             Some(_) => Err(format!("{} is {}", self.id, self.state().await)),
             None => Err(error),
@@ -434,7 +499,7 @@ impl Server {
     /// says of a file before its first pass over the project ended is not its real state.
     pub fn snapshot(&self) -> Snapshot {
         let complete = self.snapshot_complete();
-        let heard = lock(&self.heard);
+        let heard = self.heard.borrow();
         let whole = self.whole(&heard);
         let files = whole
             .iter()
@@ -446,23 +511,29 @@ impl Server {
             files,
             complete,
             wide: self.reports_other_files(),
+            absent_is_clean: self.separate_check,
             lossless: whole.whole(),
         }
     }
 
     /// The event count now, for telling later publications apart without a whole snapshot.
     pub fn seq_now(&self) -> u64 {
-        lock(&self.heard).seq
+        self.heard.borrow().seq
     }
 
     /// What the diagnostics store dropped or cut to stay in bounds, for `status`.
     pub fn store_losses(&self) -> Option<String> {
-        lock(&self.heard).published.losses()
+        self.heard.borrow().published.losses()
+    }
+
+    /// How many files the server has published diagnostics for, clean ones included.
+    pub fn files_reported(&self) -> usize {
+        self.heard.borrow().published.files()
     }
 
     /// The files whose diagnostics were published after `seq`, with what was published.
     pub fn published_since(&self, seq: u64) -> Vec<(PathBuf, Vec<Diagnostic>)> {
-        let heard = lock(&self.heard);
+        let heard = self.heard.borrow();
         let mut out: Vec<(PathBuf, Vec<Diagnostic>)> = self
             .whole(&heard)
             .iter()
@@ -473,66 +544,56 @@ impl Server {
         out
     }
 
-    /// After a check ended, waits until its results are in: they come as publications around
-    /// its end, so until nothing was published for [`CHECK_QUIET`], at most [`CHECK_SETTLE`].
-    async fn check_published(&self) {
-        let start = std::time::Instant::now();
-        loop {
-            let last = {
-                let heard = lock(&self.heard);
-                heard.check_ended_at.max(heard.published_at)
-            };
-            let quiet = last.is_none_or(|at| at.elapsed() >= CHECK_QUIET);
-            if quiet || start.elapsed() >= CHECK_SETTLE {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    }
-
     /// Waits, at most `limit`, until a server of the whole workspace has been over the project
     /// once, so what it published is each file's real state; true when it has.
     pub async fn first_pass_within(&self, limit: Duration) -> bool {
-        let start = std::time::Instant::now();
-        loop {
-            if self.snapshot_complete() {
-                return true;
-            }
-            if start.elapsed() >= limit {
-                return false;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let separate = self.separate_check;
+        self.until(limit, |h| complete(h, separate)).await
     }
 
     /// Whether what the server published so far is whole: see [`Snapshot::complete`].
     fn snapshot_complete(&self) -> bool {
-        let heard = lock(&self.heard);
-        match self.separate_check {
-            true => heard.checked.is_some(),
-            false => heard.ended > 0 && heard.progress.is_empty(),
-        }
+        complete(&self.heard.borrow(), self.separate_check)
     }
 
-    /// Waits, at most `limit`, for a server of the whole workspace to finish re-checking the
-    /// files a change reached: at least `grace`, then until no progress runs and nothing was
-    /// published for `quiet`. True when it went quiet in time; false when it was still busy.
-    pub async fn settle_others(&self, grace: Duration, quiet: Duration, limit: Duration) -> bool {
-        let start = tokio::time::Instant::now();
+    /// Waits, at most `limit`, for a server to go quiet: no progress running, and nothing
+    /// heard from it (and no text sent to it) for `quiet`, counted from the last such news,
+    /// so a second wait right after a first costs nothing. True when it did.
+    pub async fn quiet_within(&self, quiet: Duration, limit: Duration) -> bool {
+        let end = tokio::time::Instant::now() + limit;
         loop {
-            let (running, last) = {
-                let heard = lock(&self.heard);
-                (!heard.progress.is_empty(), heard.published_at)
+            let (at, idle) = {
+                let h = self.heard.borrow();
+                (h.news_at, h.busy() == Busy::Idle)
             };
-            let waited = start.elapsed();
-            let quiet_for = last.map_or(waited, |t| t.elapsed().min(waited));
-            if !running && waited >= grace && quiet_for >= quiet {
+            let now = tokio::time::Instant::now();
+            let silent = at.map_or(quiet, |at| now.saturating_duration_since(at));
+            if idle && silent >= quiet {
                 return true;
             }
-            if waited >= limit {
+            if now >= end || self.peer.closed().is_some() {
                 return false;
             }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            // Woken by news, or when the quiet would be complete.
+            let left = end.saturating_duration_since(now);
+            let wait = match idle {
+                true => (quiet - silent).min(left),
+                false => left,
+            };
+            self.until(wait, |h| {
+                h.news_at != at || (!idle && h.busy() == Busy::Idle)
+            })
+            .await;
         }
+    }
+}
+
+/// Whether a server's publications are each file's real state: for one that checks
+/// separately, once an awaited check left them whole; else once it has been over the project
+/// ([`Heard::passed`]), which stays so while later progress runs.
+fn complete(heard: &Heard, separate: bool) -> bool {
+    match separate {
+        true => heard.checked.is_some(),
+        false => heard.passed,
     }
 }

@@ -39,6 +39,18 @@ pub struct Behaviour {
     pub separate_check: bool,
     /// The server says when it has loaded the project, and answers wait for that.
     pub announces_loading: bool,
+    /// How a write knows the server is done with it (see [`Done`]).
+    pub done: Done,
+    /// For a server with `done = "quiet"`: how long with no progress and no publication counts
+    /// as done, in ms ([`DEFAULT_QUIET_MS`] when not given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quiet_ms: Option<u64>,
+    /// The server forwards tsserver requests (`typescript.tsserverRequest`): with `done =
+    /// "pull"`, a file's diagnostics are asked of tsserver, which computes them when asked.
+    pub tsserver_pull: bool,
+    /// The separate check stops reporting warnings once there are errors (rustc's lints), so
+    /// a warning gone while errors stand was not checked again, not fixed.
+    pub warnings_silenced_by_errors: bool,
     /// What of the project's code the server can run, when it can (build scripts, …).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub builds: Option<String>,
@@ -58,6 +70,36 @@ pub struct Behaviour {
     /// Variables set when the workspace is not trusted.
     pub untrusted_env: BTreeMap<String, String>,
 }
+
+/// How a write knows a server has finished with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Done {
+    /// It answers `textDocument/diagnostic` for any file from the current texts: the written
+    /// file and the files that import it are pulled, and those answers are final.
+    Pull,
+    /// Its publication for the written document's version is final for that file; what it
+    /// publishes for other files is followed.
+    Publish,
+    /// Nothing better is known: the publication for the version, then `quiet_ms` with no
+    /// progress and no publication.
+    #[default]
+    Quiet,
+}
+
+impl Done {
+    /// How `status` names it.
+    pub fn describe(self, quiet_ms: u64) -> String {
+        match self {
+            Done::Pull => "done when its pulled answers come".into(),
+            Done::Publish => "done when it publishes for the written version".into(),
+            Done::Quiet => format!("done after {quiet_ms} ms quiet (catalog `quiet_ms`)"),
+        }
+    }
+}
+
+/// The quiet window of a server the catalog knows no better signal for.
+pub const DEFAULT_QUIET_MS: u64 = 300;
 
 /// A language files are mapped to, by extension, and the servers it prefers.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -100,10 +100,17 @@ pub async fn check_project(root: &Path, deadline: Duration) -> String {
                 Ok(narrow) => {
                     let key = |p: &Problem| (p.path.clone(), p.line, p.message.clone());
                     let there: std::collections::HashSet<_> = narrow.iter().map(key).collect();
+                    let wide: std::collections::HashSet<_> = found.iter().map(key).collect();
+                    header.push_str(&format!("; without {wider}: {}", counts(&narrow)));
                     for p in found.iter_mut().filter(|p| !there.contains(&key(p))) {
                         p.message.push_str(&format!(" (only with {wider})"));
                     }
-                    header.push_str(&format!("; without {wider}: {}", counts(&narrow)));
+                    // What only the narrower run found is listed too: a count with nothing
+                    // under it sends the model looking.
+                    for mut p in narrow.into_iter().filter(|p| !wide.contains(&key(p))) {
+                        p.message.push_str(&format!(" (only without {wider})"));
+                        found.push(p);
+                    }
                 }
                 Err(why) => header.push_str(&format!("; without {wider}: not checked ({why})")),
             }
@@ -303,7 +310,7 @@ fn read_pyright(stdout: &str, _: &str, root: &Path) -> Vec<Problem> {
             path: rel(root, d.file.as_deref().unwrap_or("?")),
             line: u64::from(d.range.start.line) + 1,
             severity: severity(&d.severity),
-            message: d.message.replace('\n', " "),
+            message: crate::protocol::one_line(&d.message),
         })
         .collect()
 }
@@ -423,7 +430,7 @@ mod tests {
         assert_eq!(
             fields(&found),
             [
-                ("a.py", 2, "error", "bad thing"),
+                ("a.py", 2, "error", "bad; thing"),
                 ("?", 1, "warning", "no file")
             ]
         );

@@ -11,12 +11,19 @@ use tether_tool::{FileReport, FileStatus, Finding, NoticeQueue, format_reports_a
 use tokio_util::sync::CancellationToken;
 
 use crate::answers::Snapshot;
-use crate::ledger::{Ledger, Severities, findings, judge_unwritten};
+use crate::catalog::Done;
+use crate::ledger::{Judged, Ledger, Severities, findings, judge_held, silenced};
 use crate::protocol::Diagnostic;
 use crate::server::Server;
 
 /// How a file's diagnostics are labelled when nothing was known of it before.
 pub const NO_BASELINE: &str = "no baseline: the server was not ready before this write";
+/// How another file's diagnostics are labelled when the server had not reported on it before.
+pub const NOT_KNOWN: &str =
+    "not known before this write: the server had not reported on this file yet";
+
+/// Files a follower asks a pull server about at once, at most.
+pub const PULLED: usize = 20;
 
 /// The shared handles of everything that reports after the fact.
 #[derive(Clone)]
@@ -107,6 +114,27 @@ impl Follow {
         findings(items, &self.counted)
     }
 
+    /// What `server`'s answer `now` for `path` says against `had` (what the file had before,
+    /// `None`: not known), recorded in the ledger. Warnings the server's check stops looking
+    /// for while errors stand are kept as they were and said to be not re-checked.
+    pub fn conclude(
+        &self,
+        server: &Server,
+        path: &Path,
+        had: Option<&Vec<Finding>>,
+        now: Vec<Finding>,
+        no_baseline: &str,
+        how: Judged,
+    ) -> FileStatus {
+        let errors_stand = server.warnings_silenced_by_errors
+            && (now.iter().any(|f| f.class.starts_with("error")) || server.errors_stand());
+        let held = silenced(had, &now, errors_stand);
+        let mut kept = now.clone();
+        kept.extend(held.iter().cloned());
+        self.ledger.record(path.to_path_buf(), had, kept);
+        judge_held(had, now, &held, no_baseline, how)
+    }
+
     /// The report for one file from one server.
     pub fn report(&self, server: &Server, path: String, status: FileStatus) -> FileReport {
         FileReport {
@@ -134,6 +162,80 @@ impl Follow {
         self.compared(server, snap, server.published_since(since), touched)
     }
 
+    /// Asks a pull server again, within the late budget, about the files that import write
+    /// `number`'s modules and had not answered within its own wait (`files`, with what each
+    /// had before), and tells what changed in them. A later write that begins meanwhile
+    /// looks at them itself, so then nothing is told.
+    pub fn importers_later(
+        &self,
+        server: Arc<Server>,
+        files: Vec<(PathBuf, Option<Vec<Finding>>)>,
+        number: u64,
+    ) {
+        let me = self.clone();
+        self.spawn(async move {
+            let paths: Vec<PathBuf> = files.iter().map(|(f, _)| f.clone()).collect();
+            let end = tokio::time::Instant::now() + me.budget;
+            let answers = me.pulled(&server, &paths, end).await;
+            let later = me.writes.load(std::sync::atomic::Ordering::SeqCst) != number;
+            if later || me.ledger.any_writing() {
+                return;
+            }
+            let reports = me.judged(&server, &files, answers);
+            let event = format!("write #{number}, found later");
+            me.tell(&format!("write #{number} importers"), &event, &reports);
+        });
+    }
+
+    /// What [`Follow::others`] tells of what `server` published after `since`, for a follower
+    /// that comes after the event's own answer. A file the server had not reported on before
+    /// has no baseline: its first report (a cold server's, often) is taken as one rather than
+    /// told, unless the file names a changed module. A server whose pull is final is asked again first: a late publication may
+    /// be of a state older than the disk's (pyright publishes a fix of the previous write
+    /// after the next write broke the file again).
+    async fn later(
+        &self,
+        server: &Server,
+        snap: &Snapshot,
+        since: u64,
+        touched: &HashSet<PathBuf>,
+    ) -> Vec<FileReport> {
+        if server.checking() {
+            return Vec::new();
+        }
+        let words = crate::named::module_words(touched);
+        let mut answers = Vec::new();
+        for (path, items) in server.published_since(since) {
+            if touched.contains(&path) || !path.starts_with(&self.workspace) {
+                continue;
+            }
+            let now = self.findings(&items);
+            let news = match self
+                .ledger
+                .latest(&path)
+                .or_else(|| snap.before(&path, self))
+            {
+                Some(had) => had != now,
+                // Told, as not known before, only when it names a changed module.
+                None => crate::named::read(&self.files, &path)
+                    .await
+                    .is_ok_and(|text| words.iter().any(|w| crate::named::names_word(&text, w))),
+            };
+            match news {
+                true => answers.push((path, items)),
+                false => self.ledger.record(path, None, now),
+            }
+        }
+        if server.done == Done::Pull && !answers.is_empty() {
+            let files: Vec<PathBuf> = answers.into_iter().map(|(path, _)| path).collect();
+            let end = tokio::time::Instant::now() + self.budget;
+            answers = self
+                .pulled(server, &files[..files.len().min(PULLED)], end)
+                .await;
+        }
+        self.compared(server, snap, answers, touched)
+    }
+
     /// What changed in each of `answers` (a file other than `touched` and what the server
     /// says of it now) against what that file had in `snap` (or the ledger), as
     /// [`Follow::others`] tells it.
@@ -155,9 +257,55 @@ impl Follow {
             if known.as_ref() == Some(&now) {
                 continue;
             }
-            self.ledger
-                .record(path.clone(), before.as_ref(), now.clone());
-            let status = judge_unwritten(before.as_ref(), now, NO_BASELINE);
+            let how = Judged::Unwritten;
+            let status = self.conclude(server, &path, before.as_ref(), now, NOT_KNOWN, how);
+            if worth_telling(&status) {
+                let label = format!("{} (another file, not written)", self.rel(&path));
+                out.push(self.report(server, label, status));
+            }
+        }
+        out
+    }
+
+    /// Asks a server that answers pulls for the diagnostics of `files`, within `end`, each
+    /// opened first (a closed file is answered with nothing), all at once.
+    pub async fn pulled(
+        &self,
+        server: &Server,
+        files: &[PathBuf],
+        end: tokio::time::Instant,
+    ) -> Vec<(PathBuf, Vec<crate::protocol::Diagnostic>)> {
+        let each = files.iter().map(|file| async move {
+            let left = end.saturating_duration_since(tokio::time::Instant::now());
+            let text = crate::named::read(&self.files, file).await.ok()?;
+            server.sync(file, &text).await.ok()?;
+            let items = server.pulled_within(file, left).await?;
+            Some((file.clone(), items))
+        });
+        futures::future::join_all(each)
+            .await
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// What each of `answers` (a file another than the written ones, pulled now) says against
+    /// what it had before the write in `baselines`, recorded in the ledger; only news is told.
+    pub fn judged(
+        &self,
+        server: &Server,
+        baselines: &[(PathBuf, Option<Vec<Finding>>)],
+        answers: Vec<(PathBuf, Vec<Diagnostic>)>,
+    ) -> Vec<FileReport> {
+        let mut out = Vec::new();
+        for (path, items) in answers {
+            let now = self.findings(&items);
+            let before = baselines
+                .iter()
+                .find(|(p, _)| *p == path)
+                .and_then(|(_, had)| had.clone());
+            let how = Judged::Unwritten;
+            let status = self.conclude(server, &path, before.as_ref(), now, NOT_KNOWN, how);
             if worth_telling(&status) {
                 let label = format!("{} (another file, not written)", self.rel(&path));
                 out.push(self.report(server, label, status));
@@ -181,9 +329,16 @@ impl Follow {
         let me = self.clone();
         self.spawn(async move {
             let end = tokio::time::Instant::now() + window;
-            let mut since = server.seq_now();
-            while tokio::time::Instant::now() < end {
-                tokio::time::sleep(Duration::from_millis(100)).await;
+            // From the event's snapshot on: what came before this follower started is looked
+            // at too (what the event's own answer told is in the ledger, so not told again).
+            let mut since = snap.seq;
+            loop {
+                // Woken by the next publication (or the end of a check), not by a clock.
+                let left = end.saturating_duration_since(tokio::time::Instant::now());
+                let from = since;
+                if !server.until(left, |h| h.seq > from && !h.checking()).await {
+                    return;
+                }
                 if me.writes.load(std::sync::atomic::Ordering::SeqCst) != last_write {
                     return;
                 }
@@ -192,7 +347,7 @@ impl Follow {
                     continue;
                 }
                 let seq = server.seq_now();
-                let reports = me.others(&server, &snap, since, &touched);
+                let reports = me.later(&server, &snap, since, &touched).await;
                 tracing::trace!(event, since, seq, reports = reports.len(), "tail");
                 since = seq;
                 me.tell(
@@ -215,7 +370,7 @@ impl Snapshot {
             (Some(items), true) => Some(follow.findings(items)),
             // Once a pass ended, a file never published had nothing (a separate check
             // reports only files with problems), unless the store dropped some.
-            (None, true) if !self.lossless => None,
+            (None, true) if !self.lossless || !self.absent_is_clean => None,
             (None, true) => Some(Vec::new()),
             (None, false) => None,
         }

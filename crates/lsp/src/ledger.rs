@@ -79,7 +79,14 @@ impl Ledger {
         }
     }
 
-    /// Whether a write is changing `path` now.
+    /// Whether a write is changing any file now.
+    pub fn any_writing(&self) -> bool {
+        lock(&self.writing)
+            .values()
+            .any(|(_, since)| since.elapsed() < WRITING_AT_MOST)
+    }
+
+    /// Whether `path` is being written now (see [`Ledger::any_writing`]).
     pub fn is_writing(&self, path: &Path) -> bool {
         lock(&self.writing)
             .get(path)
@@ -105,42 +112,96 @@ impl Ledger {
     }
 }
 
-/// What a server's answer says, given what the file had before (`None`: nothing known).
-pub fn judge(before: Option<&Vec<Finding>>, now: Vec<Finding>, no_baseline: &str) -> FileStatus {
-    judge_by(before, now, no_baseline, FileStatus::compare)
+/// How a file is judged: written (an old problem may be reshaped on its line) or not.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Judged {
+    Written,
+    Unwritten,
+}
+
+/// The warnings of `before` missing from `now`, when the checker stops reporting warnings
+/// once errors stand and they do: not looked for again, so neither fixed nor gone.
+pub fn silenced(
+    before: Option<&Vec<Finding>>,
+    now: &[Finding],
+    errors_stand: bool,
+) -> Vec<Finding> {
+    let Some(before) = before.filter(|_| errors_stand) else {
+        return Vec::new();
+    };
+    let mut present: HashMap<&str, usize> = HashMap::new();
+    for f in now {
+        *present.entry(f.key.as_str()).or_default() += 1;
+    }
+    let mut held = Vec::new();
+    for f in before.iter().filter(|f| f.class.starts_with("warning")) {
+        match present.get_mut(f.key.as_str()) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => held.push(f.clone()),
+        }
+    }
+    held
+}
+
+/// What a server's answer says, given what the file had before (`None`: nothing known), with
+/// the warnings `held` back (see [`silenced`]) counted as not re-checked, and for an unwritten
+/// file, no old problem reshaped.
+pub fn judge_held(
+    before: Option<&Vec<Finding>>,
+    now: Vec<Finding>,
+    held: &[Finding],
+    no_baseline: &str,
+    how: Judged,
+) -> FileStatus {
+    let compare = match how {
+        Judged::Written => FileStatus::compare,
+        Judged::Unwritten => FileStatus::compare_unwritten,
+    };
+    judge_by(before, now, held, no_baseline, compare)
 }
 
 fn judge_by(
     before: Option<&Vec<Finding>>,
     now: Vec<Finding>,
+    held: &[Finding],
     no_baseline: &str,
     compare: fn(&[Finding], Vec<Finding>) -> FileStatus,
 ) -> FileStatus {
     match before {
-        Some(old) => match compare(old, now) {
-            FileStatus::Compared {
-                new,
-                still,
-                fixed: 0,
-            } if new.is_empty() && still.is_empty() => FileStatus::Clean,
-            other => other,
-        },
+        Some(old) => {
+            let mut all = now;
+            all.extend(held.iter().cloned());
+            match compare(old, all) {
+                FileStatus::Compared {
+                    new,
+                    mut still,
+                    changed,
+                    fixed,
+                    ..
+                } => {
+                    still.retain(|f| !held.contains(f));
+                    let unchecked = held.len();
+                    let quiet = new.is_empty() && still.is_empty() && changed.is_empty();
+                    match quiet && fixed == 0 && unchecked == 0 {
+                        true => FileStatus::Clean,
+                        false => FileStatus::Compared {
+                            new,
+                            still,
+                            changed,
+                            fixed,
+                            unchecked,
+                        },
+                    }
+                }
+                other => other,
+            }
+        }
         None if now.is_empty() => FileStatus::Clean,
         None => FileStatus::Unavailable {
             why: no_baseline.to_string(),
             now,
         },
     }
-}
-
-/// [`judge`] for a file the write did not touch: a different problem on an unchanged line is
-/// new, not an old one reshaped.
-pub fn judge_unwritten(
-    before: Option<&Vec<Finding>>,
-    now: Vec<Finding>,
-    no_baseline: &str,
-) -> FileStatus {
-    judge_by(before, now, no_baseline, FileStatus::compare_unwritten)
 }
 
 /// Which severities count: errors and warnings, plus those `[lsp.diagnostics] severities`
@@ -161,7 +222,19 @@ pub const SEVERITY_NAMES: [&str; 4] = ["error", "warning", "information", "hint"
 /// at the same place and severity from two sources counts once.
 pub fn findings(items: &[Diagnostic], counted: &Severities) -> Vec<Finding> {
     let mut seen = HashSet::new();
+    let mut same_line = HashSet::new();
     let mut out = Vec::new();
+    // Two sources reporting at one place keep the same one, so a file's findings read alike
+    // from one publication to the next: rust-analyzer adds its own analysis ("rust-analyzer")
+    // to cargo check's ("rustc") only while a file is open, so the greater source is kept.
+    let mut items: Vec<&Diagnostic> = items.iter().collect();
+    items.sort_by(|a, b| {
+        let at = |d: &Diagnostic| (d.range.start, d.range.end, d.level());
+        at(a)
+            .cmp(&at(b))
+            .then_with(|| b.source.cmp(&a.source))
+            .then_with(|| a.message.cmp(&b.message))
+    });
     for d in items {
         let severity = SEVERITY_NAMES[d.level() as usize - 1];
         if !counted.0.iter().any(|s| s == severity) {
@@ -171,12 +244,19 @@ pub fn findings(items: &[Diagnostic], counted: &Severities) -> Vec<Finding> {
             continue;
         }
         let code = d.code_tag();
-        let message = d.message.replace('\n', " ");
+        let message = d.one_line();
         let text = format!("{severity}{code} {}", cut_line(message.trim(), 300));
+        // The same words twice on one line (one finding per target cargo checked, each with
+        // its own span) read as one problem: a second line saying the same would be noise.
+        let line = d.range.start.line;
+        if !same_line.insert((line, text.clone())) {
+            continue;
+        }
         out.push(Finding {
             line: d.range.start.line as usize + 1,
             key: text.clone(),
             text,
+            class: format!("{severity}{code}"),
         });
     }
     out.sort_by_key(|f| f.line);
@@ -198,18 +278,41 @@ mod tests {
 
     #[test]
     fn the_same_problem_from_two_sources_counts_once_and_hints_are_left_out() {
+        let from = |source: &str, mut d: Diagnostic| {
+            d.source = Some(source.to_string());
+            d
+        };
+        let check = from("rustc", diag(2, 4, 1, "mismatched types"));
+        let own = from("rust-analyzer", diag(2, 4, 1, "expected i32, found &str"));
         let items = [
-            diag(2, 4, 1, "mismatched types"),
-            diag(2, 4, 1, "expected i32, found &str"),
+            own.clone(),
+            check.clone(),
             diag(5, 0, 4, "unused"),
             diag(6, 0, 2, "unused variable"),
         ];
         let found = findings(&items, &Severities::default());
         assert_eq!(found.len(), 2, "{found:?}");
         assert_eq!(found[0].text, "error mismatched types");
+        // Whichever came first, the same one is kept.
+        let swapped = findings(&[check, own], &Severities::default());
+        assert_eq!(swapped[0].text, "error mismatched types");
         assert_eq!(found[1].text, "warning unused variable");
         let all = Severities(SEVERITY_NAMES.iter().map(|s| s.to_string()).collect());
         assert_eq!(findings(&items, &all).len(), 3);
+    }
+
+    /// rustc's message and its label are two phrases; the same words twice on one line (a
+    /// finding per target, each with its own span) are one problem.
+    #[test]
+    fn a_message_reads_as_phrases_and_a_line_says_a_thing_once() {
+        let label = "cannot find value `y` in this scope\nnot found in this scope";
+        let items = [diag(3, 4, 1, label), diag(3, 9, 1, label)];
+        let found = findings(&items, &Severities::default());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            found[0].text,
+            "error cannot find value `y` in this scope; not found in this scope"
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod checker;
 mod config;
 mod documents;
 mod follow;
+mod heard;
 mod ledger;
 mod leftovers;
 mod named;
@@ -27,6 +28,7 @@ mod settings;
 mod store;
 mod supervisor;
 mod tool;
+mod tsserver_pull;
 
 use std::sync::Arc;
 use std::time::Duration;

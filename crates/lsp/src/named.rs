@@ -49,23 +49,73 @@ pub(crate) fn named_inside(ws: &Workspace, path: &Path) -> bool {
 /// Files checked at most for a mention of a written module.
 const MENTION_FILES: usize = 1_000;
 
-/// Those of `files` (at most [`MENTION_FILES`] read) that mention any of `words`, read in one
-/// trip to the blocking pool: the files a server of the whole workspace will likely re-check.
-pub(crate) async fn mentioning(
+/// The files under `root` with one of `extensions` that git would not ignore, at most
+/// [`MENTION_FILES`], then those of them that name any of `words` as a whole word, in one trip
+/// to the blocking pool: the files a change to the modules `words` names may break.
+pub(crate) async fn naming(
     ws: &Workspace,
-    files: Vec<PathBuf>,
+    root: &Path,
+    extensions: Vec<String>,
     words: Vec<String>,
 ) -> Vec<PathBuf> {
-    let ws = ws.clone();
+    let (ws, root) = (ws.clone(), root.to_path_buf());
     let look = move || {
+        let walk = ignore::WalkBuilder::new(&root)
+            .filter_entry(|e| e.file_name() != ".tether")
+            .build();
+        let mut files: Vec<PathBuf> = walk
+            .flatten()
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+            .map(ignore::DirEntry::into_path)
+            .filter(|p| {
+                p.extension()
+                    .and_then(|e| e.to_str())
+                    .is_some_and(|e| extensions.iter().any(|x| x == e))
+            })
+            .take(MENTION_FILES)
+            .collect();
+        files.sort();
         files
             .into_iter()
-            .take(MENTION_FILES)
             .filter(|path| {
                 ws.read_named(path)
-                    .is_ok_and(|text| words.iter().any(|w| text.contains(w.as_str())))
+                    .is_ok_and(|text| words.iter().any(|w| names_word(&text, w)))
             })
             .collect()
     };
     tokio::task::spawn_blocking(look).await.unwrap_or_default()
+}
+
+/// The module names `paths` are imported by: a file's stem, a package's folder name.
+pub(crate) fn module_words<'a>(paths: impl IntoIterator<Item = &'a PathBuf>) -> Vec<String> {
+    paths
+        .into_iter()
+        .filter_map(|path| {
+            let module = match path.file_stem().and_then(|s| s.to_str()) {
+                Some("__init__") => path.parent().and_then(|d| d.file_name()),
+                _ => path.file_stem(),
+            };
+            module.and_then(|m| m.to_str()).map(str::to_string)
+        })
+        .collect()
+}
+
+/// Whether `text` has `word` as a whole identifier, not inside a longer one.
+pub(crate) fn names_word(text: &str, word: &str) -> bool {
+    let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    text.match_indices(word).any(|(at, _)| {
+        !ident(text[..at].chars().next_back()) && !ident(text[at + word.len()..].chars().next())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_word;
+
+    #[test]
+    fn a_module_is_named_only_as_a_whole_word() {
+        assert!(names_word("from m import g\n", "m"));
+        assert!(names_word("import pkg.m as x", "m"));
+        assert!(!names_word("import mm\nprint(sum)", "m"));
+    }
 }

@@ -14,18 +14,11 @@ use tether_fs::{FileReceipt, WritePath};
 use tether_tool::{Baseline, BoxFuture, FileReport, FileStatus, Finding, HookBudgets, WriteHook};
 
 use crate::answers::Snapshot;
+use crate::catalog::Done;
 use crate::follow::{Follow, NO_BASELINE};
-use crate::ledger::judge;
+use crate::ledger::Judged;
 use crate::server::Server;
 use crate::supervisor::Supervisor;
-
-/// How long a server that checks other files after a change (pyright in workspace mode) is
-/// watched at least once it answered for the written file, and how long it must then stay
-/// quiet (no progress, no publication) for its pass over the other files to count as over.
-pub(crate) const OTHERS_GRACE: Duration = Duration::from_millis(400);
-pub(crate) const OTHERS_QUIET: Duration = Duration::from_millis(300);
-/// Files that name a written module asked for their diagnostics directly, at most.
-const PULLED_IMPORTERS: usize = 20;
 
 /// The write hook that reports the diagnostics a write introduced.
 pub struct DiagnosticsOnWrite {
@@ -57,57 +50,19 @@ fn no_server(path: String, why: String) -> FileReport {
 }
 
 impl DiagnosticsOnWrite {
-    /// The files the server reported on before (not ones written) that name a written module,
-    /// each file read once whatever the number of modules written.
-    async fn importers(&self, snap: &Snapshot, touched: &HashSet<PathBuf>) -> Vec<PathBuf> {
-        let files: Vec<PathBuf> = snap
-            .files
-            .keys()
-            .filter(|p| !touched.contains(*p))
-            .cloned()
-            .collect();
-        let words: Vec<String> = touched
-            .iter()
-            .filter_map(|path| {
-                let module = match path.file_stem().and_then(|s| s.to_str()) {
-                    Some("__init__") => path.parent().and_then(|d| d.file_name()),
-                    _ => path.file_stem(),
-                };
-                module.and_then(|m| m.to_str()).map(str::to_string)
-            })
-            .collect();
+    /// The files of `server`'s language under its root (not ones written) that name a written
+    /// module, found on disk: a cold server has reported on none of them yet.
+    async fn importers(&self, server: &Server, touched: &HashSet<PathBuf>) -> Vec<PathBuf> {
+        let words = crate::named::module_words(touched);
         if words.is_empty() {
             return Vec::new();
         }
-        crate::named::mentioning(&self.follow.files, files, words).await
-    }
-
-    /// Asks a server that answers pulls for the diagnostics of `files` (the first
-    /// [`PULLED_IMPORTERS`]), within `end`: its background pass over them may come much later.
-    async fn pulled(
-        &self,
-        server: &Server,
-        files: &[PathBuf],
-        end: tokio::time::Instant,
-    ) -> Vec<(PathBuf, Vec<crate::protocol::Diagnostic>)> {
-        let mut out = Vec::new();
-        for file in files.iter().take(PULLED_IMPORTERS) {
-            let left = end.saturating_duration_since(tokio::time::Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            // A closed file is answered with nothing: it is opened first, as an editor would.
-            let Ok(text) = crate::named::read(&self.follow.files, file).await else {
-                continue;
-            };
-            if server.sync(file, &text).await.is_err() {
-                break;
-            }
-            if let Some(items) = server.pulled_within(file, left).await {
-                out.push((file.clone(), items));
-            }
-        }
-        out
+        let extensions = server.extensions();
+        let files = crate::named::naming(&self.follow.files, &server.root, extensions, words);
+        let mut files = files.await;
+        files.retain(|f| !touched.contains(f) && f.starts_with(&self.follow.workspace));
+        files.truncate(crate::follow::PULLED);
+        files
     }
 }
 
@@ -127,6 +82,9 @@ struct Before {
     /// new problems in files the write did not touch are seen (open files, or every file for
     /// a server of the whole workspace).
     snapshots: Vec<(Arc<Server>, Snapshot)>,
+    /// For a server whose pulled answers are final, the files that name a written module, each
+    /// with what it had before the write (`None`: not known).
+    importers: Vec<(PathBuf, Option<Vec<Finding>>)>,
 }
 
 impl DiagnosticsOnWrite {
@@ -169,6 +127,7 @@ impl DiagnosticsOnWrite {
         &self,
         lang: &'static str,
         file: &Path,
+        budget: Duration,
     ) -> Result<Arc<Server>, Result<String, String>> {
         if let Some(server) = self.servers.running_for(lang, file).await {
             return Ok(server);
@@ -176,13 +135,13 @@ impl DiagnosticsOnWrite {
         let servers = self.servers.clone();
         let path = file.to_path_buf();
         let start = tokio::spawn(async move { servers.server_for(lang, &path).await });
-        match tokio::time::timeout(self.follow.wait, start).await {
+        match tokio::time::timeout(budget, start).await {
             Ok(Ok(Ok(server))) => Ok(server),
             Ok(Ok(Err(why))) => Err(Err(why)),
             Ok(Err(e)) => Err(Err(format!("starting the {lang} server failed: {e}"))),
             Err(_) => Err(Ok(format!(
                 "the {lang} server was still starting after {} ms",
-                self.follow.wait.as_millis()
+                budget.as_millis()
             ))),
         }
     }
@@ -200,7 +159,7 @@ impl DiagnosticsOnWrite {
         let Some(lang) = self.servers.config().language_of(abs) else {
             return self.unchecked_kind(abs).map(|why| no_server(rel, why));
         };
-        let server = match self.server_within(lang, abs).await {
+        let server = match self.server_within(lang, abs, self.follow.wait).await {
             Ok(server) => server,
             Err(Ok(starting)) => {
                 self.late_start(number, lang, abs);
@@ -225,6 +184,7 @@ impl DiagnosticsOnWrite {
         };
         // What this write committed, not the disk now: it may have changed since.
         let text = receipt.text().ok()?;
+        server.tell_exists(abs).await;
         let checks_before = match server.save_for_check(abs, text).await {
             Ok(begun) => begun,
             Err(why) => {
@@ -237,10 +197,9 @@ impl DiagnosticsOnWrite {
         let status = match server.answer(abs, checks_before, self.follow.wait).await {
             Ok(items) => {
                 let now = self.follow.findings(&items);
+                let how = Judged::Written;
                 self.follow
-                    .ledger
-                    .record(abs.to_path_buf(), had.as_ref(), now.clone());
-                judge(had.as_ref(), now, NO_BASELINE)
+                    .conclude(&server, abs, had.as_ref(), now, NO_BASELINE, how)
             }
             Err(_) if server.peer.closed().is_some() => {
                 let why = format!("{} is {}", server.id, server.state().await);
@@ -290,10 +249,8 @@ impl DiagnosticsOnWrite {
             let status = match answer {
                 Ok(items) => {
                     let now = follow.findings(&items);
-                    follow
-                        .ledger
-                        .record(path.clone(), had.as_ref(), now.clone());
-                    judge(had.as_ref(), now, NO_BASELINE)
+                    let how = Judged::Written;
+                    follow.conclude(&server, &path, had.as_ref(), now, NO_BASELINE, how)
                 }
                 Err(why) => FileStatus::Unavailable {
                     why: format!("still no answer: {why}"),
@@ -328,17 +285,55 @@ impl DiagnosticsOnWrite {
                 return;
             };
             let now = follow.findings(&items);
-            follow.ledger.record(path.clone(), None, now.clone());
+            let status = follow.conclude(&server, &path, None, now, NO_BASELINE, Judged::Written);
             let rel = follow.rel(&path);
-            let report = follow.report(&server, rel.clone(), judge(None, now, NO_BASELINE));
+            let report = follow.report(&server, rel.clone(), status);
             let event = format!("write #{number} (late; its server was starting)");
             follow.tell(&format!("write #{number} {rel}"), &event, &[report]);
         });
     }
 
+    /// The files that name a module about to be written, each with what it has now: asked
+    /// of the server (the disk is still as before the write, and its answer is final), else
+    /// the run's ledger, else the server's publication when whole. What was asked is kept
+    /// in the ledger, so what follows the write compares with it.
+    async fn importer_baselines(
+        &self,
+        server: &Server,
+        snap: &Snapshot,
+        touched: &HashSet<PathBuf>,
+        end: tokio::time::Instant,
+    ) -> Vec<(PathBuf, Option<Vec<Finding>>)> {
+        let files = self.importers(server, touched).await;
+        let pulled = self.follow.pulled(server, &files, end).await;
+        files
+            .into_iter()
+            .map(|f| {
+                let asked = pulled
+                    .iter()
+                    .find(|(p, _)| *p == f)
+                    .map(|(_, items)| self.follow.findings(items));
+                if let Some(had) = &asked {
+                    self.follow.ledger.record(f.clone(), Some(had), had.clone());
+                }
+                let known = || {
+                    let latest = self.follow.ledger.latest(&f);
+                    latest.or_else(|| snap.before(&f, &self.follow))
+                };
+                let had = asked.or_else(known);
+                (f, had)
+            })
+            .collect()
+    }
+
     /// The baseline of one file about to be written, from its running server: the run's
     /// ledger when it knows the file, else the server's answer for the text on disk now.
-    async fn baseline_of(&self, server: &Server, abs: &Path) -> Option<Vec<Finding>> {
+    async fn baseline_of(
+        &self,
+        server: &Server,
+        abs: &Path,
+        limit: Duration,
+    ) -> Option<Vec<Finding>> {
         if let Some(known) = self.follow.ledger.latest(abs) {
             return Some(known);
         }
@@ -346,7 +341,7 @@ impl DiagnosticsOnWrite {
             // Before any separate check has run, its errors are unknown: no baseline.
             Ok(_) if server.separate_check && !server.snapshot().complete => None,
             Ok(text) if server.sync(abs, &text).await.is_ok() => {
-                let mut items = server.diagnostics_within(abs, self.baseline).await?;
+                let mut items = server.diagnostics_within(abs, limit).await?;
                 if server.separate_check {
                     items.extend(server.whole_now(abs));
                 }
@@ -376,15 +371,21 @@ impl WriteHook for DiagnosticsOnWrite {
         Box::pin(async move {
             let abs: Vec<PathBuf> = paths.iter().map(|p| p.abs().to_path_buf()).collect();
             self.follow.ledger.writing(&abs);
+            // Every look before the write shares the one baseline budget.
+            let end = tokio::time::Instant::now() + self.baseline;
+            let left = || end.saturating_duration_since(tokio::time::Instant::now());
             let mut before = Before {
                 files: HashMap::new(),
                 snapshots: Vec::new(),
+                importers: Vec::new(),
             };
             for path in &abs {
                 let Some(lang) = self.servers.config().language_of(path) else {
                     continue;
                 };
-                let Some(server) = self.servers.running_for(lang, path).await else {
+                // A cold run starts the server now: what the files had before the write,
+                // the written one and those that import it, can only be asked before it.
+                let Ok(server) = self.server_within(lang, path, left()).await else {
                     continue;
                 };
                 if !before
@@ -393,13 +394,20 @@ impl WriteHook for DiagnosticsOnWrite {
                     .any(|(s, _)| Arc::ptr_eq(s, &server))
                 {
                     // A server of the whole workspace publishes placeholders until its first
-                    // pass ends; the baseline budget is spent waiting for that.
-                    if server.workspace_mode {
-                        server.first_pass_within(self.baseline).await;
+                    // pass ends; the baseline budget is spent waiting for that, unless its
+                    // answers to pulls are final: the files that matter are asked instead.
+                    if server.workspace_mode && server.done != Done::Pull {
+                        server.first_pass_within(left()).await;
                     }
-                    before.snapshots.push((server.clone(), server.snapshot()));
+                    let snap = server.snapshot();
+                    if server.done == Done::Pull {
+                        let touched: HashSet<PathBuf> = abs.iter().cloned().collect();
+                        before.importers =
+                            self.importer_baselines(&server, &snap, &touched, end).await;
+                    }
+                    before.snapshots.push((server.clone(), snap));
                 }
-                let known = self.baseline_of(&server, path).await;
+                let known = self.baseline_of(&server, path, left()).await;
                 before.files.insert(path.clone(), known);
             }
             Box::new(before) as Baseline
@@ -430,6 +438,7 @@ impl WriteHook for DiagnosticsOnWrite {
                 .unwrap_or(Before {
                     files: HashMap::new(),
                     snapshots: Vec::new(),
+                    importers: Vec::new(),
                 });
             // The write's whole report, other files included, keeps within one wait.
             let end = tokio::time::Instant::now() + self.follow.wait;
@@ -451,20 +460,51 @@ impl WriteHook for DiagnosticsOnWrite {
                 true => tokio::time::Instant::now(),
                 false => end,
             };
+            let mut late_importers = Vec::new();
             for (server, snap) in &before.snapshots {
                 let left = || end.saturating_duration_since(tokio::time::Instant::now());
                 let mut settled = true;
-                if server.workspace_mode {
-                    // Such a server publishes the written files with the others it re-checked
-                    // (pyright), even when it answered a pull before.
-                    for path in &touched {
-                        let _ = server.published_within(path, left()).await;
+                let mut importers = false;
+                let others = match server.done {
+                    // The files that import the written modules are asked, and their answers
+                    // are final; what else the server published meanwhile is told as it is.
+                    Done::Pull => {
+                        let files: Vec<PathBuf> =
+                            before.importers.iter().map(|(f, _)| f.clone()).collect();
+                        let answers = self.follow.pulled(server, &files, end).await;
+                        let asked: HashSet<PathBuf> =
+                            answers.iter().map(|(f, _)| f.clone()).collect();
+                        let outstanding: Vec<(PathBuf, Option<Vec<Finding>>)> = before
+                            .importers
+                            .iter()
+                            .filter(|(f, _)| !asked.contains(f))
+                            .cloned()
+                            .collect();
+                        importers = self.follow.enabled && !outstanding.is_empty();
+                        // A prompt report does not wait for them: they are asked again, and
+                        // what they say follows.
+                        settled = !(self.prompt && importers);
+                        if importers {
+                            late_importers.push((server.clone(), outstanding));
+                        }
+                        let mut others = self.follow.judged(server, &before.importers, answers);
+                        let mut skip = touched.clone();
+                        skip.extend(asked);
+                        // Any other file the server reported on for the first time (a cold
+                        // server's pass) imports none of them: its report is taken as its
+                        // baseline, not told.
+                        let first_reports = self.follow.others(server, snap, snap.seq, &skip);
+                        others.extend(first_reports.into_iter().filter(|r| {
+                            !matches!(r.status, tether_tool::FileStatus::Unavailable { .. })
+                        }));
+                        others
                     }
-                    settled = server
-                        .settle_others(OTHERS_GRACE, OTHERS_QUIET, left())
-                        .await;
-                }
-                let others = self.follow.others(server, snap, snap.seq, &touched);
+                    Done::Publish => self.follow.others(server, snap, snap.seq, &touched),
+                    Done::Quiet => {
+                        settled = server.quiet_within(server.quiet, left()).await;
+                        self.follow.others(server, snap, snap.seq, &touched)
+                    }
+                };
                 tracing::debug!(
                     server = %server.id, settled, others = others.len(), write = number,
                     "other files after a write"
@@ -476,20 +516,6 @@ impl WriteHook for DiagnosticsOnWrite {
                 let written_pending = reports.iter().any(|r| {
                     r.source == own && matches!(r.status, tether_tool::FileStatus::Pending(_))
                 });
-                // A server of the whole workspace re-checks importers in the background, with
-                // no sign of when it is done: when some file names the written module and none
-                // was reported, the result says more may come.
-                let mut importers = false;
-                if server.workspace_mode
-                    && !reports.iter().any(|r| r.path.contains("(another file"))
-                {
-                    let files = self.importers(snap, &touched).await;
-                    let answers = self.pulled(server, &files, end).await;
-                    let asked = answers.len();
-                    reports.extend(self.follow.compared(server, snap, answers, &touched));
-                    // Those not asked in time may still change, later.
-                    importers = self.follow.enabled && asked < files.len();
-                }
                 if server.reports_other_files() && (!settled || written_pending || importers) {
                     let why = match (settled, written_pending) {
                         (false, _) if self.prompt => format!(
@@ -506,9 +532,8 @@ impl WriteHook for DiagnosticsOnWrite {
                             format!("{} has not finished checking this write", server.id)
                         }
                         (true, false) => format!(
-                            "{} re-checks the files that name the written module in the \
-                             background and had reported none of them when this write's wait \
-                             ended",
+                            "{} had not answered for every file that names the written module \
+                             when this write's wait ended",
                             server.id
                         ),
                     };
@@ -543,6 +568,10 @@ impl WriteHook for DiagnosticsOnWrite {
             }
             let written: Vec<PathBuf> = touched.into_iter().collect();
             self.follow.ledger.written(&written);
+            // Asked once this write is over, so a write still under way means a later one.
+            for (server, files) in late_importers {
+                self.follow.importers_later(server, files, number);
+            }
             reports
         })
     }

@@ -14,7 +14,6 @@ use tokio::sync::mpsc;
 
 use crate::answers::Snapshot;
 use crate::follow::Follow;
-use crate::ledger::judge;
 use crate::server::Server;
 use crate::supervisor::Supervisor;
 
@@ -228,13 +227,12 @@ async fn tell_burst(follow: &Follow, r: Reached) {
         files,
         mut reports,
     } = r;
-    let mut settled = true;
-    if server.workspace_mode {
-        use crate::on_write::{OTHERS_GRACE, OTHERS_QUIET};
-        settled = server
-            .settle_others(OTHERS_GRACE, OTHERS_QUIET, follow.budget)
-            .await;
-    }
+    // Only a server with no better signal is given a quiet window; what the others publish
+    // later is followed below.
+    let settled = match server.done {
+        crate::catalog::Done::Quiet => server.quiet_within(server.quiet, follow.budget).await,
+        crate::catalog::Done::Pull | crate::catalog::Done::Publish => true,
+    };
     let mut names: Vec<String> = files.iter().take(3).map(|p| follow.rel(p)).collect();
     if files.len() > names.len() {
         names.push(format!("{} more", files.len() - names.len()));
@@ -327,10 +325,8 @@ async fn changed(
         Ok(items) => {
             follow.ledger.know(path, hash);
             let now = follow.findings(&items);
-            follow
-                .ledger
-                .record(path.to_path_buf(), before.as_ref(), now.clone());
-            let status = judge(before.as_ref(), now, NOT_SEEN);
+            let how = crate::ledger::Judged::Written;
+            let status = follow.conclude(&server, path, before.as_ref(), now, NOT_SEEN, how);
             if crate::follow::worth_telling(&status) {
                 reports.push(follow.report(&server, rel.clone(), status));
             }

@@ -266,6 +266,13 @@ impl Diagnostic {
         self.severity.unwrap_or(1).clamp(1, 4)
     }
 
+    /// The message on one line: its lines joined with "; ", a repeated line once, so a
+    /// rustc message and its label ("mismatched types", "expected `u32`, found `&str`") read
+    /// as two phrases, not one run together.
+    pub fn one_line(&self) -> String {
+        one_line(&self.message)
+    }
+
     /// ` [code]`, or nothing without one.
     pub fn code_tag(&self) -> String {
         self.code
@@ -273,6 +280,17 @@ impl Diagnostic {
             .map(|c| format!(" [{c}]"))
             .unwrap_or_default()
     }
+}
+
+/// `text`'s non-empty lines, trimmed, joined with "; ", each once.
+pub fn one_line(text: &str) -> String {
+    let mut lines: Vec<&str> = Vec::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    lines.join("; ")
 }
 
 impl From<&Diagnostic> for lsp::Diagnostic {

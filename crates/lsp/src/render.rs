@@ -290,7 +290,7 @@ pub fn diagnostics(shown_path: &str, items: &[Diagnostic], cap: usize) -> String
                 .as_ref()
                 .map(|s| format!(" ({s})"))
                 .unwrap_or_default();
-            let message = d.message.replace('\n', " ");
+            let message = d.one_line();
             let text = format!(
                 "{shown_path}:{}  {}  {}{code}{source}",
                 line + 1,

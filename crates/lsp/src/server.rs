@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::avail::Found;
 use crate::catalog::{Language, ServerEntry};
+use crate::heard::{Busy, Event, Heard};
 use crate::position::Encoding;
 use crate::protocol::{self, read};
 
@@ -45,47 +46,15 @@ impl std::fmt::Display for State {
     }
 }
 
-/// What the server tells us outside any request, kept for the tools.
-#[derive(Default)]
-pub(crate) struct Heard {
-    pub(crate) state: Option<State>,
-    /// Work-done progress tokens still running.
-    pub(crate) progress: HashMap<String, Option<u32>>,
-    /// rust-analyzer's own word on whether it is done loading (`experimental/serverStatus`).
-    pub(crate) quiescent: Option<bool>,
-    /// Its word on whether the project loaded: a warning or error, and what it said.
-    pub(crate) health: Option<(String, String)>,
-    /// Progress tokens of a separate check (rust-analyzer's cargo check) still running.
-    /// Per token, checks begun and not yet ended: a restart may begin anew under the same
-    /// token before the cancelled run ends, and only the last end means none runs.
-    pub(crate) checks: HashMap<String, usize>,
-    /// How many checks have begun so far, and that count when the last one ended: a check
-    /// cancelled by a save ends too, so only one begun after the save answers for it.
-    pub(crate) checks_begun: u64,
-    pub(crate) last_ended_begun: u64,
-    /// How many work-done progresses have begun, and ended, so far.
-    pub(crate) begun: u64,
-    pub(crate) ended: u64,
-    /// When the last separate check ended, and when the last publication came.
-    pub(crate) check_ended_at: Option<std::time::Instant>,
-    pub(crate) published_at: Option<std::time::Instant>,
-    /// The latest `publishDiagnostics` per document URI, within bounds.
-    pub(crate) published: crate::store::Publications,
-    /// The publications as they stood once the last awaited separate check ended and went
-    /// quiet: a check clears a file's findings before it reports them again, so only this
-    /// copy is whole between checks.
-    pub(crate) checked: Option<crate::store::Publications>,
-    /// Counts publications and document changes, to tell which came after which.
-    pub(crate) seq: u64,
-}
-
 pub use crate::store::Published;
+
+/// What a server told, watched: every change wakes the waits on it.
+pub(crate) type Watched = tokio::sync::watch::Sender<Heard>;
 
 /// Answers the server's requests and keeps its notifications.
 struct Client {
     settings: Value,
-    heard: Arc<Mutex<Heard>>,
-    published: Arc<tokio::sync::Notify>,
+    heard: Arc<Watched>,
     /// Set while a write call takes the server's own edits.
     edits: Arc<Mutex<Option<EditPort>>>,
 }
@@ -121,75 +90,62 @@ impl Incoming for Client {
     }
 
     fn notification(&self, method: &str, params: Value) {
-        if method == "textDocument/publishDiagnostics" {
-            let published: protocol::PublishDiagnosticsParams = read(params);
-            let Some(uri) = published.uri else {
-                return;
-            };
-            let mut heard = lock(&self.heard);
-            heard.seq += 1;
-            heard.published_at = Some(std::time::Instant::now());
-            let seq = heard.seq;
-            heard
-                .published
-                .insert(&uri, published.version, seq, published.diagnostics);
-            drop(heard);
-            self.published.notify_waiters();
-            return;
-        }
-        if method == "experimental/serverStatus" {
-            let status: protocol::ServerStatus = read(params);
-            let mut heard = lock(&self.heard);
-            heard.quiescent = status.quiescent;
-            heard.health = match (status.health, status.message) {
-                (Some(h), Some(m)) if h == "warning" || h == "error" => Some((h, m)),
-                _ => None,
-            };
-            return;
-        }
-        if method != "$/progress" {
-            return;
-        }
-        let progress: protocol::ProgressParams = read(params);
-        let token = progress.token.map_or(String::new(), |t| t.to_string());
-        let value = progress.value;
-        let mut heard = lock(&self.heard);
-        let title = value.title.as_deref().unwrap_or("");
-        let begin = value.kind.as_deref() == Some("begin");
-        match value.kind.as_deref() {
-            Some("begin") | Some("report") => {
-                let pct = value.percentage.map(|p| p.min(100) as u32);
-                if begin {
-                    heard.begun += 1;
+        let event = match method {
+            "textDocument/publishDiagnostics" => {
+                let published: protocol::PublishDiagnosticsParams = read(params);
+                let Some(uri) = published.uri else {
+                    return;
+                };
+                Event::Published {
+                    uri,
+                    version: published.version,
+                    items: published.diagnostics,
                 }
-                if begin
-                    && (token.to_lowercase().contains("check")
-                        || title.to_lowercase().contains("check"))
-                {
-                    *heard.checks.entry(token.clone()).or_default() += 1;
-                    heard.checks_begun += 1;
-                }
-                heard.progress.insert(token, pct);
             }
-            Some("end") => {
-                heard.ended += 1;
-                heard.progress.remove(&token);
-                let left = heard.checks.get_mut(&token).map(|n| {
-                    *n -= 1;
-                    *n
-                });
-                if left == Some(0) {
-                    heard.checks.remove(&token);
-                    // A check that ran while the project was still loading reports nothing for
-                    // files the server has not read yet: it answers for no save.
-                    if heard.quiescent != Some(false) {
-                        heard.last_ended_begun = heard.checks_begun;
+            "experimental/serverStatus" => {
+                let status: protocol::ServerStatus = read(params);
+                let health = match (status.health, status.message) {
+                    (Some(h), Some(m)) if h == "warning" || h == "error" => Some((h, m)),
+                    _ => None,
+                };
+                Event::Status {
+                    quiescent: status.quiescent,
+                    health,
+                }
+            }
+            "$/progress" => {
+                let progress: protocol::ProgressParams = read(params);
+                let token = progress.token.map_or(String::new(), |t| t.to_string());
+                let value = progress.value;
+                let percentage = value.percentage.map(|p| p.min(100) as u32);
+                match value.kind.as_deref() {
+                    Some("begin") => {
+                        let title = value.title.as_deref().unwrap_or("");
+                        let check = token.to_lowercase().contains("check")
+                            || title.to_lowercase().contains("check");
+                        Event::Begin {
+                            token,
+                            check,
+                            percentage,
+                        }
                     }
-                    heard.check_ended_at = Some(std::time::Instant::now());
+                    Some("report") => Event::Report { token, percentage },
+                    Some("end") => Event::End { token },
+                    _ => return,
                 }
             }
-            _ => {}
-        }
+            _ => return,
+        };
+        self.heard.send_modify(|heard| {
+            heard.apply(event);
+            heard.news_at = Some(tokio::time::Instant::now());
+        });
+    }
+
+    fn closed(&self, why: &str) {
+        let why = why.to_string();
+        self.heard
+            .send_modify(|heard| heard.apply(Event::Closed(why)));
     }
 }
 
@@ -306,8 +262,7 @@ pub struct Server {
     pub encoding: Encoding,
     /// The capabilities it announced, of what tether asks.
     pub capabilities: protocol::ServerCapabilities,
-    pub(crate) heard: Arc<Mutex<Heard>>,
-    pub(crate) published: Arc<tokio::sync::Notify>,
+    pub(crate) heard: Arc<Watched>,
     edits: Arc<Mutex<Option<EditPort>>>,
     pub(crate) open: tokio::sync::Mutex<HashMap<PathBuf, Open>>,
     /// Files whose creation the server was told of. It is kept here, not per run, because
@@ -331,6 +286,14 @@ pub struct Server {
     /// Whether it says when it has loaded the project (rust-analyzer's `serverStatus`): until
     /// then its answers are placeholders (an empty pull for a file it has not read yet).
     pub announces_loading: bool,
+    /// How a write knows the server is done with it, and the quiet window when nothing better
+    /// is known.
+    pub done: crate::catalog::Done,
+    pub quiet: Duration,
+    /// Its pulls are tsserver's own diagnostics requests, forwarded.
+    pub tsserver_pull: bool,
+    /// Its check stops reporting warnings while errors stand.
+    pub warnings_silenced_by_errors: bool,
     /// Cleared once the server said it has no pull diagnostics, though it never offered them.
     pub(crate) may_pull: std::sync::atomic::AtomicBool,
 }
@@ -371,14 +334,12 @@ impl Server {
         let (Some(input), Some(output)) = (child.take_stdout(), child.take_stdin()) else {
             return Err(format!("{}: no pipes to the server", entry.id));
         };
-        let heard = Arc::new(Mutex::new(Heard::default()));
-        let published = Arc::new(tokio::sync::Notify::new());
+        let heard = Arc::new(Watched::new(Heard::default()));
         let edits = Arc::new(Mutex::new(None));
         let client = Arc::new(Client {
             edits: edits.clone(),
             settings: options.settings.clone(),
             heard: heard.clone(),
-            published: published.clone(),
         });
         let peer = Peer::start(input, output, client, Some("$/cancelRequest"));
         let crate::restrict::Options {
@@ -419,7 +380,6 @@ impl Server {
             encoding,
             capabilities: caps,
             heard,
-            published,
             edits,
             open: tokio::sync::Mutex::default(),
             told_created: Mutex::default(),
@@ -428,6 +388,16 @@ impl Server {
             separate_check: entry.behaviour.separate_check && allowed.builds,
             workspace_mode: workspace_mode(&options_settings),
             announces_loading: entry.behaviour.announces_loading,
+            done: entry.behaviour.done,
+            quiet: Duration::from_millis(
+                entry
+                    .behaviour
+                    .quiet_ms
+                    .unwrap_or(crate::catalog::DEFAULT_QUIET_MS),
+            ),
+            tsserver_pull: entry.behaviour.tsserver_pull,
+            warnings_silenced_by_errors: entry.behaviour.warnings_silenced_by_errors
+                && allowed.builds,
             languages,
             may_pull: std::sync::atomic::AtomicBool::new(true),
             restricted,
@@ -448,21 +418,21 @@ impl Server {
                 .unwrap_or_default();
             return State::Crashed(with_stderr_tail(&format!("{why} ({code})"), &tail));
         }
-        let heard = lock(&self.heard);
-        if let Some(state) = &heard.state {
-            return state.clone();
+        let heard = self.heard.borrow();
+        if let Some(why) = &heard.degraded {
+            return State::Degraded(why.clone());
         }
-        match (heard.progress.values().next(), heard.quiescent) {
-            (Some(pct), _) => State::Indexing(*pct),
-            (None, Some(false)) => State::Indexing(None),
-            _ => State::Ready,
+        match heard.busy() {
+            Busy::Progress(pct) => State::Indexing(pct),
+            Busy::Loading => State::Indexing(None),
+            Busy::Idle => State::Ready,
         }
     }
 
     /// What the server said is wrong with loading the project, if anything (rust-analyzer's
     /// health): an empty answer may come from this, not from the code.
     pub fn health(&self) -> Option<String> {
-        let heard = lock(&self.heard);
+        let heard = self.heard.borrow();
         heard.health.as_ref().map(|(level, message)| {
             let first: String = message.lines().take(3).collect::<Vec<_>>().join(" ");
             format!(
@@ -474,19 +444,27 @@ impl Server {
     }
 
     /// Waits, at most `limit`, until the server has finished indexing; true if it has. A
-    /// server says it is busy only a moment after a request, so a short first look is kept.
+    /// server says it is busy only a moment after a request, so a begin is looked for first,
+    /// for a short while.
     pub async fn settled(&self, limit: Duration) -> bool {
-        let end = tokio::time::Instant::now() + limit;
-        tokio::time::sleep(Duration::from_millis(300).min(limit)).await;
-        loop {
-            if !matches!(self.state().await, State::Indexing(_)) {
-                return true;
-            }
-            if tokio::time::Instant::now() >= end {
-                return false;
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+        let begun = self.heard.borrow().begun;
+        let first = Duration::from_millis(300).min(limit);
+        self.until(first, |h| h.begun > begun).await;
+        self.until(limit.saturating_sub(first), |h| h.busy() == Busy::Idle)
+            .await
+    }
+
+    /// Waits, at most `limit`, until `done` holds of what the server told, or it is gone;
+    /// true when `done` held. Ends the moment the state changes to fit.
+    pub(crate) async fn until(
+        &self,
+        limit: Duration,
+        mut done: impl FnMut(&Heard) -> bool,
+    ) -> bool {
+        let mut watch = self.heard.subscribe();
+        let held =
+            tokio::time::timeout(limit, watch.wait_for(|h| h.closed.is_some() || done(h))).await;
+        matches!(held, Ok(Ok(h)) if h.closed.is_none() || done(&h))
     }
 
     /// The deadline of one request.
@@ -524,7 +502,9 @@ impl Server {
         match outcome {
             Ok(v) => Ok(v),
             Err(e @ tether_proc::RpcError::Timeout { .. }) => {
-                lock(&self.heard).state = Some(State::Degraded(e.to_string()));
+                let why = e.to_string();
+                self.heard
+                    .send_modify(|heard| heard.apply(Event::Degraded(why)));
                 Err(format!("{}: {e}; it may still be indexing", self.id))
             }
             Err(e) => {
@@ -629,13 +609,47 @@ impl Server {
         }
     }
 
-    /// Tells the server `path` was saved (after [`Server::sync`] gave it the saved text).
+    /// Tells a server of the whole workspace, once, that `path` exists: it resolves imports
+    /// from its own listing of the disk, and a module written just now (or created outside a
+    /// moment ago, before the watch told it) would otherwise be unresolved for the files that
+    /// import it.
+    pub async fn tell_exists(&self, path: &Path) {
+        if !self.workspace_mode || !self.creation_is_news(path, lsp::FileChangeType::CREATED) {
+            return;
+        }
+        let Ok(uri) = protocol::uri(path) else {
+            return;
+        };
+        let changes = vec![lsp::FileEvent {
+            uri,
+            typ: lsp::FileChangeType::CREATED,
+        }];
+        let params = lsp::DidChangeWatchedFilesParams { changes };
+        let _ = self.notify("workspace/didChangeWatchedFiles", params).await;
+    }
+
+    /// Tells the server `path` was saved (after [`Server::sync`] gave it the saved text). For a
+    /// server that checks separately, the save is counted and a barrier sent behind it, so the
+    /// checks begun once the server took it in are known to be for it or later.
     pub async fn saved(&self, path: &Path) -> Result<(), String> {
         let params = lsp::DidSaveTextDocumentParams {
             text_document: protocol::document(path).map_err(|e| format!("{}: {e}", self.id))?,
             text: None,
         };
-        self.notify("textDocument/didSave", params).await
+        if !self.separate_check {
+            return self.notify("textDocument/didSave", params).await;
+        }
+        let mut save = 0;
+        self.heard.send_modify(|h| {
+            h.apply(Event::Saved);
+            save = h.saves;
+        });
+        let told = self.notify("textDocument/didSave", params).await;
+        // Unanswered (a server too busy to answer within the deadline), the save still counts
+        // as taken in, so later saves are not held up behind it.
+        self.barrier().await;
+        self.heard.send_modify(|h| h.apply(Event::Barrier { save }));
+        told
     }
 
     /// Sends a notification.
@@ -646,6 +660,14 @@ impl Server {
             .notify(method, params)
             .await
             .map_err(|e| format!("{}: {e}", self.id))
+    }
+
+    /// The file extensions of the languages it serves.
+    pub fn extensions(&self) -> Vec<String> {
+        self.languages
+            .iter()
+            .flat_map(|l| l.extensions.iter().cloned())
+            .collect()
     }
 
     /// The LSP `languageId` of `path`, from the language it belongs to.
@@ -667,9 +689,11 @@ impl Server {
         let mut open = self.open.lock().await;
         let uri = protocol::uri(path).map_err(|e| format!("{}: {e}", self.id))?;
         let now = {
-            let mut heard = lock(&self.heard);
-            heard.seq += 1;
-            heard.seq
+            self.heard.send_modify(|heard| {
+                heard.apply(Event::Sent);
+                heard.news_at = Some(tokio::time::Instant::now());
+            });
+            self.heard.borrow().seq
         };
         match open.get_mut(path) {
             Some(doc) if doc.hash == hash => {

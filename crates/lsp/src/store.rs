@@ -84,6 +84,11 @@ impl Publications {
         self.by_uri.iter()
     }
 
+    /// How many files have a publication kept.
+    pub fn files(&self) -> usize {
+        self.by_uri.len()
+    }
+
     /// Whether every file the server published for is still here, so a file absent was never
     /// published.
     pub fn whole(&self) -> bool {

@@ -624,6 +624,9 @@ async fn status(servers: &Supervisor) -> String {
             s.encoding.name()
         );
         line.push_str(&format!("; {}", offers(s)));
+        if s.workspace_mode {
+            line.push_str(&format!("; has reported on {} files", s.files_reported()));
+        }
         if let Some(health) = s.health() {
             line.push_str(&format!("; {health}"));
         }
@@ -758,7 +761,11 @@ fn offers(server: &crate::server::Server) -> String {
         (true, false) => "diagnostics pulled per file",
         (false, _) => "diagnostics published for open files only",
     };
-    format!("offers {}; {diagnostics}", offered.join(", "))
+    let done = server.done.describe(server.quiet.as_millis() as u64);
+    format!(
+        "offers {}; {diagnostics}; a write is {done}",
+        offered.join(", ")
+    )
 }
 
 async fn reload(

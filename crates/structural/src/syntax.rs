@@ -91,6 +91,7 @@ fn problems_in(lang: Lang, text: &str) -> Vec<Finding> {
                 line: node.start_pos().line() + 1,
                 text: format!("missing `{}`", node.kind()),
                 key: key(),
+                class: "syntax error".into(),
             });
         } else if node.is_error() {
             let text = node.text();
@@ -99,6 +100,7 @@ fn problems_in(lang: Lang, text: &str) -> Vec<Finding> {
                 line: node.start_pos().line() + 1,
                 text: format!("syntax error at `{}`", cut_line(&first, 80)),
                 key: key(),
+                class: "syntax error".into(),
             });
         } else if node.get_inner_node().has_error() {
             let mut children: Vec<_> = node.children().collect();

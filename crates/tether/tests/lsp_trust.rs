@@ -95,6 +95,15 @@ fn an_untrusted_workspace_runs_no_build_script_until_trusted() {
             "{all}"
         );
         assert!(all.contains("without --all-features: no errors or warnings"), "{all}");
+        // An error only the default features have is listed, not only counted.
+        let both = format!("{featured}#[cfg(not(feature = \"extra\"))]\npub fn less() -> u32 {{\n    \"y\"\n}}\n");
+        std::fs::write(ws.join("src/lib.rs"), both).unwrap();
+        let all = lsp(&run, json!({"action": "diagnostics", "file": "*"})).await;
+        assert!(all.contains("all features): 1 error; without --all-features: 1 error"), "{all}");
+        assert!(
+            all.contains("src/lib.rs:10  error  mismatched types [E0308] (only without --all-features)"),
+            "{all}"
+        );
         std::fs::write(ws.join("src/lib.rs"), "pub fn answer() -> u32 {\n    \"forty-two\"\n}\n").unwrap();
         // Diagnostics on write wait for cargo check (a separate check) before answering, and
         // never call a file clean before it has ended.

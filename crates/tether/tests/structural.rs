@@ -507,7 +507,10 @@ async fn writes_report_the_syntax_status_of_each_file_they_touch() {
     )
     .await
     .unwrap();
-    assert!(out.contains("new.py: still 1 syntax error"), "{out}");
+    assert!(
+        out.contains("new.py: 1 syntax error changed (one of its kind was at this place"),
+        "{out}"
+    );
     assert!(!out.contains("(new)"), "{out}");
     let out = call(
         &run,

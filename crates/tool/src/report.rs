@@ -22,6 +22,9 @@ pub struct Finding {
     pub text: String,
     /// What it is counted under: a rise in a key's count is new, a fall is fixed.
     pub key: String,
+    /// Its kind, severity and code ("error [E0308]", "syntax error"): a finding on the line of
+    /// one that went away is that one changed only when their kinds are the same.
+    pub class: String,
 }
 
 /// What one source says about one file after a write.
@@ -33,8 +36,13 @@ pub enum FileStatus {
         new: Vec<Finding>,
         /// Problems there before the write and still there.
         still: Vec<Finding>,
+        /// Problems there before the write that now read differently (same kind, same line).
+        changed: Vec<Finding>,
         /// How many problems the write removed.
         fixed: usize,
+        /// Warnings the checker did not look for again, because it stops reporting them once
+        /// there are errors: neither fixed nor still known to be there.
+        unchecked: usize,
     },
     /// The source answered for the text as written and found nothing (said, not implied).
     Clean,
@@ -81,24 +89,33 @@ impl FileStatus {
                 None => new.push(f),
             }
         }
-        // A finding on the line where one under another key went away is that one, changed in
-        // shape (`def f(:` became `def f(x:`): still there, not new.
-        let mut gone: Vec<usize> = left.values().flatten().map(|f| f.line).collect();
-        let (reshaped, new): (Vec<Finding>, Vec<Finding>) = new.into_iter().partition(|f| {
-            let at = gone.iter().position(|&line| line == f.line);
+        // A finding on the line where one of the same kind under another key went away is
+        // that one, changed in shape (`def f(:` became `def f(x:`; an E0308 whose types
+        // changed): changed, not new. Of another kind (an error where a warning was), it is new.
+        let mut gone: Vec<&Finding> = left.values().flatten().copied().collect();
+        let (mut changed, mut new): (Vec<Finding>, Vec<Finding>) = new.into_iter().partition(|f| {
+            let at = gone
+                .iter()
+                .position(|g| g.line == f.line && g.class == f.class);
             reshapes && at.map(|i| gone.swap_remove(i)).is_some()
         });
-        still.extend(reshaped);
         let fixed = gone.len();
-        let mut new = new;
         new.sort_by_key(|f| f.line);
         still.sort_by_key(|f| f.line);
-        FileStatus::Compared { new, still, fixed }
+        changed.sort_by_key(|f| f.line);
+        FileStatus::Compared {
+            new,
+            still,
+            changed,
+            fixed,
+            unchecked: 0,
+        }
     }
 
     /// True when there is nothing worth saying: clean before and after.
     fn is_quiet(&self) -> bool {
-        matches!(self, FileStatus::Compared { new, still, fixed: 0 } if new.is_empty() && still.is_empty())
+        matches!(self, FileStatus::Compared { new, still, changed, fixed: 0, unchecked: 0 }
+            if new.is_empty() && still.is_empty() && changed.is_empty())
     }
 }
 
@@ -173,8 +190,15 @@ fn file_lines<'a>(
     // Per key, how many there are now and how many of them are new, so a second copy of an
     // old problem reads as such.
     let mut counts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let mut reshaped: HashSet<(usize, &str)> = HashSet::new();
     let summary = match &r.status {
-        FileStatus::Compared { new, still, fixed } => {
+        FileStatus::Compared {
+            new,
+            still,
+            changed,
+            fixed,
+            unchecked,
+        } => {
             let mut parts = Vec::new();
             if !new.is_empty() {
                 parts.push(format!(
@@ -183,16 +207,29 @@ fn file_lines<'a>(
                     noun_for(new.len(), &r.noun)
                 ));
             }
+            if !changed.is_empty() {
+                parts.push(format!(
+                    "{} changed (one of its kind was at this place before this write; it now reads differently)",
+                    count(changed.len())
+                ));
+            }
             if *fixed > 0 {
                 parts.push(format!("fixed {}", count(*fixed)));
-                if new.is_empty() && still.is_empty() {
+                if new.is_empty() && still.is_empty() && changed.is_empty() && *unchecked == 0 {
                     parts.push("none left".into());
                 }
             }
-            match (new.is_empty() && *fixed == 0, still.len()) {
+            let quiet = new.is_empty() && *fixed == 0 && changed.is_empty();
+            match (quiet, still.len()) {
                 (_, 0) => {}
                 (true, n) => parts.push(format!("still {} (there before this write)", count(n))),
                 (false, n) => parts.push(format!("still {n} more (there before this write)")),
+            }
+            if *unchecked > 0 {
+                parts.push(format!(
+                    "{} not re-checked while errors stand",
+                    crate::output::counted(*unchecked, "warning")
+                ));
             }
             for (f, is_new) in new
                 .iter()
@@ -207,6 +244,8 @@ fn file_lines<'a>(
             // problems of the same kind are listed with it (all its places), the rest counted.
             // With nothing new, the first few old ones are listed to orient.
             items.extend(new.iter().map(|f| (f, true)));
+            items.extend(changed.iter().map(|f| (f, false)));
+            reshaped.extend(changed.iter().map(|f| (f.line, f.text.as_str())));
             let risen = |f: &&Finding| counts[f.key.as_str()].1 > 0;
             match new.is_empty() {
                 false => items.extend(still.iter().filter(risen).map(|f| (f, false))),
@@ -249,6 +288,7 @@ fn file_lines<'a>(
                 format!(" (new; now {now} of these, was {})", now - rose)
             }
             _ if is_new => " (new)".to_string(),
+            _ if reshaped.contains(&(f.line, f.text.as_str())) => " (changed)".to_string(),
             _ => String::new(),
         };
         lines.push(format!("    line {}{mark}: {}", f.line, f.text));
@@ -283,17 +323,67 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    #[test]
-    fn a_new_problem_on_an_unwritten_line_is_not_an_old_one_reshaped() {
-        let f = |line: usize, key: &str| Finding {
+    /// An LSP-like finding: its class is the text up to the code's closing bracket.
+    fn lsp(line: usize, text: &str) -> Finding {
+        let class = text.find(']').map_or(text, |at| &text[..=at]);
+        Finding {
             line,
-            text: key.to_string(),
-            key: key.to_string(),
-        };
-        let before = [f(5, "error [reportReturnType] wrong return")];
-        let after = vec![f(5, "error [reportCallIssue] argument missing")];
+            text: text.to_string(),
+            key: text.to_string(),
+            class: class.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_finding_of_another_kind_on_the_line_of_a_gone_one_is_new() {
+        // An error where only a warning went away is new, written or not.
+        let before = [lsp(5, "warning [unused_variables] unused variable: `x`")];
+        let after = vec![lsp(5, "error [E0308] mismatched types")];
         let written = FileStatus::compare(&before, after.clone());
-        assert!(matches!(&written, FileStatus::Compared { new, .. } if new.is_empty()));
+        assert!(
+            matches!(&written, FileStatus::Compared { new, fixed: 1, changed, .. }
+                if new.len() == 1 && changed.is_empty()),
+            "{written:?}"
+        );
+        // Another code is another kind too.
+        let before = [lsp(5, "error [reportReturnType] wrong return")];
+        let after = vec![lsp(5, "error [reportCallIssue] argument missing")];
+        let written = FileStatus::compare(&before, after);
+        assert!(
+            matches!(&written, FileStatus::Compared { new, fixed: 1, .. } if new.len() == 1),
+            "{written:?}"
+        );
+    }
+
+    #[test]
+    fn a_finding_of_the_same_kind_that_reads_differently_is_changed_not_old() {
+        let before = [lsp(5, "error [E0308] expected `u32`, found `&str`")];
+        let after = vec![lsp(5, "error [E0308] expected `u32`, found `bool`")];
+        let written = FileStatus::compare(&before, after.clone());
+        let FileStatus::Compared {
+            new,
+            still,
+            changed,
+            fixed,
+            ..
+        } = &written
+        else {
+            panic!()
+        };
+        assert!(
+            new.is_empty() && still.is_empty() && *fixed == 0,
+            "{written:?}"
+        );
+        assert_eq!(changed, &after);
+        let text = format_reports(&[report("lib.rs", written.clone())]).unwrap();
+        assert!(
+            text.contains(
+                "1 syntax error changed (one of its kind was at this place before this write; it now reads differently)"
+            ) && text.contains("line 5 (changed): error [E0308]")
+                && !text.contains("still"),
+            "{text}"
+        );
+        // In a file nobody wrote, nothing reshapes: the old one went, a new one came.
         let unwritten = FileStatus::compare_unwritten(&before, after);
         assert!(
             matches!(&unwritten, FileStatus::Compared { new, fixed: 1, .. } if new.len() == 1),
@@ -301,11 +391,29 @@ mod tests {
         );
     }
 
+    #[test]
+    fn warnings_not_re_checked_are_said_in_one_line_and_never_fixed() {
+        let status = FileStatus::Compared {
+            new: vec![lsp(2, "error [E0308] mismatched types")],
+            still: Vec::new(),
+            changed: Vec::new(),
+            fixed: 0,
+            unchecked: 3,
+        };
+        let text = format_reports(&[report("lib.rs", status)]).unwrap();
+        assert!(
+            text.contains("1 new syntax error; 3 warnings not re-checked while errors stand"),
+            "{text}"
+        );
+        assert!(!text.contains("fixed"), "{text}");
+    }
+
     fn f(line: usize, text: &str, key: &str) -> Finding {
         Finding {
             line,
             text: text.into(),
             key: key.into(),
+            class: "syntax error".into(),
         }
     }
 
@@ -326,7 +434,10 @@ mod tests {
         ];
         // The first error changed shape but kept its key; the second is gone; one is new.
         let after = vec![f(3, "at `def f(x:`", "parameters"), f(12, "at `]`", "list")];
-        let FileStatus::Compared { new, still, fixed } = FileStatus::compare(&before, after) else {
+        let FileStatus::Compared {
+            new, still, fixed, ..
+        } = FileStatus::compare(&before, after)
+        else {
             panic!()
         };
         assert_eq!(new, [f(12, "at `]`", "list")]);
@@ -335,14 +446,21 @@ mod tests {
     }
 
     #[test]
-    fn an_error_that_changed_shape_on_its_line_is_still_there_not_new() {
+    fn a_syntax_error_that_changed_shape_on_its_line_is_changed_not_new() {
         let before = [f(1, "missing `)`", "parameters")];
         let after = vec![f(1, "at `def f(x:`", "module")];
-        let FileStatus::Compared { new, still, fixed } = FileStatus::compare(&before, after) else {
+        let FileStatus::Compared {
+            new,
+            still,
+            changed,
+            fixed,
+            ..
+        } = FileStatus::compare(&before, after)
+        else {
             panic!()
         };
-        assert!(new.is_empty(), "{new:?}");
-        assert_eq!(still, [f(1, "at `def f(x:`", "module")]);
+        assert!(new.is_empty() && still.is_empty(), "{new:?} {still:?}");
+        assert_eq!(changed, [f(1, "at `def f(x:`", "module")]);
         assert_eq!(fixed, 0);
     }
 
@@ -388,7 +506,9 @@ mod tests {
         let mixed = FileStatus::Compared {
             new: vec![f(4, "at `]`", "list")],
             still: vec![f(1, "missing `)`", "call")],
+            changed: Vec::new(),
             fixed: 0,
+            unchecked: 0,
         };
         let still = FileStatus::compare(&[f(2, "at `:`", "if")], vec![f(3, "at `:`", "if")]);
         let late = FileStatus::Unavailable {
@@ -406,7 +526,9 @@ mod tests {
                     f(6, "`y` is not defined", "undefined"),
                 ],
                 still: Vec::new(),
+                changed: Vec::new(),
                 fixed: 0,
+                unchecked: 0,
             },
         };
         let reports = [

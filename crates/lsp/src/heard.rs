@@ -1,0 +1,414 @@
+//! What a server has told us outside any answer, as one state fed by events in the order they
+//! came off the wire: work-done progress, separate checks and which save each answers for,
+//! publications, and its word on loading. The state is pure (no clock); a server publishes it
+//! through a `watch`, so every wait is a condition on it that ends the moment it holds.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::protocol::Diagnostic;
+use crate::store::Publications;
+
+/// One thing the server said, or one thing we sent that later events are ordered against.
+#[derive(Debug)]
+pub(crate) enum Event {
+    /// `textDocument/publishDiagnostics`.
+    Published {
+        uri: String,
+        version: Option<i64>,
+        items: Vec<Diagnostic>,
+    },
+    /// A work-done progress began; `check` when its token or title names a separate check.
+    Begin {
+        token: String,
+        check: bool,
+        percentage: Option<u32>,
+    },
+    /// A work-done progress reported.
+    Report {
+        token: String,
+        percentage: Option<u32>,
+    },
+    /// A work-done progress ended.
+    End { token: String },
+    /// `experimental/serverStatus`: whether it is done loading, and what it said of its health
+    /// when that was a warning or an error.
+    Status {
+        quiescent: Option<bool>,
+        health: Option<(String, String)>,
+    },
+    /// A document's text was sent (didOpen or didChange).
+    Sent,
+    /// A `didSave` was sent.
+    Saved,
+    /// The server answered a request sent after save number `save`: it has taken that save
+    /// in, so a check begun before this answer is not that save's.
+    Barrier { save: u64 },
+    /// The server answered a request sent once `ends` checks had ended: every publication of
+    /// those checks came before this answer.
+    Flushed { ends: u64 },
+    /// A request missed its deadline.
+    Degraded(String),
+    /// The connection ended.
+    Closed(String),
+}
+
+/// Where a server stands, from what it said (a crash is the process's part, not this).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Busy {
+    /// Some progress runs, with the first one's percentage if it gives one.
+    Progress(Option<u32>),
+    /// It said it is still loading the project.
+    Loading,
+    /// Neither.
+    Idle,
+}
+
+/// Everything a server told us, kept for the tools and the waits.
+#[derive(Default)]
+pub(crate) struct Heard {
+    /// Why a request missed its deadline, once one did.
+    pub(crate) degraded: Option<String>,
+    /// Why the connection ended, once it did.
+    pub(crate) closed: Option<String>,
+    /// Work-done progress tokens still running, with their percentage.
+    pub(crate) progress: HashMap<String, Option<u32>>,
+    /// rust-analyzer's own word on whether it is done loading (`experimental/serverStatus`).
+    pub(crate) quiescent: Option<bool>,
+    /// Its word on whether the project loaded: a warning or error, and what it said.
+    pub(crate) health: Option<(String, String)>,
+    /// Separate checks running, per token: a restart may begin anew under the same token
+    /// before the cancelled run ends, and only the last end means none runs.
+    checks: HashMap<String, usize>,
+    /// How many separate checks have begun so far.
+    pub(crate) checks_begun: u64,
+    /// How many have ended so far.
+    pub(crate) checks_ended: u64,
+    /// `checks_begun` when a check last ended with none left running and the project loaded:
+    /// a check that ran while the project was still loading answers for no save.
+    pub(crate) last_ended_begun: u64,
+    /// Whether a progress has ended with none left running: the server has been over the
+    /// project once, so what it publishes from then on is each file's real state (a server of
+    /// the whole workspace first publishes every file empty, before it has looked at any).
+    pub(crate) passed: bool,
+    /// How many work-done progresses have begun, and ended, so far.
+    pub(crate) begun: u64,
+    pub(crate) ended: u64,
+    /// Saves sent so far, and the latest save the server answered a barrier after, with
+    /// `checks_begun` at that answer.
+    pub(crate) saves: u64,
+    pub(crate) barred: (u64, u64),
+    /// `checks_ended` at the latest flush answered.
+    pub(crate) flushed: u64,
+    /// The latest publication per document URI, within bounds.
+    pub(crate) published: Publications,
+    /// The publications as they stood once an awaited check ended and its publications were
+    /// flushed: a check clears a file's findings before it reports them again, so only this
+    /// copy is whole between checks.
+    pub(crate) checked: Option<Publications>,
+    /// Files a check emptied that have not been reported on since: each is fixed, or its
+    /// findings are still on their way (rust-analyzer empties a file at the start of a check
+    /// and sends its findings again from a pool of threads, in no fixed order with answers).
+    pub(crate) cleared: HashSet<String>,
+    /// Counts publications and documents sent, to tell which came after which.
+    pub(crate) seq: u64,
+    /// When the server last said anything, or was last sent a text: the one clock here, set
+    /// by the connection, for a server whose only sign of being done is silence.
+    pub(crate) news_at: Option<tokio::time::Instant>,
+}
+
+impl Heard {
+    /// Takes one event in.
+    pub(crate) fn apply(&mut self, event: Event) {
+        match event {
+            Event::Published {
+                uri,
+                version,
+                items,
+            } => {
+                self.seq += 1;
+                let had = self
+                    .published
+                    .get(&uri)
+                    .is_some_and(|p| !p.items.is_empty());
+                match items.is_empty() {
+                    true if had && self.checking() => _ = self.cleared.insert(uri.clone()),
+                    true => {}
+                    false => _ = self.cleared.remove(&uri),
+                }
+                self.published.insert(&uri, version, self.seq, items);
+            }
+            Event::Begin {
+                token,
+                check,
+                percentage,
+            } => {
+                self.begun += 1;
+                if check {
+                    *self.checks.entry(token.clone()).or_default() += 1;
+                    self.checks_begun += 1;
+                }
+                self.progress.insert(token, percentage);
+            }
+            Event::Report { token, percentage } => {
+                if let Some(p) = self.progress.get_mut(&token) {
+                    *p = percentage;
+                }
+            }
+            Event::End { token } => {
+                // An end is counted even for a token never begun: pyright ends its analysis
+                // progress from a pull that began none, and that end means the pass is over.
+                self.progress.remove(&token);
+                self.ended += 1;
+                if self.progress.is_empty() {
+                    self.passed = true;
+                }
+                let Some(left) = self.checks.get_mut(&token) else {
+                    return;
+                };
+                *left -= 1;
+                self.checks_ended += 1;
+                if *left == 0 {
+                    self.checks.remove(&token);
+                }
+                if self.checks.is_empty() && self.quiescent != Some(false) {
+                    self.last_ended_begun = self.checks_begun;
+                }
+            }
+            Event::Status { quiescent, health } => {
+                self.quiescent = quiescent;
+                self.health = health;
+            }
+            Event::Sent => self.seq += 1,
+            Event::Saved => self.saves += 1,
+            Event::Barrier { save } => {
+                if save >= self.barred.0 {
+                    self.barred = (save, self.checks_begun);
+                }
+            }
+            Event::Flushed { ends } => {
+                if ends == self.checks_ended && self.checks.is_empty() {
+                    self.checked = Some(self.published.clone());
+                    self.cleared.clear();
+                }
+                self.flushed = self.flushed.max(ends);
+            }
+            Event::Degraded(why) => self.degraded = Some(why),
+            Event::Closed(why) => self.closed = Some(why),
+        }
+    }
+
+    /// How many progresses other than separate checks (loading, indexing) have begun.
+    pub(crate) fn indexing_begun(&self) -> u64 {
+        self.begun - self.checks_begun
+    }
+
+    /// Whether a separate check runs now, so the publications are half old, half new.
+    pub(crate) fn checking(&self) -> bool {
+        !self.checks.is_empty()
+    }
+
+    /// What the server is busy with, if anything.
+    pub(crate) fn busy(&self) -> Busy {
+        match (self.progress.values().next(), self.quiescent) {
+            (Some(pct), _) => Busy::Progress(*pct),
+            (None, Some(false)) => Busy::Loading,
+            _ => Busy::Idle,
+        }
+    }
+
+    /// Whether every save sent has been taken in, and a check begun after the latest of them
+    /// (and after `after` checks had begun) has ended with none running since.
+    pub(crate) fn check_ended_after(&self, after: u64) -> bool {
+        let after = after.max(self.barred.1);
+        self.barred.0 == self.saves && self.last_ended_begun > after && !self.checking()
+    }
+
+    /// [`Heard::check_ended_after`], with that check's publications flushed and kept whole.
+    pub(crate) fn check_whole_after(&self, after: u64) -> bool {
+        self.check_ended_after(after) && self.flushed == self.checks_ended && self.checked.is_some()
+    }
+
+    /// Whether no check began since the latest save was taken in.
+    pub(crate) fn no_check_since_save(&self) -> bool {
+        self.barred.0 == self.saves && self.checks_begun == self.barred.1 && !self.checking()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn begin(token: &str, check: bool) -> Event {
+        Event::Begin {
+            token: token.into(),
+            check,
+            percentage: None,
+        }
+    }
+
+    fn end(token: &str) -> Event {
+        Event::End {
+            token: token.into(),
+        }
+    }
+
+    fn publish(uri: &str, version: Option<i64>, n: usize) -> Event {
+        let item: Diagnostic = crate::protocol::read(serde_json::json!({
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+            "severity": 1, "message": "m"}));
+        Event::Published {
+            uri: uri.into(),
+            version,
+            items: vec![item; n],
+        }
+    }
+
+    fn fed(events: Vec<Event>) -> Heard {
+        let mut heard = Heard::default();
+        for e in events {
+            heard.apply(e);
+        }
+        heard
+    }
+
+    /// A save while a check runs: rust-analyzer ends the running check (cancelled) and begins
+    /// the save's own one after taking the save in. Only the second end answers for the save.
+    #[test]
+    fn a_check_cancelled_by_a_new_save_does_not_answer_for_it() {
+        let flycheck = "rust-analyzer/flycheck/0";
+        let mut heard = fed(vec![
+            Event::Status {
+                quiescent: Some(true),
+                health: None,
+            },
+            Event::Saved,
+            Event::Barrier { save: 1 },
+            begin(flycheck, true),
+            // The second save comes while the first check runs.
+            Event::Saved,
+        ]);
+        let wanted = heard.checks_begun;
+        heard.apply(end(flycheck));
+        assert!(
+            !heard.check_ended_after(wanted),
+            "the save is not taken in yet"
+        );
+        heard.apply(Event::Barrier { save: 2 });
+        assert!(
+            !heard.check_ended_after(wanted),
+            "the cancelled check answered"
+        );
+        heard.apply(begin(flycheck, true));
+        heard.apply(publish("file:///w/src/lib.rs", None, 1));
+        assert!(!heard.check_ended_after(wanted), "a check still runs");
+        heard.apply(end(flycheck));
+        assert!(heard.check_ended_after(wanted));
+        assert!(!heard.check_whole_after(wanted), "not flushed yet");
+        heard.apply(Event::Flushed {
+            ends: heard.checks_ended,
+        });
+        assert!(heard.check_whole_after(wanted));
+        let checked = heard.checked.as_ref().unwrap();
+        assert_eq!(checked.get("file:///w/src/lib.rs").unwrap().items.len(), 1);
+    }
+
+    /// A check that ran while the project was still loading answers for no save, and a flush
+    /// sent before a later check ended keeps nothing.
+    #[test]
+    fn a_check_during_loading_and_a_stale_flush_answer_nothing() {
+        let mut heard = fed(vec![
+            Event::Status {
+                quiescent: Some(false),
+                health: None,
+            },
+            Event::Saved,
+            Event::Barrier { save: 1 },
+            begin("flycheck", true),
+            end("flycheck"),
+        ]);
+        assert!(!heard.check_ended_after(0));
+        assert_eq!(heard.busy(), Busy::Loading);
+        heard.apply(Event::Status {
+            quiescent: Some(true),
+            health: None,
+        });
+        heard.apply(begin("flycheck", true));
+        heard.apply(end("flycheck"));
+        assert!(heard.check_ended_after(0));
+        let stale = heard.checks_ended - 1;
+        heard.apply(Event::Flushed { ends: stale });
+        assert!(heard.checked.is_none());
+        assert!(!heard.check_whole_after(0));
+    }
+
+    /// pyright publishes the files that import a changed module a while after the written
+    /// file, each with no version: the sequence numbers order them after the change was sent.
+    #[test]
+    fn dependents_published_late_come_after_the_change_in_order() {
+        let mut heard = fed(vec![publish("file:///w/main.py", None, 0)]);
+        heard.apply(Event::Sent);
+        let sent = heard.seq;
+        heard.apply(publish("file:///w/m.py", Some(2), 1));
+        heard.apply(publish("file:///w/main.py", None, 1));
+        let main = heard.published.get("file:///w/main.py").unwrap();
+        assert!(main.seq > sent);
+        assert_eq!(main.items.len(), 1);
+        assert_eq!(heard.busy(), Busy::Idle);
+    }
+
+    /// A server that never publishes for a clean file, and a progress that never ends: the
+    /// state says busy for as long as the progress runs, and nothing was published.
+    #[test]
+    fn a_silent_clean_file_and_a_progress_with_no_end() {
+        let mut heard = fed(vec![
+            begin("indexing", false),
+            Event::Report {
+                token: "indexing".into(),
+                percentage: Some(40),
+            },
+            Event::Sent,
+        ]);
+        assert_eq!(heard.busy(), Busy::Progress(Some(40)));
+        assert!(heard.published.get("file:///w/a.c").is_none());
+        // An end for another token leaves this one running.
+        heard.apply(end("other"));
+        assert_eq!(heard.busy(), Busy::Progress(Some(40)));
+        assert!(!heard.passed);
+        assert!(!heard.checking());
+        assert!(heard.no_check_since_save());
+    }
+
+    /// Recorded with a bench target that keeps its error: the check empties the file, ends,
+    /// and the flush is answered before the file's findings, sent from another thread, come.
+    #[test]
+    fn a_file_a_check_emptied_is_in_doubt_until_reported_again() {
+        let flycheck = "rust-analyzer/flycheck/0";
+        let bench = "file:///w/benches/b.rs";
+        let mut heard = fed(vec![publish(bench, None, 3), begin(flycheck, true)]);
+        heard.apply(publish(bench, None, 0));
+        heard.apply(end(flycheck));
+        assert!(heard.cleared.contains(bench), "emptied by the check");
+        heard.apply(publish(bench, None, 3));
+        assert!(heard.cleared.is_empty(), "reported again");
+        // A file that stays empty was fixed: the flush that keeps the check's state ends it.
+        heard.apply(begin(flycheck, true));
+        heard.apply(publish(bench, None, 0));
+        heard.apply(end(flycheck));
+        assert!(heard.cleared.contains(bench));
+        heard.apply(Event::Flushed {
+            ends: heard.checks_ended,
+        });
+        assert!(heard.cleared.is_empty());
+        assert!(
+            heard
+                .checked
+                .as_ref()
+                .unwrap()
+                .get(bench)
+                .unwrap()
+                .items
+                .is_empty()
+        );
+    }
+}
