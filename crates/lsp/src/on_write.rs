@@ -66,6 +66,48 @@ impl DiagnosticsOnWrite {
     }
 }
 
+impl DiagnosticsOnWrite {
+    /// For a server of open files only (clangd), waits at most `limit` until each open file
+    /// that names a written one (`#include "lib.h"`) was published again after `since`: the
+    /// server rebuilds those on the save, a moment before or after the written file's own
+    /// publication, and they are this write's news.
+    async fn dependents_republished(
+        &self,
+        server: &Server,
+        since: u64,
+        touched: &HashSet<PathBuf>,
+        limit: Duration,
+    ) {
+        if server.separate_check || server.workspace_mode {
+            return;
+        }
+        let open: Vec<PathBuf> = {
+            let docs = server.open.lock().await;
+            docs.keys()
+                .filter(|p| !touched.contains(*p))
+                .cloned()
+                .collect()
+        };
+        if open.is_empty() {
+            return;
+        }
+        let naming = self.importers(server, touched).await;
+        let uris: Vec<String> = open
+            .iter()
+            .filter(|p| naming.contains(p))
+            .map(|p| crate::server::file_uri(p))
+            .collect();
+        if uris.is_empty() {
+            return;
+        }
+        let again = |h: &crate::heard::Heard| {
+            let fresh = |u: &String| h.published.get(u).is_some_and(|p| p.seq > since);
+            uris.iter().all(fresh)
+        };
+        server.until(limit, again).await;
+    }
+}
+
 /// What a late answer for one file still owes: the file's state before the write, the checks
 /// begun before its save, and for a server that checks separately, the other files.
 struct Owed {
@@ -499,7 +541,11 @@ impl WriteHook for DiagnosticsOnWrite {
                         }));
                         others
                     }
-                    Done::Publish => self.follow.others(server, snap, snap.seq, &touched),
+                    Done::Publish => {
+                        self.dependents_republished(server, snap.seq, &touched, left())
+                            .await;
+                        self.follow.others(server, snap, snap.seq, &touched)
+                    }
                     Done::Quiet => {
                         settled = server.quiet_within(server.quiet, left()).await;
                         self.follow.others(server, snap, snap.seq, &touched)

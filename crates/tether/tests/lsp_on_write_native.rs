@@ -209,6 +209,20 @@ fn clangd_reports_what_each_write_broke() {
             old: ("old.cpp", "return 1;", "return 2;"),
         };
         introduce_move_repeat_fix_relapse(&run, &steps).await;
+
+        // A changed signature in the header: clangd rebuilds the open main.cpp on the save,
+        // and the write's own result has its break, not a later notice.
+        let out = call(
+            &run,
+            "edit",
+            json!({"path": "area.h", "old_string": "int h)", "new_string": "int h, int d)"}),
+        )
+        .await;
+        let b = block(&out, "clangd");
+        assert!(
+            b.contains("main.cpp (another file, not written): 1 new problem"),
+            "{out}"
+        );
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
