@@ -53,7 +53,7 @@ const PULL_AGAIN: Duration = Duration::from_millis(50);
 /// How long the server may take to answer the request that shows it has taken a save in.
 const TAKEN_IN: Duration = Duration::from_secs(5);
 /// Flushes after a check's end, at most, while a file it emptied has not been reported again.
-const FLUSH_ROUNDS: usize = 3;
+const FLUSH_ROUNDS: usize = 2;
 
 /// What a server had published for every file at one moment, and that moment.
 #[derive(Clone, Default)]
@@ -355,13 +355,15 @@ impl Server {
             if left.is_zero() || self.peer.closed().is_some() {
                 return false;
             }
-            // A save taken in while the project was loading starts no check: when the server
-            // sits idle with none begun since, the save is told again.
+            // A save taken in while the project was loading starts no check, and a check that
+            // ends while it reloads (cargo check wrote Cargo.lock) answers for no save: when
+            // the server sits idle with no check running and none answering, the save is told
+            // again.
             let window = left.min(RESAVE_AFTER);
             if !self.until(window, |h| h.check_ended_after(begun)).await {
                 let idle = {
                     let h = self.heard.borrow();
-                    h.busy() == Busy::Idle && h.no_check_since_save()
+                    h.busy() == Busy::Idle && h.barred.0 == h.saves
                 };
                 if idle && window == RESAVE_AFTER {
                     let _ = self.saved(path).await;

@@ -227,11 +227,6 @@ impl Heard {
     pub(crate) fn check_whole_after(&self, after: u64) -> bool {
         self.check_ended_after(after) && self.flushed == self.checks_ended && self.checked.is_some()
     }
-
-    /// Whether no check began since the latest save was taken in.
-    pub(crate) fn no_check_since_save(&self) -> bool {
-        self.barred.0 == self.saves && self.checks_begun == self.barred.1 && !self.checking()
-    }
 }
 
 #[cfg(test)]
@@ -376,7 +371,6 @@ mod tests {
         assert_eq!(heard.busy(), Busy::Progress(Some(40)));
         assert!(!heard.passed);
         assert!(!heard.checking());
-        assert!(heard.no_check_since_save());
     }
 
     /// Recorded with a bench target that keeps its error: the check empties the file, ends,
