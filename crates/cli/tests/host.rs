@@ -600,7 +600,13 @@ fn claude_hooks_report_what_the_agents_own_edit_brought() {
     let context = said["hookSpecificOutput"]["additionalContext"]
         .as_str()
         .unwrap();
-    assert!(context.contains("a.py: 1 new problem"), "{context}");
+    // A cold host may not have its server's answer before the edit within the baseline
+    // budget: then the problem is said with no baseline, never new, and never clean.
+    let cold = "a.py: unavailable (no baseline: the server was not ready before this write); 1 problem now";
+    assert!(
+        context.contains("a.py: 1 new problem") || context.contains(cold),
+        "{context}"
+    );
     assert!(context.contains("reportAssignmentType"), "{context}");
     assert!(
         said.get("decision").is_none(),
@@ -769,7 +775,13 @@ fn a_codex_patch_is_reported_and_a_hook_that_cannot_reach_a_host_says_so() {
     let context = said["hookSpecificOutput"]["additionalContext"]
         .as_str()
         .unwrap();
-    assert!(context.contains("a.py: 1 new problem"), "{context}");
+    // A cold host may not have its server's answer before the edit within the baseline
+    // budget: then the problem is said with no baseline, never new, and never clean.
+    let cold = "a.py: unavailable (no baseline: the server was not ready before this write); 1 problem now";
+    assert!(
+        context.contains("a.py: 1 new problem") || context.contains(cold),
+        "{context}"
+    );
     // Codex refuses unknown fields in a hook's answer: only these two keys.
     let keys: Vec<&String> = said["hookSpecificOutput"]
         .as_object()

@@ -485,7 +485,8 @@ impl Server {
             return Ok(());
         };
         // A write error can come before the reader saw the exit that explains it.
-        self.until(Duration::from_millis(500), |_| false).await;
+        self.until(Duration::from_millis(500), |h| h.closed.is_some())
+            .await;
         match self.peer.closed() {
             Some(_) => Err(format!("{} is {}", self.id, self.state().await)),
             None => Err(error),
