@@ -161,6 +161,21 @@ fn an_unknown_name_reads_as_one_problem_in_two_phrases() {
             "{out}"
         );
         assert!(!out.contains("listed above"), "{out}");
+        // Three mismatches on one line read alike: one line, with nothing said to be "listed
+        // above" when nothing else was listed.
+        let three = lib.replace(
+            "    2",
+            "    let (_a, _b, _c): (u32, u32, u32) = (\"x\", \"y\", \"z\");\n    2",
+        );
+        let out = call(
+            &run,
+            "write",
+            json!({"path": "src/lib.rs", "content": three}),
+        )
+        .await;
+        eprintln!("{out}");
+        assert!(out.contains("E0308"), "{out}");
+        assert!(!out.contains("listed above"), "{out}");
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
