@@ -173,10 +173,12 @@ impl Follow {
         number: u64,
     ) {
         let me = self.clone();
+        let began = std::time::Instant::now();
         self.spawn(async move {
             let paths: Vec<PathBuf> = files.iter().map(|(f, _)| f.clone()).collect();
             let end = tokio::time::Instant::now() + me.budget;
-            let answers = me.pulled(&server, &paths, end).await;
+            let mut answers = me.pulled(&server, &paths, end).await;
+            answers.retain(|(path, _)| !me.ledger.changed_on_disk_since(path, began));
             let later = me.writes.load(std::sync::atomic::Ordering::SeqCst) != number;
             if later || me.ledger.any_writing() {
                 return;
@@ -199,6 +201,7 @@ impl Follow {
         snap: &Snapshot,
         since: u64,
         touched: &HashSet<PathBuf>,
+        began: std::time::Instant,
     ) -> Vec<FileReport> {
         if server.checking() {
             return Vec::new();
@@ -206,7 +209,9 @@ impl Follow {
         let words = crate::named::module_words(touched);
         let mut answers = Vec::new();
         for (path, items) in server.published_since(since) {
-            if touched.contains(&path) || !path.starts_with(&self.workspace) {
+            // A file changed on disk since is that change's news, told by the watch.
+            let elsewhere = self.ledger.changed_on_disk_since(&path, began);
+            if touched.contains(&path) || !path.starts_with(&self.workspace) || elsewhere {
                 continue;
             }
             let now = self.findings(&items);
@@ -329,6 +334,7 @@ impl Follow {
         let me = self.clone();
         self.spawn(async move {
             let end = tokio::time::Instant::now() + window;
+            let began = std::time::Instant::now();
             // From the event's snapshot on: what came before this follower started is looked
             // at too (what the event's own answer told is in the ledger, so not told again).
             let mut since = snap.seq;
@@ -347,7 +353,7 @@ impl Follow {
                     continue;
                 }
                 let seq = server.seq_now();
-                let reports = me.later(&server, &snap, since, &touched).await;
+                let reports = me.later(&server, &snap, since, &touched, began).await;
                 tracing::trace!(event, since, seq, reports = reports.len(), "tail");
                 since = seq;
                 me.tell(

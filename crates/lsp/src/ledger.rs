@@ -25,6 +25,8 @@ pub struct Ledger {
     /// The content this run last wrote or diagnosed per file: a change to anything else is
     /// news to the run, even when a server shared with another run already holds it.
     seen: Mutex<HashMap<PathBuf, tether_fs::ContentHash>>,
+    /// When the watch last saw each file change on disk (tether's own writes included).
+    changed_on_disk: Mutex<HashMap<PathBuf, Instant>>,
 }
 
 /// How long a file counts as being written, at most: a write that failed between its two
@@ -77,6 +79,19 @@ impl Ledger {
                 }
             }
         }
+    }
+
+    /// Notes that the watch saw `path` change on disk now.
+    pub fn changed_on_disk(&self, path: &Path) {
+        lock(&self.changed_on_disk).insert(path.to_path_buf(), Instant::now());
+    }
+
+    /// Whether the watch saw `path` change on disk after `since`: what a server says of it
+    /// then may be that change's, not an earlier event's.
+    pub fn changed_on_disk_since(&self, path: &Path, since: Instant) -> bool {
+        lock(&self.changed_on_disk)
+            .get(path)
+            .is_some_and(|at| *at > since)
     }
 
     /// Whether a write is changing any file now.

@@ -129,8 +129,12 @@ async fn handle(
     watcher: Arc<Mutex<Option<notify::RecommendedWatcher>>>,
 ) {
     while let Some((path, kind)) = rx.recv().await {
+        // Noted at once, before any server hears of it: a follower of an earlier event must
+        // not take what a server says of this change for that event's.
+        follow.ledger.changed_on_disk(&path);
         let mut burst = BTreeMap::from([(path, kind)]);
         while let Ok(Some((path, kind))) = tokio::time::timeout(QUIET, rx.recv()).await {
+            follow.ledger.changed_on_disk(&path);
             // Created then changed is still created; anything then deleted is deleted.
             let seen = burst.entry(path).or_insert(kind);
             if kind != 2 {
