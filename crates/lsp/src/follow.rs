@@ -262,14 +262,23 @@ impl Follow {
             if known.as_ref() == Some(&now) {
                 continue;
             }
-            let how = Judged::Unwritten;
-            let status = self.conclude(server, &path, before.as_ref(), now, NOT_KNOWN, how);
-            if worth_telling(&status) {
-                let label = format!("{} (another file, not written)", self.rel(&path));
-                out.push(self.report(server, label, status));
-            }
+            out.extend(self.another_file(server, &path, before.as_ref(), now));
         }
         out
+    }
+
+    /// What `now` says of `path`, a file no write touched, against `before`, recorded in the
+    /// ledger; a report only when it is news.
+    fn another_file(
+        &self,
+        server: &Server,
+        path: &Path,
+        before: Option<&Vec<Finding>>,
+        now: Vec<Finding>,
+    ) -> Option<FileReport> {
+        let status = self.conclude(server, path, before, now, NOT_KNOWN, Judged::Unwritten);
+        let label = format!("{} (another file, not written)", self.rel(path));
+        worth_telling(&status).then(|| self.report(server, label, status))
     }
 
     /// Asks a server that answers pulls for the diagnostics of `files`, within `end`, each
@@ -315,12 +324,7 @@ impl Follow {
                 .iter()
                 .find(|(p, _)| *p == path)
                 .and_then(|(_, had)| had.clone());
-            let how = Judged::Unwritten;
-            let status = self.conclude(server, &path, before.as_ref(), now, NOT_KNOWN, how);
-            if worth_telling(&status) {
-                let label = format!("{} (another file, not written)", self.rel(&path));
-                out.push(self.report(server, label, status));
-            }
+            out.extend(self.another_file(server, &path, before.as_ref(), now));
         }
         out
     }
