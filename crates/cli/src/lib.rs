@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 mod install;
+mod json_text;
 mod terminal;
 
 use std::path::{Path, PathBuf};
@@ -95,6 +96,10 @@ enum Command {
         /// With --install claude: the user's ~/.claude/settings.json, for every project.
         #[arg(long, requires = "install")]
         user: bool,
+        /// With --install: when the settings file is a symbolic link, change the file it
+        /// names (without this, a link is refused).
+        #[arg(long, requires = "install")]
+        follow: bool,
         /// After an edit that brought new errors, block: the agent must answer them first.
         #[arg(long)]
         block_on_new_errors: bool,
@@ -344,10 +349,11 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
             install,
             dry_run,
             user,
+            follow,
             block_on_new_errors,
             root,
         } => match (install, agent) {
-            (Some(agent), _) => install_hook(&agent, &root_of(root)?, user, dry_run),
+            (Some(agent), _) => install_hook(&agent, &root_of(root)?, user, follow, dry_run),
             (None, Some(agent)) => hook(&agent, block_on_new_errors, root).await,
             (None, None) => Err(usage(
                 "name the agent: `tether hook claude` or `tether hook codex`",
@@ -692,12 +698,19 @@ async fn hook(agent: &str, block: bool, root: Option<PathBuf>) -> Result<(), Exi
 }
 
 /// `tether hook --install AGENT`: the diff, then the write (unless a dry run).
-fn install_hook(agent: &str, root: &Path, user: bool, dry_run: bool) -> Result<(), Exit> {
-    let plan = install::plan(agent, root, user).map_err(usage)?;
+fn install_hook(
+    agent: &str,
+    root: &Path,
+    user: bool,
+    follow: bool,
+    dry_run: bool,
+) -> Result<(), Exit> {
+    let plan = install::plan(agent, root, user, follow).map_err(usage)?;
     if plan.old == plan.new {
         say!(
-            "{} already has tether's hooks; nothing to change",
-            plan.file.display()
+            "{} already has tether's hooks, running {}; nothing to change",
+            plan.file.display(),
+            plan.program.display()
         );
         return Ok(());
     }
@@ -708,6 +721,11 @@ fn install_hook(agent: &str, root: &Path, user: bool, dry_run: bool) -> Result<(
         install::write(&plan).map_err(|e| Exit(1, e))?;
         say!("wrote {}", plan.file.display());
     }
+    say!(
+        "the hooks run {} ({})",
+        plan.program.display(),
+        plan.program_note
+    );
     if let Some(note) = plan.note {
         say!("{note}");
     }

@@ -2,7 +2,8 @@
 //! made to hang, crash or send garbage on demand. `fake-lsp MODE`, where MODE is one of
 //! `hang-init` (never answers initialize), `crash` (exits in the middle of the first request
 //! after initialize), `garbage` (answers the first request with bytes that are not a frame),
-//! `silent` (answers everything but never publishes diagnostics), `hang` (answers initialize
+//! `silent` (answers everything but never publishes diagnostics), `indexing-silent` (begins
+//! and ends an indexing progress when a document opens, and never publishes), `hang` (answers initialize
 //! and shutdown, nothing else), `touch-on-rename` (changes the file on disk while it computes
 //! a rename), `unhealthy` (says the project failed to load, then answers nothing useful),
 //! `apply-edit` (asks the
@@ -69,6 +70,16 @@ fn notified(mode: &str, message: &Value, out: &mut impl Write) {
             let publish = json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
                 "params": {"uri": doc["uri"], "version": doc["version"], "diagnostics": errors}});
             write(out, &publish);
+        }
+        ("indexing-silent", "textDocument/didOpen") => {
+            for value in [
+                json!({"kind": "begin", "title": "Indexing"}),
+                json!({"kind": "end"}),
+            ] {
+                let progress = json!({"jsonrpc": "2.0", "method": "$/progress",
+                    "params": {"token": "fake/indexing", "value": value}});
+                write(out, &progress);
+            }
         }
         ("late", "textDocument/didOpen" | "textDocument/didChange") => {
             std::thread::sleep(std::time::Duration::from_millis(1500));

@@ -160,6 +160,19 @@ async fn faults_end_within_their_deadlines_and_leave_nothing_running() {
         "{err}"
     );
     none_left(run).await;
+
+    // Indexes for a moment, then never publishes: the timed-out wait says the server was
+    // indexing during it, not that it was ready all along.
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_with(dir.path(), "indexing-silent");
+    let err = lsp(&run, json!({"action": "diagnostics", "file": "main.rs"}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("it was indexing during this wait and is idle now"),
+        "{err}"
+    );
+    none_left(run).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
