@@ -45,6 +45,7 @@ pub async fn attach_running(place: &Place, hello: &Hello) -> Result<Option<Attac
 }
 
 async fn greet(place: &Place, stream: UnixStream, hello: &Hello) -> Result<Attachment, String> {
+    is_mine(place, &stream)?;
     let (read, mut write) = stream.into_split();
     let mut read = BufReader::new(read);
     write_json(&mut write, hello)
@@ -70,6 +71,31 @@ async fn greet(place: &Place, stream: UnixStream, hello: &Hello) -> Result<Attac
         }),
         (false, why) => Err(why.unwrap_or_else(|| "the host refused without a reason".into())),
     }
+}
+
+/// Refuses a socket this user's host did not make, before anything is sent on it: the process
+/// listening must run as this user, and the socket file must be this user's (another user
+/// may have planted it while the runtime folder was open).
+fn is_mine(place: &Place, stream: &UnixStream) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let me = tether_proc::current_uid();
+    let listener = stream.peer_cred().map(|c| c.uid()).ok();
+    let file = std::fs::symlink_metadata(&place.socket)
+        .map(|m| m.uid())
+        .ok();
+    if listener == Some(me) && file == Some(me) {
+        return Ok(());
+    }
+    let whose =
+        |uid: Option<u32>| uid.map_or("an unknown user".to_string(), |u| format!("uid {u}"));
+    Err(format!(
+        "refused the tether host socket {}: the socket belongs to {} and the process listening \
+         on it runs as {}, not as you (uid {me}); nothing was sent to it. Another user may have \
+         put it there: remove it and try again",
+        place.socket.display(),
+        whose(file),
+        whose(listener)
+    ))
 }
 
 /// The message for a host that went away while a front end needed it.

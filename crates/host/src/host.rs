@@ -85,6 +85,7 @@ pub async fn serve(place: Place, extend: Extend, idle_exit: Duration) -> Result<
         std::fs::set_permissions(&place.socket, std::fs::Permissions::from_mode(0o600))
             .map_err(|e| format!("cannot make {} private: {e}", place.socket.display()))?;
     }
+    let bound = file_id(&place.socket);
     let host = Arc::new(Host {
         place,
         extend,
@@ -139,11 +140,19 @@ pub async fn serve(place: Place, extend: Extend, idle_exit: Duration) -> Result<
                     tracing::info!("the workspace root is gone: exiting");
                     break;
                 }
+                // No front end can reach a host whose socket was removed or replaced.
+                if file_id(&host.place.socket) != bound {
+                    tracing::info!("the socket {} is gone: exiting", host.place.socket.display());
+                    break;
+                }
             }
         }
     }
-    // No new attachment from here; the ones still served end with the runs' shutdown.
-    let _ = std::fs::remove_file(&host.place.socket);
+    // No new attachment from here; the ones still served end with the runs' shutdown. A
+    // socket that is not the one bound here is another host's.
+    if file_id(&host.place.socket) == bound {
+        let _ = std::fs::remove_file(&host.place.socket);
+    }
     drop(listener);
     host.stop.cancel();
     host.hooks.end_all().await;
@@ -152,6 +161,15 @@ pub async fn serve(place: Place, extend: Extend, idle_exit: Duration) -> Result<
     host.pool.stop(SHUTDOWN_BUDGET).await;
     drop(lock_file);
     Ok(())
+}
+
+/// The device and inode of `path`, to tell the socket this host bound from one put in its
+/// place.
+fn file_id(path: &std::path::Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
 }
 
 impl Host {

@@ -58,9 +58,12 @@ impl Place {
     }
 
     /// Removes the socket a host that died left behind, when no host holds the lock (one
-    /// starting holds it before it listens); says whether there was such a socket. The lock
-    /// file stays: a host starting now may have it open.
+    /// starting holds it before it listens) and the socket is this user's; says whether there
+    /// was such a socket. The lock file stays: a host starting now may have it open.
     pub fn clear_if_dead(&self) -> bool {
+        if !owned_by_me(&self.socket) {
+            return false;
+        }
         let Ok(lock_file) = std::fs::OpenOptions::new().write(true).open(&self.lock) else {
             return std::fs::remove_file(&self.socket).is_ok();
         };
@@ -69,6 +72,11 @@ impl Place {
         }
         std::fs::remove_file(&self.socket).is_ok()
     }
+}
+
+/// Whether `path` itself (not a link's target) belongs to this user.
+pub(crate) fn owned_by_me(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.uid() == tether_proc::current_uid())
 }
 
 /// The start of the file names of every host of `root`, whatever its binary or environment.
@@ -99,6 +107,7 @@ fn places_named(prefix: &str, root: PathBuf) -> Result<Vec<Place>, String> {
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "sock"))
+        .filter(|p| owned_by_me(p))
         .filter(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())
@@ -212,11 +221,12 @@ fn found_programs() -> Vec<Option<PathBuf>> {
 }
 
 /// `$XDG_RUNTIME_DIR/tether`, else `/tmp/tether-UID`; made mode 0700, and refused when it
-/// belongs to another user or others may enter it.
+/// belongs to another user. A relative XDG_RUNTIME_DIR is invalid by the XDG rules and is
+/// taken as unset (it would put sockets inside the workspace).
 pub fn runtime_dir() -> Result<PathBuf, String> {
     let uid = tether_proc::current_uid();
-    let dir = match std::env::var_os("XDG_RUNTIME_DIR") {
-        Some(d) if !d.is_empty() => PathBuf::from(d).join("tether"),
+    let dir = match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        Some(d) if d.is_absolute() => d.join("tether"),
         _ => std::env::temp_dir().join(format!("tether-{uid}")),
     };
     match std::fs::DirBuilder::new()
@@ -237,6 +247,16 @@ pub fn runtime_dir() -> Result<PathBuf, String> {
     if meta.permissions().mode() & 0o077 != 0 {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
             .map_err(|e| format!("cannot make {} private: {e}", dir.display()))?;
+        // While others could enter, they could plant files here: none is kept.
+        for planted in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            if !owned_by_me(&planted.path()) {
+                tracing::warn!(
+                    "removed {}, which another user put in the runtime folder while it was open",
+                    planted.path().display()
+                );
+                let _ = std::fs::remove_file(planted.path());
+            }
+        }
     }
     Ok(dir)
 }

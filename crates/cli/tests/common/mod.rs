@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub mod host_env;
+
 /// A started `serve` after the MCP handshake.
 pub struct Mcp {
     pub child: Child,
