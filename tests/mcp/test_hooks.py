@@ -106,6 +106,49 @@ def report_in(text):
     return "a.py: 1 new problem" in text and "reportAssignmentType" in text
 
 
+def run_claude(place, env, hooks):
+    """Claude Code, with `hooks` as its user settings' hooks, asked to edit a.py; its output and
+    what stopping the test's host found wrong."""
+    ws = place["ws"]
+    (place["home"] / ".claude").mkdir()
+    (place["home"] / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    try:
+        done = run_cli([cli("claude"), "-p", "--output-format", "stream-json", "--verbose", "--model", "haiku",
+                        "--permission-mode", "acceptEdits"], env, ws, f"EDIT-PROBE {ws / 'a.py'}")
+    finally:
+        stopped = stop_host(env, ws)
+    return done, stopped
+
+
+def test_claude_code_goes_on_past_an_event_tether_cannot_read_and_its_stop_event(place):
+    """A hook event tether cannot read is a non-blocking error (Claude Code shows it to the user,
+    not to the model), and a Stop or Notification event gets nothing its schema lacks: the turn
+    ends normally, and tether's own report still reaches the model."""
+    stub = ModelStub(edit=(OLD, NEW))
+    ws = place["ws"]
+    env = hook_env("claude", stub, place)
+    try:
+        hook = f"{shlex.quote(TETHER)} hook claude"
+        garbled = f"printf 'not an event' | {hook}"
+        command = lambda c: {"type": "command", "command": c, "timeout": 90}
+        edits = "Edit|Write|MultiEdit"
+        done, stopped = run_claude(place, env, {
+            "PreToolUse": [{"matcher": edits, "hooks": [command(hook)]}],
+            "PostToolUse": [{"matcher": edits, "hooks": [command(hook), command(garbled)]}],
+            "Stop": [{"hooks": [command(hook)]}],
+            "Notification": [{"hooks": [command(hook)]}],
+        })
+        assert (ws / "a.py").read_text() == EDITED, "the model's Edit never landed: it proves nothing below"
+        assert ANSWER in done.stdout, done.stdout[-3000:]
+        asked = json.dumps(stub.requests)
+        assert "nothing was checked" not in asked and "blocking error" not in asked, \
+            "tether's unreadable event reached the model as a blocking error"
+        assert report_in(asked), f"tether's own report did not reach the model\nhost log:\n{host_log(place)}"
+        assert not stopped, stopped
+    finally:
+        stub.close()
+
+
 def test_claude_code_hands_tethers_report_on_its_own_edit_to_the_model(place):
     stub = ModelStub(edit=(OLD, NEW))
     ws = place["ws"]
@@ -113,14 +156,7 @@ def test_claude_code_hands_tethers_report_on_its_own_edit_to_the_model(place):
     try:
         hook = f"{shlex.quote(TETHER)} hook claude"
         group = [{"matcher": "Edit|Write|MultiEdit", "hooks": [{"type": "command", "command": hook, "timeout": 90}]}]
-        (place["home"] / ".claude").mkdir()
-        (place["home"] / ".claude" / "settings.json").write_text(
-            json.dumps({"hooks": {"PreToolUse": group, "PostToolUse": group}}))
-        try:
-            done = run_cli([cli("claude"), "-p", "--output-format", "stream-json", "--verbose", "--model", "haiku",
-                            "--permission-mode", "acceptEdits"], env, ws, f"EDIT-PROBE {ws / 'a.py'}")
-        finally:
-            stopped = stop_host(env, ws)
+        done, stopped = run_claude(place, env, {"PreToolUse": group, "PostToolUse": group})
         assert (ws / "a.py").read_text() == EDITED, "the model's Edit never landed: it proves nothing below"
         assert ANSWER in done.stdout, done.stdout[-3000:]
         # The Read's result, then the Edit's: the request after the Edit has both, and the

@@ -4,6 +4,7 @@
 
 #![forbid(unsafe_code)]
 
+mod hook;
 mod install;
 mod json_text;
 mod terminal;
@@ -103,9 +104,14 @@ enum Command {
         /// After an edit that brought new errors, block: the agent must answer them first.
         #[arg(long)]
         block_on_new_errors: bool,
-        /// Workspace root (default: the event's cwd, else the current directory).
+        /// Workspace root (default: the project of the edited file, else of the event's cwd:
+        /// its version-control root, else the nearest folder with a project marker).
         #[arg(long)]
         root: Option<PathBuf>,
+        /// Which tools the session's run may use (capped by TETHER_SURFACE, like every front
+        /// end): agent, plan or readonly.
+        #[arg(long, default_value = "agent")]
+        surface: Surface,
     },
     /// The warm host for a workspace: runs in the foreground until idle (front ends start it
     /// themselves when they need it); --status and --stop ask the running one.
@@ -166,8 +172,15 @@ impl RunArgs {
     /// A value that does not name a surface is refused rather than ignored: ignoring it would
     /// serve the widest surface to a caller that was meant to be capped.
     fn surface(&self) -> Result<Surface, Exit> {
+        capped(self.surface)
+    }
+}
+
+/// `surface` narrowed to `TETHER_SURFACE` when that is set.
+fn capped(surface: Surface) -> Result<Surface, Exit> {
+    {
         let Some(ceiling) = std::env::var_os("TETHER_SURFACE") else {
-            return Ok(self.surface);
+            return Ok(surface);
         };
         let limit = ceiling
             .to_str()
@@ -178,7 +191,7 @@ impl RunArgs {
                      agent, plan or readonly, or unset it"
                 ))
             })?;
-        Ok(self.surface.narrower(limit))
+        Ok(surface.narrower(limit))
     }
 }
 
@@ -191,9 +204,9 @@ macro_rules! say {
 }
 
 /// A failure and the exit code it maps to.
-struct Exit(u8, String);
+pub(crate) struct Exit(u8, String);
 
-fn usage(msg: impl Into<String>) -> Exit {
+pub(crate) fn usage(msg: impl Into<String>) -> Exit {
     Exit(2, msg.into())
 }
 
@@ -352,9 +365,12 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
             follow,
             block_on_new_errors,
             root,
+            surface,
         } => match (install, agent) {
             (Some(agent), _) => install_hook(&agent, &root_of(root)?, user, follow, dry_run),
-            (None, Some(agent)) => hook(&agent, block_on_new_errors, root).await,
+            (None, Some(agent)) => {
+                hook::hook(&agent, block_on_new_errors, root, capped(surface)?).await
+            }
             (None, None) => Err(usage(
                 "name the agent: `tether hook claude` or `tether hook codex`",
             )),
@@ -555,7 +571,7 @@ async fn attached(root: &Path, hello: &Hello) -> Result<(Place, tether_host::Att
 }
 
 /// Prints what a one-shot front end made and exits with its code.
-fn finish(printed: Printed) -> Result<(), Exit> {
+pub(crate) fn finish(printed: Printed) -> Result<(), Exit> {
     use std::io::Write as _;
     let _ = std::io::stdout().write_all(printed.stdout.as_bytes());
     let _ = std::io::stderr().write_all(printed.stderr.as_bytes());
@@ -642,58 +658,6 @@ fn label(place: &Place) -> String {
     match place.root.as_os_str().is_empty() {
         true => place.socket.display().to_string(),
         false => place.root.display().to_string(),
-    }
-}
-
-/// The most of an event tether reads from stdin.
-const MAX_EVENT: u64 = 16 << 20;
-
-/// `tether hook AGENT`: the event from stdin to the workspace's host, its answer to stdout.
-async fn hook(agent: &str, block: bool, root: Option<PathBuf>) -> Result<(), Exit> {
-    use tokio::io::AsyncReadExt as _;
-    if !matches!(agent, "claude" | "codex") {
-        return Err(usage(format!(
-            "unknown agent {agent:?}: use claude or codex"
-        )));
-    }
-    let mut text = String::new();
-    let mut stdin = tokio::io::stdin().take(MAX_EVENT);
-    let read = stdin.read_to_string(&mut text);
-    tokio::time::timeout(std::time::Duration::from_secs(30), read)
-        .await
-        .map_err(|_| usage("no hook event on stdin within 30 s"))?
-        .map_err(|e| usage(format!("cannot read the hook event: {e}")))?;
-    let event: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| usage(format!("the hook event on stdin is not JSON: {e}")))?;
-    let root = match root {
-        Some(r) => r,
-        None => match event["cwd"].as_str() {
-            Some(cwd) => PathBuf::from(cwd),
-            None => root_of(None)?,
-        },
-    };
-    let attach = async {
-        let config =
-            tether::Config::load(&root, &tether::Config::user_dir()).map_err(|e| e.to_string())?;
-        if !config.host().map_err(|e| e.to_string())?.enabled {
-            return Err(
-                "the agent hooks need the warm host, which `[host] enabled = false` \
-                        in tether.toml turns off"
-                    .to_string(),
-            );
-        }
-        let place = Place::for_root(&root)?;
-        let hello = Hello::Hook {
-            agent: agent.to_string(),
-            event: event.clone(),
-            block_on_new_errors: block,
-        };
-        let at = tether_host::attach(&place, &hello).await?;
-        tether_host::printed(&place, at).await
-    };
-    match attach.await {
-        Ok(printed) => finish(printed),
-        Err(why) => finish(tether_host::hook_unreachable(&event, &why)),
     }
 }
 

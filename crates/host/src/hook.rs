@@ -41,6 +41,16 @@ impl Sessions {
         lock(&self.by_id).len()
     }
 
+    /// The surface of each session's run, sorted.
+    pub(crate) fn surfaces(&self) -> Vec<String> {
+        let mut surfaces: Vec<String> = lock(&self.by_id)
+            .keys()
+            .filter_map(|k| k.split(':').nth(1).map(str::to_string))
+            .collect();
+        surfaces.sort();
+        surfaces
+    }
+
     /// Ends every session's run.
     pub(crate) async fn end_all(&self) {
         let all: Vec<Arc<Session>> = lock(&self.by_id).drain().map(|(_, s)| s).collect();
@@ -99,26 +109,44 @@ enum Touch {
     Nothing,
 }
 
+/// The events whose answer may carry context for the model; every other kind is answered
+/// with nothing (its schema has no `hookSpecificOutput`), and notices wait for the next of these.
+const TOOL_EVENTS: [&str; 2] = ["PreToolUse", "PostToolUse"];
+
 /// Answers one hook event in the agent's own output form.
-pub(crate) async fn handle(host: &Host, agent: &str, event: Value, block: bool) -> Printed {
+pub(crate) async fn handle(
+    host: &Host,
+    agent: &str,
+    surface: &str,
+    event: Value,
+    block: bool,
+) -> Printed {
     if !matches!(agent, "claude" | "codex") {
-        return usage(format!("unknown agent {agent:?}: use claude or codex"));
+        return not_read(format!("unknown agent {agent:?}: use claude or codex"));
     }
-    let event: Event = match serde_json::from_value(event) {
+    let name = event["hook_event_name"].as_str().unwrap_or_default();
+    let event: Event = match serde_json::from_value(event.clone()) {
         Ok(e) => e,
         Err(e) => {
-            return usage(format!(
+            let why = format!(
                 "the hook event is not one tether reads ({e}); it needs session_id and \
                  hook_event_name, as Claude Code and Codex send them"
-            ));
+            );
+            return match TOOL_EVENTS.contains(&name) {
+                true => context(name, &unchecked(&why), false),
+                false => not_read(why),
+            };
         }
     };
-    let key = format!("{agent}:{}", event.session_id);
+    let key = format!("{agent}:{surface}:{}", event.session_id);
     if event.hook_event_name == "SessionEnd" {
         host.hooks.end(&key).await;
         return Printed::default();
     }
-    let session = match session(host, &key) {
+    if !TOOL_EVENTS.contains(&name) {
+        return Printed::default();
+    }
+    let session = match session(host, &key, surface) {
         Ok(s) => s,
         Err(why) => return context(&event.hook_event_name, &unchecked(&why), false),
     };
@@ -158,7 +186,7 @@ pub(crate) async fn handle(host: &Host, agent: &str, event: Value, block: bool) 
 }
 
 /// The session's run, opened (and its servers started in the background) on first need.
-fn session(host: &Host, key: &str) -> Result<Arc<Session>, String> {
+fn session(host: &Host, key: &str, surface: &str) -> Result<Arc<Session>, String> {
     // Held while a new session's run is built (that is synchronous), so two events of one
     // agent session never open two runs.
     let mut by_id = lock(&host.hooks.by_id);
@@ -167,7 +195,7 @@ fn session(host: &Host, key: &str) -> Result<Arc<Session>, String> {
         return Ok(s.clone());
     }
     let conversation = key.to_string();
-    let (run, _) = host.open("agent", |b| {
+    let (run, _) = host.open(surface, |b| {
         b.conversation(conversation).prompt_reports(true)
     })?;
     let run = Arc::new(run);
@@ -266,9 +294,8 @@ fn unchecked(why: &str) -> String {
 /// The hook's answer when no host could take the event: the model is told the edit went
 /// unchecked, rather than hearing nothing, which would read as clean.
 pub fn unreachable(event: &Value, why: &str) -> Printed {
-    let name = event["hook_event_name"].as_str().unwrap_or("PostToolUse");
-    match name {
-        "PreToolUse" | "PostToolUse" => context(name, &unchecked(why), false),
+    match event["hook_event_name"].as_str() {
+        Some(name) if TOOL_EVENTS.contains(&name) => context(name, &unchecked(why), false),
         _ => Printed {
             stderr: format!("tether: {why}\n"),
             ..Printed::default()
@@ -276,11 +303,26 @@ pub fn unreachable(event: &Value, why: &str) -> Printed {
     }
 }
 
-fn usage(why: String) -> Printed {
+/// The answer to an event tether could not read: a non-blocking error (exit 1), which both
+/// agents show to the user and go on; exit 2 would block the agent's turn on tether's account.
+pub fn not_read(why: String) -> Printed {
     Printed {
         stderr: format!("tether: {why}\n"),
-        code: 2,
+        code: 1,
         ..Printed::default()
+    }
+}
+
+/// The files an event's tool edits, resolved against the event's `cwd` (or `cwd` given), so a
+/// front end can find the project they belong to before it attaches.
+pub fn edited_files(event: &Value, cwd: &Path) -> Vec<PathBuf> {
+    let Ok(event) = serde_json::from_value::<Event>(event.clone()) else {
+        return Vec::new();
+    };
+    let cwd = event.cwd.clone().unwrap_or_else(|| cwd.to_path_buf());
+    match touch(&event, &cwd) {
+        Touch::Files(files) => files.into_iter().map(PathBuf::from).collect(),
+        _ => Vec::new(),
     }
 }
 

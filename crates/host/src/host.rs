@@ -252,9 +252,12 @@ impl Host {
                 agent,
                 event,
                 block_on_new_errors,
+                surface,
             } => {
                 let _ = write_json(&mut write, &ok).await;
-                let printed = self.hook(&agent, event, block_on_new_errors).await;
+                let printed = self
+                    .hook(&agent, &surface, event, block_on_new_errors)
+                    .await;
                 let _ = write_json(&mut write, &printed).await;
             }
         }
@@ -298,12 +301,19 @@ impl Host {
             "uptime_s": self.started.elapsed().as_secs(),
             "attached": self.attached.load(Ordering::SeqCst).saturating_sub(1),
             "hook_sessions": self.hooks.len(),
+            "hook_session_surfaces": self.hooks.surfaces(),
             "servers": self.pool.describe().await,
         })
     }
 
     /// One agent hook event, answered in the agent's own form.
-    async fn hook(&self, agent: &str, event: serde_json::Value, block: bool) -> Printed {
-        crate::hook::handle(self, agent, event, block).await
+    async fn hook(
+        &self,
+        agent: &str,
+        surface: &str,
+        event: serde_json::Value,
+        block: bool,
+    ) -> Printed {
+        crate::hook::handle(self, agent, surface, event, block).await
     }
 }

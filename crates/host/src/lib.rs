@@ -15,10 +15,10 @@ mod wire;
 
 pub use client::{Attachment, attach, attach_running, died, printed, relay_lines};
 pub use front::{SHUTDOWN_BUDGET, call_lines, call_once};
-pub use hook::unreachable as hook_unreachable;
+pub use hook::{edited_files, not_read as hook_not_read, unreachable as hook_unreachable};
 pub use host::serve;
 pub use images::text_with_saved_images;
-pub use place::{Place, places_of_root, running_places, runtime_dir};
+pub use place::{Place, places_of_root, project_root, running_places, runtime_dir};
 pub use relay::relay_mcp;
 pub use wire::{Hello, Printed, Reply};
 

@@ -260,3 +260,69 @@ pub fn runtime_dir() -> Result<PathBuf, String> {
     }
     Ok(dir)
 }
+
+/// Folders that mark a version-control checkout.
+const VCS_MARKERS: &[&str] = &[".git", ".hg", ".jj", ".svn"];
+/// Files that mark a project's root when no checkout encloses it.
+const PROJECT_MARKERS: &[&str] = &[
+    "tether.toml",
+    "Cargo.toml",
+    "pyproject.toml",
+    "setup.py",
+    "package.json",
+    "tsconfig.json",
+    "go.mod",
+    "compile_commands.json",
+    "CMakeLists.txt",
+];
+
+/// The project a file (or folder) belongs to: the version-control root that encloses it, else
+/// the nearest folder with a project marker; never `/` or the home folder, which would make
+/// a host of everything below them.
+pub fn project_root(path: &Path) -> Option<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let too_wide = |dir: &Path| dir.parent().is_none() || home.as_deref() == Some(dir);
+    let start = match path.is_dir() {
+        true => path,
+        false => path.parent()?,
+    };
+    let mut nearest_marker = None;
+    for dir in start.ancestors() {
+        if too_wide(dir) {
+            break;
+        }
+        if VCS_MARKERS.iter().any(|m| dir.join(m).exists()) {
+            return Some(dir.to_path_buf());
+        }
+        if nearest_marker.is_none() && PROJECT_MARKERS.iter().any(|m| dir.join(m).is_file()) {
+            nearest_marker = Some(dir.to_path_buf());
+        }
+    }
+    nearest_marker
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_project_is_its_checkout_else_its_nearest_marker_never_the_filesystem() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("crates/a/src")).unwrap();
+        std::fs::write(repo.join("crates/a/Cargo.toml"), "").unwrap();
+        let file = repo.join("crates/a/src/lib.rs");
+        assert_eq!(project_root(&file), Some(repo.clone()));
+        let loose = dir.path().join("loose/pkg/sub");
+        std::fs::create_dir_all(&loose).unwrap();
+        std::fs::write(dir.path().join("loose/pkg/pyproject.toml"), "").unwrap();
+        assert_eq!(
+            project_root(&loose.join("m.py")),
+            Some(dir.path().join("loose/pkg"))
+        );
+        assert_eq!(project_root(Path::new("/etc/hosts")), None);
+        assert_eq!(project_root(Path::new("/")), None);
+    }
+}

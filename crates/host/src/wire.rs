@@ -41,6 +41,8 @@ pub enum Hello {
         event: Value,
         /// Block the agent's turn when the edit brought new errors.
         block_on_new_errors: bool,
+        /// The surface the front end may use (`--surface`, capped by `TETHER_SURFACE`).
+        surface: String,
     },
     /// What the host holds; the answer is one JSON object.
     Status,

@@ -12,6 +12,8 @@ pub struct AgentEdit {
     paths: Vec<WritePath>,
     before: Vec<Option<ContentHash>>,
     baselines: Baselines,
+    /// The files named that are not this workspace's, with why: told after the edit too.
+    skipped: Vec<String>,
 }
 
 /// What an agent's edit changed, as the model reads it.
@@ -35,6 +37,7 @@ impl Runtime {
             paths,
             before,
             baselines,
+            skipped: skipped.clone(),
         };
         (edit, skipped)
     }
@@ -43,7 +46,10 @@ impl Runtime {
     /// nothing is known from before, and every finding says it has no baseline.
     pub async fn agent_edit_end(&self, names: &[String], begun: Option<AgentEdit>) -> EditReport {
         let (edit, skipped) = match begun {
-            Some(edit) => (edit, Vec::new()),
+            Some(mut edit) => {
+                let skipped = std::mem::take(&mut edit.skipped);
+                (edit, skipped)
+            }
             None => {
                 let (paths, skipped) = self.resolve_all(names);
                 let before = vec![None; paths.len()];
@@ -53,6 +59,7 @@ impl Runtime {
                         paths,
                         before,
                         baselines,
+                        skipped: Vec::new(),
                     },
                     skipped,
                 )

@@ -90,12 +90,8 @@ impl HostEnv {
             .spawn()
             .unwrap();
         use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
+        // A front end may stop reading early (an event larger than it reads): not an error.
+        let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
         child.wait_with_output().unwrap()
     }
 
@@ -180,4 +176,23 @@ pub fn pyright_children(pid: u32) -> Vec<u32> {
         }
     }
     found
+}
+
+/// One hook event as Claude Code sends it, for an Edit of `file` (or any other tool).
+pub fn claude_event(env: &HostEnv, name: &str, tool: &str, id: &str, input: Value) -> String {
+    json!({
+        "session_id": "session-1", "transcript_path": "/dev/null", "cwd": env.ws,
+        "permission_mode": "acceptEdits", "hook_event_name": name, "tool_name": tool,
+        "tool_input": input, "tool_use_id": id,
+    })
+    .to_string()
+}
+
+pub fn context_of(out: &Output) -> Value {
+    assert!(out.status.success(), "{out:?}");
+    let text = text(out);
+    if text.trim().is_empty() {
+        return Value::Null;
+    }
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
