@@ -17,6 +17,7 @@ use clap::{Parser, Subcommand};
 use serde_json::{Value, json};
 use tether::{Run, RunBuilder, Surface, TrustStore};
 use tether_host::{Hello, Place, Printed, SHUTDOWN_BUDGET, call_lines, call_once};
+use tokio_util::sync::CancellationToken;
 
 #[derive(Parser)]
 #[command(name = "tether", version, about = "Run-bound tools for coding agents")]
@@ -319,7 +320,16 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
                     let builder = RunBuilder::new(root).surface(surface);
                     let tether = build(extend, builder, None)?;
                     let input = tokio::io::BufReader::new(tokio::io::stdin());
-                    finish(call_lines(&tether, surface, input, tokio::io::stdout()).await)
+                    finish(
+                        call_lines(
+                            &tether,
+                            surface,
+                            input,
+                            tokio::io::stdout(),
+                            CancellationToken::new(),
+                        )
+                        .await,
+                    )
                 }
                 (true, Some(_)) => Err(usage("give either TOOL 'JSON' or --stdin, not both")),
                 (false, None) => Err(usage(
@@ -347,7 +357,9 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
                         builder = builder.question_port(Arc::new(port));
                     }
                     let tether = build(extend, builder, None)?;
-                    finish(call_once(&tether, surface, &tool, &args).await)
+                    finish(
+                        call_once(&tether, surface, &tool, &args, CancellationToken::new()).await,
+                    )
                 }
             }
         }

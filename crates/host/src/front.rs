@@ -16,7 +16,14 @@ pub const SHUTDOWN_BUDGET: std::time::Duration = std::time::Duration::from_secs(
 const SETTLE_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// `tether call TOOL ARGS` over `run`, which it ends: what to print and the exit code.
-pub async fn call_once(run: &Run, surface: Surface, tool: &str, args: &str) -> Printed {
+/// `gone` is cancelled when no one is left to print it for (the front end died).
+pub async fn call_once(
+    run: &Run,
+    surface: Surface,
+    tool: &str,
+    args: &str,
+    gone: CancellationToken,
+) -> Printed {
     let args = match parse_args(run, tool, args) {
         Ok(args) => args,
         Err(usage) => {
@@ -28,10 +35,7 @@ pub async fn call_once(run: &Run, surface: Surface, tool: &str, args: &str) -> P
             };
         }
     };
-    let result = run
-        .runtime()
-        .call(surface, tool, args, CancellationToken::new())
-        .await;
+    let result = run.runtime().call(surface, tool, args, gone).await;
     run.shutdown(SHUTDOWN_BUDGET).await;
     match result {
         Ok(out) => {
@@ -98,12 +102,17 @@ pub async fn call_lines(
     surface: Surface,
     input: impl AsyncBufRead + Unpin,
     mut output: impl AsyncWrite + Unpin,
+    gone: CancellationToken,
 ) -> Printed {
     let mut worst = 0u8;
     let mut lines = input.lines();
     let mut n = 0;
     loop {
-        let line = match lines.next_line().await {
+        let next = tokio::select! {
+            next = lines.next_line() => next,
+            _ = gone.cancelled() => break,
+        };
+        let line = match next {
             Ok(Some(line)) => line,
             Ok(None) => break,
             Err(e) => {
@@ -116,7 +125,10 @@ pub async fn call_lines(
         if line.trim().is_empty() {
             continue;
         }
-        let (tool, result) = one_line(run, surface, &line, n).await;
+        let (tool, result) = one_line(run, surface, &line, n, gone.clone()).await;
+        if gone.is_cancelled() {
+            break;
+        }
         let record = match result {
             Ok(out) => {
                 let root = run.runtime().workspace().root();
@@ -134,6 +146,10 @@ pub async fn call_lines(
         if say(&mut output, &record).await.is_err() {
             break;
         }
+    }
+    if gone.is_cancelled() {
+        run.shutdown(SHUTDOWN_BUDGET).await;
+        return Printed::default();
     }
     // A result may have promised a late answer as a notice on a later result; there is none
     // after the last line, so the run waits for what is owed (bounded) and prints it.
@@ -170,6 +186,7 @@ async fn one_line(
     surface: Surface,
     line: &str,
     n: usize,
+    cancel: CancellationToken,
 ) -> (String, Result<tether::ToolOutput, ToolError>) {
     let bad = |detail: String| ToolError::BadArgs {
         tool: "call --stdin".into(),
@@ -180,10 +197,7 @@ async fn one_line(
         Ok(call) => match (call["tool"].as_str(), call.get("args")) {
             (Some(tool), args) => {
                 let args = args.cloned().unwrap_or(json!({}));
-                let r = run
-                    .runtime()
-                    .call(surface, tool, args, CancellationToken::new())
-                    .await;
+                let r = run.runtime().call(surface, tool, args, cancel).await;
                 (tool.to_string(), r)
             }
             (None, _) => (

@@ -26,6 +26,9 @@ struct Session {
     /// When the session's last event came; a session quiet for the host's idle time ends.
     last_event: std::sync::Mutex<std::time::Instant>,
     warm: tokio::sync::watch::Receiver<bool>,
+    /// Set once a warm-up outlasted [`WARM_WAIT`]: a server stuck starting is not waited for
+    /// again on every later event.
+    stuck_warming: std::sync::atomic::AtomicBool,
     begun: std::sync::Mutex<HashMap<String, AgentEdit>>,
 }
 
@@ -160,8 +163,12 @@ pub(crate) async fn handle(
     let mut new_errors = 0;
     match (event.hook_event_name.as_str(), &touch) {
         ("PreToolUse", Touch::Files(paths)) => {
-            let mut warm = session.warm.clone();
-            let _ = tokio::time::timeout(WARM_WAIT, warm.wait_for(|done| *done)).await;
+            use std::sync::atomic::Ordering::Relaxed;
+            if !session.stuck_warming.load(Relaxed) {
+                let mut warm = session.warm.clone();
+                let waited = tokio::time::timeout(WARM_WAIT, warm.wait_for(|done| *done)).await;
+                session.stuck_warming.store(waited.is_err(), Relaxed);
+            }
             let (edit, _) = session.run.runtime().agent_edit_begin(paths).await;
             lock(&session.begun).insert(id, edit);
         }
@@ -209,6 +216,7 @@ fn session(host: &Host, key: &str, surface: &str) -> Result<Arc<Session>, String
         run,
         last_event: std::sync::Mutex::new(std::time::Instant::now()),
         warm,
+        stuck_warming: Default::default(),
         begun: std::sync::Mutex::default(),
     });
     by_id.insert(key.to_string(), session.clone());

@@ -176,6 +176,25 @@ impl Host {
     /// Serves one attachment: its hello, the reply, then its kind's exchange.
     async fn attach(self: Arc<Self>, stream: UnixStream) {
         let _counted = Attached(&self);
+        // A front end killed mid-call (Ctrl-C, an agent's tool timeout) leaves no one to
+        // answer: its run is cancelled and ended, so nothing it started keeps the host busy.
+        let gone = CancellationToken::new();
+        let front_end = stream.peer_cred().ok().and_then(|c| c.pid());
+        let watcher = front_end.map(|pid| {
+            let gone = gone.clone();
+            tokio::spawn(async move {
+                tether_proc::exited(pid as u32).await;
+                gone.cancel();
+            })
+        });
+        self.clone().exchange(stream, gone).await;
+        if let Some(watcher) = watcher {
+            watcher.abort();
+        }
+    }
+
+    /// One attachment's hello, the reply, then its kind's exchange.
+    async fn exchange(self: Arc<Self>, stream: UnixStream, gone: CancellationToken) {
         let (read, mut write) = stream.into_split();
         let mut read = BufReader::new(read);
         let hello = match tokio::time::timeout(HELLO_WAIT, read_json::<Hello>(&mut read)).await {
@@ -211,7 +230,7 @@ impl Host {
                 let Some((run, surface)) = self.answer(&mut write, opened).await else {
                     return;
                 };
-                let printed = call_once(&run, surface, &tool, &args).await;
+                let printed = call_once(&run, surface, &tool, &args, gone).await;
                 let _ = write_json(&mut write, &printed).await;
             }
             Hello::Lines { surface } => {
@@ -219,7 +238,7 @@ impl Host {
                 let Some((run, surface)) = self.answer(&mut write, opened).await else {
                     return;
                 };
-                let printed = call_lines(&run, surface, read, &mut write).await;
+                let printed = call_lines(&run, surface, read, &mut write, gone).await;
                 let _ = write_json(&mut write, &json!({ "tether_host_end": printed })).await;
             }
             Hello::Mcp {

@@ -52,6 +52,25 @@ pub fn gone_within(pid: u32, limit: Duration) -> bool {
     }
 }
 
+/// Resolves once `pid` has exited: through a pidfd, which the kernel makes readable then,
+/// else (a kernel without pidfds) by looking every half second.
+pub async fn exited(pid: u32) {
+    let opened = rustix::process::Pid::from_raw(pid as i32)
+        .ok_or(rustix::io::Errno::INVAL)
+        .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::NONBLOCK));
+    // SAFETY: the OwnedFd moves into the AsyncFd, which holds it open, and the same, for as
+    // long as it is registered.
+    if let Ok(fd) = opened
+        && let Ok(watched) = unsafe { tokio::io::unix::AsyncFd::register(fd) }
+    {
+        let _ = watched.readable().await;
+        return;
+    }
+    while is_running(pid) {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
 /// The user this process runs as, for a socket that admits only its own user.
 pub fn current_uid() -> u32 {
     rustix::process::getuid().as_raw()
