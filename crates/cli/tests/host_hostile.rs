@@ -195,3 +195,52 @@ fn a_host_whose_socket_was_removed_exits() {
         "the host stayed, unreachable"
     );
 }
+
+#[test]
+fn a_front_end_with_another_token_gets_a_kernel_of_its_own() {
+    let env = HostEnv::new();
+    let cell = r#"{"code": "import os; os.environ.get('TERMINAL_ACCESS_TOKEN')", "description": "show the token this kernel holds"}"#;
+    for token in ["first-token", "second-token"] {
+        let out = env.run_with(
+            &["call", "--host", "eval", cell],
+            "",
+            &[("TERMINAL_ACCESS_TOKEN", token)],
+        );
+        assert!(text(&out).contains(token), "{out:?}");
+    }
+}
+
+#[test]
+fn a_server_of_the_users_catalog_found_elsewhere_on_path_gets_a_host_of_its_own() {
+    let mut env = HostEnv::new();
+    std::fs::write(
+        env.cfg.join("tether.toml"),
+        "[lsp.servers.mine]\ncommand = [\"my-language-server\", \"--stdio\"]\n\
+         root_markers = [\"mine.marker\"]\n",
+    )
+    .unwrap();
+    let path = std::env::var("PATH").unwrap();
+    for copy in ["one", "two"] {
+        let dir = env._dir.path().join(copy);
+        std::fs::create_dir(&dir).unwrap();
+        let server = dir.join("my-language-server");
+        std::fs::write(&server, format!("#!/bin/sh\n# {copy}\n")).unwrap();
+        set_mode(&server, 0o755);
+        env.path = Some(format!("{}:{path}", dir.display()));
+        let out = env.run(&["call", "--host", "read", r#"{"path": "a.py"}"#], "");
+        assert!(text(&out).contains("def f"), "{out:?}");
+    }
+    // Every host of the workspace, one line each.
+    let hosts = text(&env.run(&["host", "--status"], ""));
+    assert_eq!(
+        hosts.lines().count(),
+        2,
+        "both PATHs share one host: {hosts}"
+    );
+    // Stop each with the PATH that found it.
+    for copy in ["one", "two"] {
+        let dir = env._dir.path().join(copy);
+        env.path = Some(format!("{}:{path}", dir.display()));
+        env.run(&["host", "--stop"], "");
+    }
+}

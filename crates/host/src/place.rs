@@ -37,7 +37,7 @@ impl Place {
         // A front end that would find other servers or interpreters gets a host that finds
         // what it would find itself; one whose PATH differs only where none of them lies (an
         // agent putting its own tools first) shares the host.
-        for program in found_programs() {
+        for program in found_programs(&root) {
             program.hash(&mut hasher);
         }
         // The host's children (kernels, workers, debuggees, checkers) get the host's
@@ -125,10 +125,12 @@ fn places_named(prefix: &str, root: PathBuf) -> Result<Vec<Place>, String> {
 }
 
 /// Whether a variable says only where this one process runs (its terminal, shell, login or
-/// agent session), not what a run's tools would do: it does not part hosts. PATH is keyed by
-/// the programs it finds, and tether's own folders by name.
+/// agent session), not what a run's tools would do: it does not part hosts. An allow list of
+/// names known to be harmless, never a pattern, and nothing named like a credential or a
+/// socket: a front end with another token must not get a kernel holding the first one's.
+/// PATH is keyed by the programs it finds, and tether's own folders by name.
 fn volatile(name: &str) -> bool {
-    const NAMES: &[&str] = &[
+    const HARMLESS: &[&str] = &[
         "_",
         "PATH",
         "PWD",
@@ -146,12 +148,16 @@ fn volatile(name: &str) -> bool {
         "HISTCONTROL",
         "LS_COLORS",
         "LSCOLORS",
+        "TERM",
+        "TERM_PROGRAM",
+        "TERM_PROGRAM_VERSION",
+        "TERM_SESSION_ID",
         "COLORTERM",
+        "TMUX_PANE",
         "WINDOWID",
         "DISPLAY",
         "WAYLAND_DISPLAY",
         "XAUTHORITY",
-        "DBUS_SESSION_BUS_ADDRESS",
         "XDG_SESSION_ID",
         "XDG_SEAT",
         "XDG_VTNR",
@@ -164,23 +170,40 @@ fn volatile(name: &str) -> bool {
         "SSH_CLIENT",
         "SSH_CONNECTION",
         "SSH_TTY",
+        "VTE_VERSION",
+        "KONSOLE_VERSION",
+        "GNOME_TERMINAL_SCREEN",
+        "GNOME_TERMINAL_SERVICE",
+        "ITERM_SESSION_ID",
+        "ITERM_PROFILE",
+        "KITTY_WINDOW_ID",
+        "KITTY_PID",
+        "ALACRITTY_WINDOW_ID",
+        "WEZTERM_PANE",
+        "WT_SESSION",
+        "WT_PROFILE_ID",
         "CLAUDE_CODE_SESSION_ID",
+        "TETHER_HOST",
+        "TETHER_SURFACE",
+        "TETHER_LOG",
+        "TETHER_PROC_OWNER",
+        "TETHER_WORKER_ID",
+        "TETHER_CONFIG_DIR",
+        "TETHER_STATE_DIR",
     ];
-    const PREFIXES: &[&str] = &[
-        "TERM",
-        "TMUX",
-        "VTE_",
-        "KONSOLE_",
-        "GNOME_TERMINAL_",
-        "ITERM_",
-        "KITTY_",
-        "ALACRITTY_",
-        "WEZTERM_",
-        "WT_",
-        "STARSHIP_",
-        "TETHER_",
+    const CREDENTIAL_WORDS: &[&str] = &[
+        "TOKEN",
+        "KEY",
+        "SECRET",
+        "SOCK",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+        "AUTH",
+        "COOKIE",
     ];
-    NAMES.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
+    let upper = name.to_ascii_uppercase();
+    HARMLESS.contains(&name) && !CREDENTIAL_WORDS.iter().any(|w| upper.contains(w))
 }
 
 /// Programs besides the language servers whose place on PATH decides what a run starts: the
@@ -200,24 +223,68 @@ const OTHER_PROGRAMS: &[&str] = &[
     "opencode",
 ];
 
-/// Where on PATH each program a run may start is found (or that it is not), in a fixed order.
-fn found_programs() -> Vec<Option<PathBuf>> {
+/// Where on PATH each program a run may start is found (or that it is not), in a fixed order:
+/// the built-in catalogs' and those the user's and the workspace's tether.toml name.
+fn found_programs(root: &Path) -> Vec<Option<PathBuf>> {
+    let configured = configured_programs(root);
     let mut names: Vec<&str> = tether_lsp::builtin_programs();
     names.extend(OTHER_PROGRAMS);
+    names.extend(configured.iter().map(String::as_str));
     names.sort();
     names.dedup();
     let dirs: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).collect())
         .unwrap_or_default();
+    let runnable = |f: &Path| {
+        f.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
     names
         .iter()
-        .map(|name| {
-            dirs.iter().map(|d| d.join(name)).find(|f| {
-                f.metadata()
-                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            })
+        .map(|name| match name.contains('/') {
+            true => Some(PathBuf::from(name)).filter(|f| runnable(f)),
+            false => dirs.iter().map(|d| d.join(name)).find(|f| runnable(f)),
         })
         .collect()
+}
+
+/// The programs the configs' own entries may start (a user's language server, a debug
+/// adapter): the first word of every `command` list and each of `binaries`, in any table.
+fn configured_programs(root: &Path) -> Vec<String> {
+    fn collect(value: &toml::Value, into: &mut Vec<String>) {
+        let strings = |list: &Vec<toml::Value>| -> Vec<String> {
+            list.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        };
+        match value {
+            toml::Value::Table(table) => {
+                for (key, value) in table {
+                    match (key.as_str(), value) {
+                        ("command", toml::Value::Array(list)) => {
+                            into.extend(strings(list).into_iter().take(1))
+                        }
+                        ("binaries", toml::Value::Array(list)) => into.extend(strings(list)),
+                        _ => collect(value, into),
+                    }
+                }
+            }
+            toml::Value::Array(list) => list.iter().for_each(|v| collect(v, into)),
+            _ => {}
+        }
+    }
+    let mut names = Vec::new();
+    for file in [
+        tether::Config::user_dir().join("tether.toml"),
+        root.join("tether.toml"),
+    ] {
+        if let Ok(table) = std::fs::read_to_string(file).map(|t| t.parse::<toml::Table>())
+            && let Ok(table) = table
+        {
+            collect(&toml::Value::Table(table), &mut names);
+        }
+    }
+    names
 }
 
 /// `$XDG_RUNTIME_DIR/tether`, else `/tmp/tether-UID`; made mode 0700, and refused when it
