@@ -343,14 +343,28 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
                     if port.is_none() && attach.wanted(&root, Front::Call)? {
                         let hello = Hello::Call {
                             surface: surface.to_string(),
-                            tool,
-                            args,
+                            tool: tool.clone(),
+                            args: args.clone(),
                         };
-                        let (place, at) = attached(&root, &hello).await?;
-                        let printed = tether_host::printed(&place, at)
-                            .await
-                            .map_err(|e| Exit(1, e))?;
-                        return finish(printed);
+                        // A tool that starts no server gains nothing from a host it would
+                        // start and leave running for minutes: it uses one that runs, else
+                        // runs here (`--host` starts one all the same).
+                        let at = match attach.host || !STARTS_NO_SERVER.contains(&tool.as_str()) {
+                            true => Some(attached(&root, &hello).await?),
+                            false => {
+                                let place = place(&root)?;
+                                tether_host::attach_running(&place, &hello)
+                                    .await
+                                    .map_err(|e| Exit(1, e))?
+                                    .map(|at| (place, at))
+                            }
+                        };
+                        if let Some((place, at)) = at {
+                            let printed = tether_host::printed(&place, at)
+                                .await
+                                .map_err(|e| Exit(1, e))?;
+                            return finish(printed);
+                        }
                     }
                     let mut builder = RunBuilder::new(root).single_call().surface(surface);
                     if let Some(port) = port {
@@ -536,6 +550,10 @@ async fn ask(card: &str, timeout_s: u64) -> Result<(), Exit> {
         code => Err(Exit(code, String::new())),
     }
 }
+
+/// Tools whose one call starts no language server, kernel or adapter: a one-shot call of one
+/// does not start a host.
+const STARTS_NO_SERVER: &[&str] = &["ast_grep", "read"];
 
 /// Which front end asks whether to attach to the warm host.
 enum Front {

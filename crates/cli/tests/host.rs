@@ -441,6 +441,8 @@ fn claude_hooks_report_what_the_agents_own_edit_brought() {
     assert_eq!(said["decision"], "block", "{said}");
     let reason = said["reason"].as_str().unwrap();
     assert!(reason.contains("1 new problem; still 1 more"), "{reason}");
+    // The report is said once, as the reason, not again as context beside it.
+    assert!(said.get("hookSpecificOutput").is_none(), "{said}");
 
     // A shell command's edit is seen by the watch and told on the next event.
     std::fs::write(&file, "def f(x: int) -> int:\n    return x\n").unwrap();

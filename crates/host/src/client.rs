@@ -51,7 +51,7 @@ async fn greet(place: &Place, stream: UnixStream, hello: &Hello) -> Result<Attac
     write_json(&mut write, hello)
         .await
         .map_err(|e| died(place, &format!("it took no hello: {e}")))?;
-    let reply = tokio::time::timeout(REPLY_WAIT, read_json::<Reply>(&mut read))
+    let reply = tokio::time::timeout(REPLY_WAIT, read_json::<Reply>(&mut read, usize::MAX))
         .await
         .map_err(|_| {
             format!(
@@ -173,7 +173,7 @@ fn log_tail(log: &Path) -> String {
 
 /// Reads the one [`Printed`] a one-shot attachment answers with.
 pub async fn printed(place: &Place, mut at: Attachment) -> Result<Printed, String> {
-    read_json::<Printed>(&mut at.read)
+    read_json::<Printed>(&mut at.read, usize::MAX)
         .await
         .map_err(|e| died(place, &e))?
         .ok_or_else(|| died(place, "it closed the connection before the answer"))

@@ -3,11 +3,11 @@
 
 use serde_json::{Value, json};
 use tether::{Run, Surface, ToolError};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::images::text_with_saved_images;
-use crate::wire::Printed;
+use crate::wire::{MAX_LINE, Printed, read_line_capped};
 
 /// How long a run's capabilities get to stop politely when its front end ends.
 pub const SHUTDOWN_BUDGET: std::time::Duration = std::time::Duration::from_secs(3);
@@ -105,19 +105,29 @@ pub async fn call_lines(
     gone: CancellationToken,
 ) -> Printed {
     let mut worst = 0u8;
-    let mut lines = input.lines();
+    let mut input = input;
     let mut n = 0;
     loop {
         let next = tokio::select! {
-            next = lines.next_line() => next,
+            next = read_line_capped(&mut input, MAX_LINE) => next,
             _ = gone.cancelled() => break,
         };
         let line = match next {
             Ok(Some(line)) => line,
             Ok(None) => break,
             Err(e) => {
-                worst = 1;
-                tracing::warn!("cannot read the next call: {e}");
+                // What is left of an overlong line cannot be told from the next call: the
+                // input ends here, said on a result line of its own.
+                worst = 2;
+                let said = format!(
+                    "error: line {} is not read: {e}; no later line was read",
+                    n + 1
+                );
+                let _ = say(
+                    &mut output,
+                    &json!({"tool": "", "ok": false, "usage_error": true, "text": said}),
+                )
+                .await;
                 break;
             }
         };

@@ -32,10 +32,18 @@ struct Session {
     begun: std::sync::Mutex<HashMap<String, AgentEdit>>,
 }
 
+/// Agent sessions a host keeps a run for at once; a new one past this ends the session whose
+/// last event is oldest (each run holds descriptors, and 10,000 session ids must not end the
+/// host).
+const MAX_SESSIONS: usize = 64;
+/// Sessions ended to make room that are remembered, so their next event can say so.
+const MAX_REMEMBERED: usize = 4096;
+
 /// The hook sessions a host keeps, one run per agent session.
 #[derive(Default)]
 pub(crate) struct Sessions {
     by_id: std::sync::Mutex<HashMap<String, Arc<Session>>>,
+    ended_for_room: std::sync::Mutex<std::collections::VecDeque<String>>,
 }
 
 impl Sessions {
@@ -149,7 +157,7 @@ pub(crate) async fn handle(
     if !TOOL_EVENTS.contains(&name) {
         return Printed::default();
     }
-    let session = match session(host, &key, surface) {
+    let (session, reopened) = match session(host, &key, surface) {
         Ok(s) => s,
         Err(why) => return context(&event.hook_event_name, &unchecked(&why), false),
     };
@@ -160,6 +168,12 @@ pub(crate) async fn handle(
         .clone()
         .unwrap_or_else(|| format!("{}:{}", event.tool_name, event.tool_input));
     let mut said = Vec::new();
+    if reopened {
+        said.push(format!(
+            "this session's run was ended to make room for newer sessions (a host keeps at \
+             most {MAX_SESSIONS}); it starts afresh, so what was known before this event is not"
+        ));
+    }
     let mut new_errors = 0;
     match (event.hook_event_name.as_str(), &touch) {
         ("PreToolUse", Touch::Files(paths)) => {
@@ -192,15 +206,36 @@ pub(crate) async fn handle(
     context(&event.hook_event_name, &text, blocking)
 }
 
-/// The session's run, opened (and its servers started in the background) on first need.
-fn session(host: &Host, key: &str, surface: &str) -> Result<Arc<Session>, String> {
+/// The session's run, opened (and its servers started in the background) on first need; and
+/// whether it was ended before to make room, so the model can be told.
+fn session(host: &Host, key: &str, surface: &str) -> Result<(Arc<Session>, bool), String> {
     // Held while a new session's run is built (that is synchronous), so two events of one
     // agent session never open two runs.
     let mut by_id = lock(&host.hooks.by_id);
     if let Some(s) = by_id.get(key) {
         *lock(&s.last_event) = std::time::Instant::now();
-        return Ok(s.clone());
+        return Ok((s.clone(), false));
     }
+    if by_id.len() >= MAX_SESSIONS
+        && let Some(oldest) = by_id
+            .iter()
+            .min_by_key(|(_, s)| *lock(&s.last_event))
+            .map(|(k, _)| k.clone())
+        && let Some(ended) = by_id.remove(&oldest)
+    {
+        let mut remembered = lock(&host.hooks.ended_for_room);
+        remembered.push_back(oldest);
+        if remembered.len() > MAX_REMEMBERED {
+            remembered.pop_front();
+        }
+        tokio::spawn(async move { ended.run.shutdown(crate::front::SHUTDOWN_BUDGET).await });
+    }
+    let reopened = {
+        let mut remembered = lock(&host.hooks.ended_for_room);
+        let before = remembered.len();
+        remembered.retain(|k| k != key);
+        remembered.len() != before
+    };
     let conversation = key.to_string();
     let (run, _) = host.open(surface, |b| {
         b.conversation(conversation).prompt_reports(true)
@@ -220,7 +255,7 @@ fn session(host: &Host, key: &str, surface: &str) -> Result<Arc<Session>, String
         begun: std::sync::Mutex::default(),
     });
     by_id.insert(key.to_string(), session.clone());
-    Ok(session)
+    Ok((session, reopened))
 }
 
 /// Which files the event's tool edits: Claude Code's file tools name one path, Codex's
@@ -278,16 +313,15 @@ fn patched_files(patch: &str) -> Vec<String> {
 }
 
 /// The agent's form for context the model reads: `hookSpecificOutput.additionalContext`
-/// (Claude Code and Codex spell it alike), and with `blocking` the decision that turns it
-/// into a blocking message after the edit.
+/// (Claude Code and Codex spell it alike); with `blocking`, the decision that turns it into a
+/// blocking message after the edit, whose reason is then the report, said once.
 fn context(event_name: &str, text: &str, blocking: bool) -> Printed {
-    let mut out = json!({
-        "hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}
-    });
-    if blocking {
-        out["decision"] = json!("block");
-        out["reason"] = json!(text);
-    }
+    let out = match blocking {
+        true => json!({"decision": "block", "reason": text}),
+        false => json!({
+            "hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}
+        }),
+    };
     Printed {
         stdout: format!("{out}\n"),
         ..Printed::default()
@@ -347,16 +381,13 @@ mod tests {
     }
 
     #[test]
-    fn blocking_adds_the_decision_and_keeps_the_context() {
+    fn blocking_says_the_report_once_as_the_reason() {
         let printed = context("PostToolUse", "1 new problem", true);
         let out: Value = serde_json::from_str(&printed.stdout).unwrap();
         assert_eq!(out["decision"], "block");
         assert_eq!(out["reason"], "1 new problem");
-        assert_eq!(out["hookSpecificOutput"]["hookEventName"], "PostToolUse");
-        assert_eq!(
-            out["hookSpecificOutput"]["additionalContext"],
-            "1 new problem"
-        );
+        // Said once: the reason is what the model reads, with no copy beside it.
+        assert!(out.get("hookSpecificOutput").is_none(), "{out}");
         let quiet: Value = serde_json::from_str(&context("PreToolUse", "x", false).stdout).unwrap();
         assert!(quiet.get("decision").is_none());
     }

@@ -17,7 +17,7 @@ use crate::Extend;
 use crate::front::{SHUTDOWN_BUDGET, call_lines, call_once};
 use crate::hook::Sessions;
 use crate::place::Place;
-use crate::wire::{Hello, Printed, Reply, read_json, write_json};
+use crate::wire::{Hello, MAX_LINE, Printed, Reply, read_json, write_json};
 
 /// How long a front end may take to say what it attaches as.
 const HELLO_WAIT: Duration = Duration::from_secs(10);
@@ -60,22 +60,11 @@ impl Drop for Attached<'_> {
 /// Serves the workspace at `place` until stopped, or until nothing was attached for
 /// `idle_exit`. Another host already serving the same place is not an error: this one leaves.
 pub async fn serve(place: Place, extend: Extend, idle_exit: Duration) -> Result<(), String> {
-    let lock_file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&place.lock)
-        .map_err(|e| format!("cannot open {}: {e}", place.lock.display()))?;
-    match lock_file.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
-            tracing::info!("a host already serves {}", place.root.display());
-            return Ok(());
-        }
-        Err(std::fs::TryLockError::Error(e)) => {
-            return Err(format!("cannot lock {}: {e}", place.lock.display()));
-        }
-    }
+    let Some(lock_file) = lock_place(&place)? else {
+        tracing::info!("a host already serves {}", place.root.display());
+        return Ok(());
+    };
+    crate::place::sweep_ended_hosts(&place);
     // Holding the lock, any socket file left is a dead host's.
     let _ = std::fs::remove_file(&place.socket);
     let listener = tokio::net::UnixListener::bind(&place.socket)
@@ -102,6 +91,12 @@ pub async fn serve(place: Place, extend: Extend, idle_exit: Duration) -> Result<
         host.place.socket.display()
     );
     let me = tether_proc::current_uid();
+    let (before, now) = tether_proc::raise_descriptor_limit();
+    tracing::info!(?before, ?now, "descriptor limit");
+    // One descriptor held back, so that out of them the host can still accept a front end to
+    // tell it why it is refused, instead of leaving it waiting.
+    let mut reserve = std::fs::File::open("/dev/null").ok();
+    let mut refusals = Refusals::default();
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| format!("cannot watch for SIGTERM: {e}"))?;
     let tasks = tokio_util::task::TaskTracker::new();
@@ -112,7 +107,9 @@ pub async fn serve(place: Place, extend: Extend, idle_exit: Duration) -> Result<
         };
         tokio::select! {
             accepted = listener.accept() => match accepted {
+                Err(e) => refusals.failed(&e, &listener, &mut reserve).await,
                 Ok((stream, _)) => {
+                    refusals.accepted();
                     // Only this user's processes may attach.
                     let uid = stream.peer_cred().map(|c| c.uid()).ok();
                     if uid != Some(me) {
@@ -123,7 +120,6 @@ pub async fn serve(place: Place, extend: Extend, idle_exit: Duration) -> Result<
                     let host = host.clone();
                     tasks.spawn(async move { host.attach(stream).await });
                 }
-                Err(e) => tracing::warn!("accept failed: {e}"),
             },
             _ = host.stop.cancelled() => break,
             _ = term.recv() => break,
@@ -159,8 +155,102 @@ pub async fn serve(place: Place, extend: Extend, idle_exit: Duration) -> Result<
     tasks.close();
     let _ = tokio::time::timeout(SHUTDOWN_BUDGET * 2, tasks.wait()).await;
     host.pool.stop(SHUTDOWN_BUDGET).await;
+    // An ended host leaves nothing in the runtime folder; its lock file goes while still
+    // held, so a host starting now locks a file of its own (see `lock_place`).
+    let _ = std::fs::remove_file(&host.place.lock);
+    let _ = std::fs::remove_file(&host.place.log);
     drop(lock_file);
     Ok(())
+}
+
+/// Opens and locks the place's lock file: `None` when another host holds it. The file locked
+/// must still be the one at the path, as a host ending removes its lock file and one starting
+/// may have opened that file just before.
+fn lock_place(place: &Place) -> Result<Option<std::fs::File>, String> {
+    use std::os::unix::fs::MetadataExt;
+    for _ in 0..20 {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&place.lock)
+            .map_err(|e| format!("cannot open {}: {e}", place.lock.display()))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(format!("cannot lock {}: {e}", place.lock.display()));
+            }
+        }
+        let held = file.metadata().map(|m| (m.dev(), m.ino())).ok();
+        let at_path = std::fs::metadata(&place.lock)
+            .map(|m| (m.dev(), m.ino()))
+            .ok();
+        if held.is_some() && held == at_path {
+            return Ok(Some(file));
+        }
+    }
+    Err(format!(
+        "cannot lock {}: it kept being replaced",
+        place.lock.display()
+    ))
+}
+
+/// Failed accepts in a row: logged once when they begin and once when they end (with the
+/// count), never once each, and backed off from, so a host out of descriptors neither spins
+/// nor floods its log.
+#[derive(Default)]
+struct Refusals {
+    in_a_row: u64,
+}
+
+impl Refusals {
+    async fn failed(
+        &mut self,
+        e: &std::io::Error,
+        listener: &tokio::net::UnixListener,
+        reserve: &mut Option<std::fs::File>,
+    ) {
+        self.in_a_row += 1;
+        if self.in_a_row == 1 {
+            tracing::warn!("accept failed: {e} (repeats are counted, not logged)");
+        }
+        if tether_proc::out_of_descriptors(e) {
+            // Out of descriptors: the held one makes room to take the waiting front end and
+            // tell it why, then is taken back.
+            reserve.take();
+            if let Ok(Ok((stream, _))) =
+                tokio::time::timeout(Duration::from_millis(100), listener.accept()).await
+            {
+                let why = out_of_descriptors("it could not take this front end");
+                let mut line = serde_json::to_vec(&reply(Some(why))).unwrap_or_default();
+                line.push(b'\n');
+                let _ = stream.try_write(&line);
+            }
+            *reserve = std::fs::File::open("/dev/null").ok();
+        }
+        let backoff = Duration::from_millis(10 << self.in_a_row.min(6));
+        tokio::time::sleep(backoff).await;
+    }
+
+    fn accepted(&mut self) {
+        if self.in_a_row > 1 {
+            tracing::warn!(
+                "accept failed {} times in a row before this one",
+                self.in_a_row
+            );
+        }
+        self.in_a_row = 0;
+    }
+}
+
+/// Why a front end is refused when the host has no descriptor left, and what to do.
+fn out_of_descriptors(detail: &str) -> String {
+    format!(
+        "the tether host has no file descriptor left ({} open; {detail}); end some of its \
+         sessions, or raise its limit (`ulimit -n`) and restart it",
+        tether_proc::open_descriptors()
+    )
 }
 
 /// The device and inode of `path`, to tell the socket this host bound from one put in its
@@ -197,19 +287,20 @@ impl Host {
     async fn exchange(self: Arc<Self>, stream: UnixStream, gone: CancellationToken) {
         let (read, mut write) = stream.into_split();
         let mut read = BufReader::new(read);
-        let hello = match tokio::time::timeout(HELLO_WAIT, read_json::<Hello>(&mut read)).await {
-            Ok(Ok(Some(hello))) => hello,
-            Ok(Ok(None)) => return,
-            Ok(Err(why)) => {
-                let _ = write_json(&mut write, &reply(Some(why))).await;
-                return;
-            }
-            Err(_) => {
-                let why = format!("no hello within {} s", HELLO_WAIT.as_secs());
-                let _ = write_json(&mut write, &reply(Some(why))).await;
-                return;
-            }
-        };
+        let hello =
+            match tokio::time::timeout(HELLO_WAIT, read_json::<Hello>(&mut read, MAX_LINE)).await {
+                Ok(Ok(Some(hello))) => hello,
+                Ok(Ok(None)) => return,
+                Ok(Err(why)) => {
+                    let _ = write_json(&mut write, &reply(Some(why))).await;
+                    return;
+                }
+                Err(_) => {
+                    let why = format!("no hello within {} s", HELLO_WAIT.as_secs());
+                    let _ = write_json(&mut write, &reply(Some(why))).await;
+                    return;
+                }
+            };
         let ok = reply(None);
         match hello {
             Hello::Status => {
@@ -304,9 +395,13 @@ impl Host {
         let builder = RunBuilder::new(&self.place.root)
             .surface(surface)
             .pool(self.pool.clone());
-        let run = (self.extend)(shape(builder))
-            .build()
-            .map_err(|e| e.to_string())?;
+        let run = (self.extend)(shape(builder)).build().map_err(|e| {
+            // EMFILE, however deep in the run's opening it came: the reason is the host's.
+            match e.to_string() {
+                why if why.contains("(os error 24)") => out_of_descriptors(&why),
+                why => why,
+            }
+        })?;
         Ok((run, surface))
     }
 

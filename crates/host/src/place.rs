@@ -74,6 +74,44 @@ impl Place {
     }
 }
 
+/// How old the log of a host that is gone may grow before a starting host removes it.
+const OLD_LOG: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// Removes what hosts that ended left in the runtime folder (a host that was killed cannot
+/// clean up): lock files no host holds, and their logs once a day old.
+pub(crate) fn sweep_ended_hosts(mine: &Place) {
+    let Some(dir) = mine.lock.parent() else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for lock in entries.flatten().map(|e| e.path()) {
+        let is_lock = lock.extension().is_some_and(|x| x == "lock");
+        let is_host = lock
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("host-"));
+        if !is_lock || !is_host || lock == mine.lock || !owned_by_me(&lock) {
+            continue;
+        }
+        let Ok(file) = std::fs::OpenOptions::new().write(true).open(&lock) else {
+            continue;
+        };
+        if file.try_lock().is_err() {
+            continue;
+        }
+        let log = lock.with_extension("log");
+        let old = std::fs::metadata(&log)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > OLD_LOG));
+        if old || !log.exists() {
+            let _ = std::fs::remove_file(&log);
+            let _ = std::fs::remove_file(&lock);
+        }
+    }
+}
+
 /// Whether `path` itself (not a link's target) belongs to this user.
 pub(crate) fn owned_by_me(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.uid() == tether_proc::current_uid())

@@ -74,18 +74,54 @@ pub struct Printed {
     pub code: u8,
 }
 
-/// Reads one line of JSON as `T`; `Ok(None)` at a clean end of input.
+/// The longest line the host reads from a front end: a hook event of the most tether reads,
+/// and room for the hello around it.
+pub const MAX_LINE: usize = 17 << 20;
+
+/// Reads one line (without its newline) of at most `cap` bytes; `Ok(None)` at a clean end of
+/// input. A longer line is an error, and what was read of it is dropped, never kept.
+pub async fn read_line_capped(
+    input: &mut (impl AsyncBufRead + Unpin),
+    cap: usize,
+) -> Result<Option<String>, String> {
+    let mut line = Vec::new();
+    loop {
+        let buf = input
+            .fill_buf()
+            .await
+            .map_err(|e| format!("cannot read from the host socket: {e}"))?;
+        if buf.is_empty() {
+            return match line.is_empty() {
+                true => Ok(None),
+                false => Ok(Some(String::from_utf8_lossy(&line).into_owned())),
+            };
+        }
+        let (taken, done) = match buf.iter().position(|b| *b == b'\n') {
+            Some(at) => (at, true),
+            None => (buf.len(), false),
+        };
+        if line.len() + taken > cap {
+            return Err(format!(
+                "a line longer than {} MiB, more than tether reads",
+                cap >> 20
+            ));
+        }
+        line.extend_from_slice(&buf[..taken]);
+        input.consume(taken + usize::from(done));
+        if done {
+            return Ok(Some(String::from_utf8_lossy(&line).into_owned()));
+        }
+    }
+}
+
+/// Reads one line of JSON as `T`, of at most `cap` bytes; `Ok(None)` at a clean end of input.
 pub async fn read_json<T: for<'de> Deserialize<'de>>(
     input: &mut (impl AsyncBufRead + Unpin),
+    cap: usize,
 ) -> Result<Option<T>, String> {
-    let mut line = String::new();
-    let n = input
-        .read_line(&mut line)
-        .await
-        .map_err(|e| format!("cannot read from the host socket: {e}"))?;
-    if n == 0 {
+    let Some(line) = read_line_capped(input, cap).await? else {
         return Ok(None);
-    }
+    };
     serde_json::from_str(&line)
         .map(Some)
         .map_err(|e| format!("not a line of the host protocol ({e}): {}", line.trim()))

@@ -29,6 +29,7 @@ mod store;
 mod supervisor;
 mod tool;
 mod tsserver_pull;
+mod watch;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -55,6 +56,8 @@ pub struct Lsp {
     servers: Option<Arc<Supervisor>>,
     /// The watch for outside edits, with what it reports to.
     outside: Option<(Arc<outside::Outside>, follow::Follow)>,
+    /// The workspace's watch, which this run closes when its pool is its own.
+    watch: Option<Arc<watch::SharedWatch>>,
 }
 
 impl Capability for Lsp {
@@ -98,7 +101,15 @@ impl Capability for Lsp {
         });
         self.pooled = run.pool.outlives_runs();
         let ledger = Arc::new(ledger::Ledger::default());
-        let outside = Arc::new(outside::Outside::default());
+        // One watch per workspace for every run of the pool: a host's runs share one inotify
+        // instance however many there are.
+        let root = run.workspace.root().to_path_buf();
+        let watch = run
+            .pool
+            .get_or_insert(&format!("watch|{}", root.display()), || {
+                watch::SharedWatch::new(root.clone())
+            });
+        let outside = Arc::new(outside::Outside::new(watch.clone()));
         run.tool(LspTool {
             servers: servers.clone(),
             ledger: ledger.clone(),
@@ -132,6 +143,7 @@ impl Capability for Lsp {
             prompt: run.prompt_reports,
         }));
         self.outside = Some((outside, follow));
+        self.watch = Some(watch);
         self.servers = Some(servers);
     }
 
@@ -172,6 +184,11 @@ impl Capability for Lsp {
         Box::pin(async move {
             if let Some((outside, _)) = &self.outside {
                 outside.stop();
+            }
+            if let Some(watch) = &self.watch
+                && !self.pooled
+            {
+                watch.close();
             }
             if let Some(servers) = &self.servers
                 && !self.pooled

@@ -5,119 +5,70 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
-use tether_proc::lock;
 
-use notify::{EventKind, RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
 use crate::answers::Snapshot;
 use crate::follow::Follow;
 use crate::server::Server;
 use crate::supervisor::Supervisor;
+use crate::watch::SharedWatch;
 
 /// How long a burst of changes may go on before the files are looked at.
 const QUIET: Duration = Duration::from_millis(150);
 /// Changes told to a server in one notification at most.
 const MAX_CHANGES: usize = 1000;
-/// Folders watched at most; a larger tree is watched in part, and `status` says so.
-const MAX_FOLDERS: usize = 20_000;
 
 /// How changed files are labelled when nothing was known of them before.
 const NOT_SEEN: &str = "no baseline: tether had not seen this file before it changed";
 
-/// The watch over the workspace, started once on first need and dropped at the run's end.
-#[derive(Default)]
+/// One run's part of the workspace's watch: its own channel of every change, subscribed on
+/// first need and given back at the run's end.
 pub struct Outside {
-    started: OnceLock<Result<usize, String>>,
-    watcher: Arc<Mutex<Option<notify::RecommendedWatcher>>>,
+    watch: Arc<SharedWatch>,
+    subscribed: OnceLock<u64>,
 }
 
 impl Outside {
+    pub fn new(watch: Arc<SharedWatch>) -> Self {
+        Outside {
+            watch,
+            subscribed: OnceLock::new(),
+        }
+    }
+
     /// Starts watching, once; later calls do nothing.
     pub fn start(&self, servers: &Arc<Supervisor>, follow: &Follow) {
         if !follow.enabled {
             return;
         }
-        self.started.get_or_init(|| {
-            let (tx, rx) = mpsc::unbounded_channel();
-            let root = follow.workspace.clone();
-            let mut watcher =
-                notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-                    if let Ok(event) = event
-                        && let Some(kind) = change_kind(&event.kind)
-                    {
-                        for path in event.paths.into_iter().filter(|p| !is_ours(p)) {
-                            let _ = tx.send((path, kind));
-                        }
-                    }
-                })
-                .map_err(|e| format!("cannot watch for outside edits: {e}"))?;
-            let folders = watch_tree(&mut watcher, &root);
-            *lock(&self.watcher) = Some(watcher);
-            let watcher = self.watcher.clone();
-            follow.spawn_watch(handle(rx, servers.clone(), follow.clone(), watcher));
-            folders
+        self.subscribed.get_or_init(|| {
+            let _ = self.watch.start();
+            let (id, rx) = self.watch.subscribe();
+            follow.spawn_watch(handle(
+                rx,
+                servers.clone(),
+                follow.clone(),
+                self.watch.clone(),
+            ));
+            id
         });
     }
 
-    /// What `status` says of the watch, once it was started.
+    /// What `status` says of the watch, once this run started it.
     pub fn describe(&self) -> Option<String> {
-        Some(match self.started.get()? {
-            Ok(n) if *n >= MAX_FOLDERS => format!(
-                "outside edits: watching the first {n} folders only; changes deeper are not seen"
-            ),
-            Ok(n) => format!("outside edits: watching {n} folders"),
-            Err(why) => why.clone(),
-        })
+        self.subscribed.get()?;
+        self.watch.describe()
     }
 
-    /// Stops watching.
+    /// Stops this run's part of the watch.
     pub fn stop(&self) {
-        lock(&self.watcher).take();
-    }
-}
-
-/// The LSP `FileChangeType` an event amounts to (1 created, 2 changed, 3 deleted), if any.
-fn change_kind(kind: &EventKind) -> Option<u8> {
-    use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
-    match kind {
-        EventKind::Create(_) | EventKind::Modify(ModifyKind::Name(RenameMode::To)) => Some(1),
-        EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(RenameMode::From)) => Some(3),
-        EventKind::Modify(_) | EventKind::Access(AccessKind::Close(AccessMode::Write)) => Some(2),
-        _ => None,
-    }
-}
-
-/// Whether `path` is one of the write door's own temporary files, which no server needs.
-fn is_ours(path: &Path) -> bool {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with(".tether-"))
-}
-
-/// Watches every folder under `root` that git would not ignore, each on its own, and says how
-/// many (or why none).
-fn watch_tree(watcher: &mut notify::RecommendedWatcher, root: &Path) -> Result<usize, String> {
-    let mut count = 0;
-    let walk = ignore::WalkBuilder::new(root)
-        .filter_entry(|e| e.file_name() != ".tether")
-        .build();
-    for entry in walk.flatten() {
-        if !entry.file_type().is_some_and(|t| t.is_dir()) {
-            continue;
-        }
-        if count == MAX_FOLDERS {
-            break;
-        }
-        match watcher.watch(entry.path(), RecursiveMode::NonRecursive) {
-            Ok(()) => count += 1,
-            Err(e) if count == 0 => return Err(format!("cannot watch for outside edits: {e}")),
-            Err(_) => break,
+        if let Some(id) = self.subscribed.get() {
+            self.watch.unsubscribe(*id);
         }
     }
-    Ok(count)
 }
 
 /// Takes changed paths in bursts: every running server is told of them (so a new module is
@@ -126,7 +77,7 @@ async fn handle(
     mut rx: mpsc::UnboundedReceiver<(PathBuf, u8)>,
     servers: Arc<Supervisor>,
     follow: Follow,
-    watcher: Arc<Mutex<Option<notify::RecommendedWatcher>>>,
+    watch: Arc<SharedWatch>,
 ) {
     while let Some((path, kind)) = rx.recv().await {
         // Noted at once, before any server hears of it: a follower of an earlier event must
@@ -142,11 +93,8 @@ async fn handle(
             }
         }
         for (path, kind) in &burst {
-            if *kind == 1
-                && path.is_dir()
-                && let Some(w) = lock(&watcher).as_mut()
-            {
-                let _ = watch_tree(w, path);
+            if *kind == 1 && path.is_dir() {
+                watch.watch_new_folder(path);
             }
         }
         // What each server had published before it heard of the burst: a server of the whole

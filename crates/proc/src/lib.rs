@@ -40,7 +40,10 @@ pub use rpc::{
     RpcError,
 };
 pub use rustix::process::Signal;
-pub use status::{children_named, current_uid, exited, gone_within, is_running};
+pub use status::{
+    children_named, current_uid, exited, gone_within, is_running, open_descriptors,
+    out_of_descriptors, raise_descriptor_limit,
+};
 pub use sync::lock;
 pub use tail::{STDERR_SHOWN, with_stderr_tail};
 pub use tree::{init, sweep_strays};

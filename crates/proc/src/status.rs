@@ -71,6 +71,35 @@ pub async fn exited(pid: u32) {
     }
 }
 
+/// Raises this process's soft limit on open descriptors to its hard limit, as a host serving
+/// many sessions needs: (the soft limit before, the soft limit now).
+pub fn raise_descriptor_limit() -> (Option<u64>, Option<u64>) {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    let before = limit.current;
+    if limit.current < limit.maximum {
+        let raised = rustix::process::Rlimit {
+            current: limit.maximum,
+            maximum: limit.maximum,
+        };
+        let _ = setrlimit(Resource::Nofile, raised);
+    }
+    (before, getrlimit(Resource::Nofile).current)
+}
+
+/// Whether an I/O error says this process (or the system) has no descriptor left to give.
+pub fn out_of_descriptors(e: &std::io::Error) -> bool {
+    matches!(
+        rustix::io::Errno::from_io_error(e),
+        Some(rustix::io::Errno::MFILE | rustix::io::Errno::NFILE)
+    )
+}
+
+/// How many descriptors this process has open.
+pub fn open_descriptors() -> usize {
+    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
+}
+
 /// The user this process runs as, for a socket that admits only its own user.
 pub fn current_uid() -> u32 {
     rustix::process::getuid().as_raw()

@@ -153,6 +153,16 @@ pub(crate) fn no_match_hint(stats: &SearchStats) -> Option<String> {
                 quote(&literals)
             )
         };
+        if stats.in_macro_arguments > 0 {
+            return Some(format!(
+                "hint: {} {held}, but in {} of them it sits inside a macro call's arguments \
+                 ({files}). Those are a token tree the grammar does not parse into code, so no \
+                 pattern matches inside them: search for the macro call itself, such as \
+                 `assert!($$$ARGS)` or `vec![$$$ITEMS]`, and read its arguments",
+                count(stats.near_misses, "file", "files"),
+                stats.in_macro_arguments,
+            ));
+        }
         return Some(format!(
             "hint: {} {held}, but no code of this shape ({files}): the structure is off, not \
              the spelling. Compare the pattern with that code; put `$X` or `$$$ITEMS` where it \

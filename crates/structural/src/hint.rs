@@ -62,6 +62,41 @@ pub(crate) fn body_hint(fragment: &str, lang: Lang, compiles: &dyn Fn(&str) -> b
     format!("\n{article} {noun} pattern needs its body: write `{with_body}`.")
 }
 
+/// A sentence to add to the "unparseable" error when `fragment` names a metavariable in lower
+/// case (`$x`, `$$$args`), which the matcher reads as code: metavariables are upper case.
+pub(crate) fn metavariable_case_hint(fragment: &str, compiles: &dyn Fn(&str) -> bool) -> String {
+    let mut upper = String::with_capacity(fragment.len());
+    let mut lowered = Vec::new();
+    let mut rest = fragment;
+    while let Some(at) = rest.find('$') {
+        upper.push_str(&rest[..at]);
+        let after = &rest[at..];
+        let dollars = after.len() - after.trim_start_matches('$').len();
+        let name_len = after[dollars..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(after.len() - dollars);
+        let name = &after[dollars..dollars + name_len];
+        if name.starts_with(|c: char| c.is_ascii_lowercase()) {
+            lowered.push(format!("{}{name}", &after[..dollars]));
+        }
+        upper.push_str(&after[..dollars]);
+        upper.push_str(&name.to_ascii_uppercase());
+        rest = &after[dollars + name_len..];
+    }
+    upper.push_str(rest);
+    let Some(first) = lowered.first() else {
+        return String::new();
+    };
+    let fix = match compiles(&upper) {
+        true => format!(" Write `{upper}`."),
+        false => String::new(),
+    };
+    format!(
+        "\nMetavariables are upper case (`$X`, `$$$ARGS`): `{first}` is read as code, not as a \
+         metavariable.{fix}"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +142,18 @@ mod tests {
                 "{lang} {pattern:?}: {message}"
             );
         }
+    }
+
+    #[test]
+    fn a_lower_case_metavariable_is_told_to_be_upper_case() {
+        let message = refusal("rust", "let $x = $$$rest;");
+        assert!(
+            message.contains("Metavariables are upper case")
+                && message.contains("`$x` is read as code")
+                && message.contains("Write `let $X = $$$REST;`"),
+            "{message}"
+        );
+        assert!(!refusal("rust", "fn f( {").contains("upper case"));
     }
 
     #[test]

@@ -104,7 +104,12 @@ fn compile_with(fragment: &str, lang: Lang, hint: bool) -> Result<Compiled, Unpa
     }
     let tried: Vec<&str> = rungs.iter().map(|r| r.name).collect();
     let advice = if hint {
-        crate::hint::body_hint(fragment, lang, &|f| compile_without_hint(f, lang).is_ok())
+        let compiles = |f: &str| compile_without_hint(f, lang).is_ok();
+        let body = crate::hint::body_hint(fragment, lang, &compiles);
+        format!(
+            "{body}{}",
+            crate::hint::metavariable_case_hint(fragment, &compiles)
+        )
     } else {
         String::new()
     };

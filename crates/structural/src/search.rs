@@ -127,6 +127,8 @@ pub struct SearchStats {
     pub near_misses: usize,
     /// The first [`NEAR_MISS_EXAMPLES`] near misses in path order, as shown.
     pub near_miss_examples: Vec<String>,
+    /// Near misses whose fixed text is all inside one macro call's arguments (a token tree).
+    pub in_macro_arguments: usize,
     /// The pattern's fixed texts, in the order of [`SearchStats::literal_seen`].
     pub literals: Vec<String>,
     /// Whether each fixed text occurs in any searched file.
@@ -147,6 +149,7 @@ impl SearchStats {
         self.binary += o.binary;
         self.too_deep += o.too_deep;
         self.near_misses += o.near_misses;
+        self.in_macro_arguments += o.in_macro_arguments;
         self.near_miss_examples
             .extend(o.near_miss_examples.iter().cloned());
         self.near_miss_examples.sort();
@@ -409,6 +412,21 @@ fn search_file(
         }
     }
     if sink.total == 0 {
+        // A macro's arguments are a token tree the grammar does not parse into code, so a
+        // pattern never matches there: a near miss whose fixed text sits in one says why.
+        if !compiled.literals.is_empty()
+            && root.dfs().any(|node| {
+                node.kind() == "token_tree" && {
+                    let inside = node.text();
+                    compiled
+                        .literals
+                        .iter()
+                        .all(|l| inside.contains(l.as_str()))
+                }
+            })
+        {
+            stats.in_macro_arguments += 1;
+        }
         return Ok(Outcome::NearMiss);
     }
     Ok(Outcome::Matched(FileMatches {
@@ -730,5 +748,26 @@ mod tests {
         let display = |p: &Path| p.display().to_string();
         let listed = files_for(dir.path(), lang, false, &display, &budget);
         assert_eq!(listed.err(), Some(Stop::Cancelled));
+    }
+
+    #[test]
+    fn a_near_miss_whose_text_sits_in_a_macro_call_is_counted() {
+        let text = "fn t() {\n    assert!(a.len() == 3);\n}\n";
+        let (found, stats) =
+            search_one("m.rs", text, "$X.len() == 3", FIND, Limits::default()).unwrap();
+        assert!(found.is_empty());
+        assert_eq!((stats.near_misses, stats.in_macro_arguments), (1, 1));
+        let hint = crate::footer::no_match_hint(&stats).unwrap();
+        assert!(hint.contains("inside a macro call's arguments"), "{hint}");
+        // Outside a macro, the same text is code and matches.
+        let (found, _) = search_one(
+            "m.rs",
+            "fn t() { let ok = a.len() == 3; }\n",
+            "$X.len() == 3",
+            FIND,
+            Limits::default(),
+        )
+        .unwrap();
+        assert_eq!(found[0].total, 1);
     }
 }
