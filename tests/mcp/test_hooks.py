@@ -211,3 +211,39 @@ def test_codex_hands_tethers_report_on_its_own_patch_to_the_model(place):
         assert not stopped, stopped
     finally:
         stub.close()
+
+
+def test_codex_goes_on_past_an_event_tether_cannot_read_and_its_stop_event(place):
+    """As with Claude Code: an unreadable event is a non-blocking error that never reaches the
+    model, a Stop event gets nothing its schema lacks, and tether's own report still arrives."""
+    stub = ModelStub(edit=(OLD, NEW))
+    ws = place["ws"]
+    env = hook_env("codex", stub, place)
+    try:
+        hook = f"{shlex.quote(TETHER)} hook codex"
+        garbled = f"printf 'not an event' | {hook}"
+
+        def table(event, matcher, command):
+            match = f'matcher = "{matcher}"\n' if matcher else ""
+            return (f'[[hooks.{event}]]\n{match}[[hooks.{event}.hooks]]\n'
+                    f'type = "command"\ncommand = {json.dumps(command)}\ntimeout = 90\n')
+
+        edits = "^(apply_patch|Edit|Write)$"
+        config = place["home"] / ".codex" / "config.toml"
+        config.write_text(config.read_text() + table("PreToolUse", edits, hook)
+                          + table("PostToolUse", edits, hook) + table("PostToolUse", edits, garbled)
+                          + table("Stop", None, hook))
+        try:
+            done = run_cli([cli("codex"), "exec", "--json", "--skip-git-repo-check", "-c",
+                            'sandbox_mode="workspace-write"', "--dangerously-bypass-hook-trust"],
+                           env, ws, f"EDIT-PROBE {ws / 'a.py'}")
+        finally:
+            stopped = stop_host(env, ws)
+        assert (ws / "a.py").read_text() == EDITED, "the model's apply_patch never landed: it proves nothing below"
+        assert ANSWER in done.stdout, done.stdout[-3000:]
+        asked = json.dumps(stub.requests)
+        assert "nothing was checked" not in asked, "tether's unreadable event reached the model"
+        assert report_in(asked), f"tether's own report did not reach the model\nhost log:\n{host_log(place)}"
+        assert not stopped, stopped
+    finally:
+        stub.close()

@@ -156,3 +156,28 @@ fn an_overlong_hello_is_refused_and_does_not_grow_the_host() {
     let out = env.run(&["call", "--host", "read", r#"{"path": "a.py"}"#], "");
     assert!(text(&out).contains("def f"), "{out:?}");
 }
+
+#[test]
+fn an_overlong_call_stdin_line_is_refused_and_does_not_grow_the_host() {
+    let env = HostEnv::new();
+    let out = env.run(&["call", "--host", "read", r#"{"path": "a.py"}"#], "");
+    assert!(text(&out).contains("def f"), "{out:?}");
+    let host = env.host_pid();
+    let before = rss_kib(host);
+    let line = format!(
+        "{{\"tool\": \"read\", \"args\": {{\"path\": \"{}\"}}}}\n",
+        "a".repeat(200 << 20)
+    );
+    let out = env.run(&["call", "--host", "--stdin"], &line);
+    let said = text(&out);
+    assert!(
+        said.contains("longer than 17 MiB"),
+        "{}",
+        &said[..said.len().min(500)]
+    );
+    let grown = rss_kib(host).saturating_sub(before);
+    assert!(
+        grown < 64 << 10,
+        "the host grew by {grown} KiB for one line"
+    );
+}
