@@ -177,24 +177,39 @@ def test_claude_code_hands_tethers_report_on_its_own_edit_to_the_model(place):
         stub.close()
 
 
+CODEX_EDITS = "^(apply_patch|Edit|Write)$"
+
+
+def codex_table(event, matcher, command):
+    """One hook table of Codex's config.toml."""
+    match = f'matcher = "{matcher}"\n' if matcher else ""
+    return (f'[[hooks.{event}]]\n{match}[[hooks.{event}.hooks]]\n'
+            f'type = "command"\ncommand = {json.dumps(command)}\ntimeout = 90\n')
+
+
+def run_codex(place, env, tables):
+    """Codex, with `tables` added to its config, asked to patch a.py; its output and what
+    stopping the test's host found wrong."""
+    ws = place["ws"]
+    config = place["home"] / ".codex" / "config.toml"
+    config.write_text(config.read_text() + tables)
+    try:
+        done = run_cli([cli("codex"), "exec", "--json", "--skip-git-repo-check", "-c",
+                        'sandbox_mode="workspace-write"', "--dangerously-bypass-hook-trust"],
+                       env, ws, f"EDIT-PROBE {ws / 'a.py'}")
+    finally:
+        stopped = stop_host(env, ws)
+    return done, stopped
+
+
 def test_codex_hands_tethers_report_on_its_own_patch_to_the_model(place):
     stub = ModelStub(edit=(OLD, NEW))
     ws = place["ws"]
     env = hook_env("codex", stub, place)
     try:
         hook = f"{shlex.quote(TETHER)} hook codex"
-        tables = "".join(
-            f'[[hooks.{event}]]\nmatcher = "^(apply_patch|Edit|Write)$"\n[[hooks.{event}.hooks]]\n'
-            f'type = "command"\ncommand = {json.dumps(hook)}\ntimeout = 90\n'
-            for event in ("PreToolUse", "PostToolUse"))
-        config = place["home"] / ".codex" / "config.toml"
-        config.write_text(config.read_text() + tables)
-        try:
-            done = run_cli([cli("codex"), "exec", "--json", "--skip-git-repo-check", "-c",
-                            'sandbox_mode="workspace-write"', "--dangerously-bypass-hook-trust"],
-                           env, ws, f"EDIT-PROBE {ws / 'a.py'}")
-        finally:
-            stopped = stop_host(env, ws)
+        done, stopped = run_codex(place, env, codex_table("PreToolUse", CODEX_EDITS, hook)
+                                  + codex_table("PostToolUse", CODEX_EDITS, hook))
         assert (ws / "a.py").read_text() == EDITED, "the model's apply_patch never landed: it proves nothing below"
         assert ANSWER in done.stdout, done.stdout[-3000:]
         bodies = [body for path, body in stub.requests if path.endswith("/responses")]
@@ -222,23 +237,10 @@ def test_codex_goes_on_past_an_event_tether_cannot_read_and_its_stop_event(place
     try:
         hook = f"{shlex.quote(TETHER)} hook codex"
         garbled = f"printf 'not an event' | {hook}"
-
-        def table(event, matcher, command):
-            match = f'matcher = "{matcher}"\n' if matcher else ""
-            return (f'[[hooks.{event}]]\n{match}[[hooks.{event}.hooks]]\n'
-                    f'type = "command"\ncommand = {json.dumps(command)}\ntimeout = 90\n')
-
-        edits = "^(apply_patch|Edit|Write)$"
-        config = place["home"] / ".codex" / "config.toml"
-        config.write_text(config.read_text() + table("PreToolUse", edits, hook)
-                          + table("PostToolUse", edits, hook) + table("PostToolUse", edits, garbled)
-                          + table("Stop", None, hook))
-        try:
-            done = run_cli([cli("codex"), "exec", "--json", "--skip-git-repo-check", "-c",
-                            'sandbox_mode="workspace-write"', "--dangerously-bypass-hook-trust"],
-                           env, ws, f"EDIT-PROBE {ws / 'a.py'}")
-        finally:
-            stopped = stop_host(env, ws)
+        done, stopped = run_codex(place, env, codex_table("PreToolUse", CODEX_EDITS, hook)
+                                  + codex_table("PostToolUse", CODEX_EDITS, hook)
+                                  + codex_table("PostToolUse", CODEX_EDITS, garbled)
+                                  + codex_table("Stop", None, hook))
         assert (ws / "a.py").read_text() == EDITED, "the model's apply_patch never landed: it proves nothing below"
         assert ANSWER in done.stdout, done.stdout[-3000:]
         asked = json.dumps(stub.requests)

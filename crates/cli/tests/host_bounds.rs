@@ -17,11 +17,16 @@ use serde_json::json;
 /// Starts the workspace's host with at most `limit` descriptors (soft and hard, so it cannot
 /// raise them), through a first call.
 fn host_with_descriptors(env: &HostEnv, limit: u32) -> u32 {
+    host_with_limits(env, limit, limit)
+}
+
+/// The same with a soft limit below the hard one.
+fn host_with_limits(env: &HostEnv, soft: u32, hard: u32) -> u32 {
     let like_the_front_ends = env.command(&[]);
     // `prlimit`, not a shell's `ulimit`: a shell drops variables whose names it cannot hold
     // (cargo's `CARGO_BIN_EXE_tether-relay`), and the host would be keyed apart.
     let out = std::process::Command::new("prlimit")
-        .arg(format!("--nofile={limit}:{limit}"))
+        .arg(format!("--nofile={soft}:{hard}"))
         .arg(&env.binary)
         .args(["call", "--host", "read", r#"{"path": "a.py"}"#])
         .envs(
@@ -180,4 +185,17 @@ fn an_overlong_call_stdin_line_is_refused_and_does_not_grow_the_host() {
         grown < 64 << 10,
         "the host grew by {grown} KiB for one line"
     );
+}
+
+#[test]
+fn the_host_raises_its_soft_descriptor_limit_to_the_hard_one() {
+    let env = HostEnv::new();
+    let host = host_with_limits(&env, 256, 4096);
+    let limits = std::fs::read_to_string(format!("/proc/{host}/limits")).unwrap();
+    let open_files = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap();
+    let soft: Vec<&str> = open_files.split_whitespace().skip(3).take(2).collect();
+    assert_eq!(soft, ["4096", "4096"], "{open_files}");
 }
