@@ -173,3 +173,43 @@ fn an_edit_outside_the_workspace_is_said_unchecked_with_or_without_its_pre_tool_
         "{said}"
     );
 }
+
+#[test]
+fn an_edit_that_changed_nothing_leaves_the_file_watched() {
+    let env = HostEnv::new();
+    let file = env.ws.join("a.py");
+    // The agent's Edit ran and changed nothing (its old text was its new text).
+    let input = json!({"file_path": file, "old_string": "x", "new_string": "x"});
+    let pre = claude_event(&env, "PreToolUse", "Edit", "t1", input.clone());
+    context_of(&env.run(&["hook", "claude"], &pre));
+    let post = claude_event(&env, "PostToolUse", "Edit", "t1", input);
+    context_of(&env.run(&["hook", "claude"], &post));
+    // A shell command then breaks the file: the watch must still tell it.
+    std::fs::write(
+        &file,
+        "def f(x: int) -> int:\n    return x\n\nz: str = f(1)\n",
+    )
+    .unwrap();
+    let mut told = Value::Null;
+    for n in 0..40 {
+        std::thread::sleep(Duration::from_millis(250));
+        let bash = claude_event(
+            &env,
+            "PostToolUse",
+            "Bash",
+            &format!("b{n}"),
+            json!({"command": "sed -i ..."}),
+        );
+        told = context_of(&env.run(&["hook", "claude"], &bash));
+        if !told.is_null() {
+            break;
+        }
+    }
+    let context = told["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        context.contains("outside change to a.py") && context.contains("1 new problem"),
+        "{told}"
+    );
+}

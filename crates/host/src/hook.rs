@@ -29,7 +29,8 @@ struct Session {
     /// Set once a warm-up outlasted [`WARM_WAIT`]: a server stuck starting is not waited for
     /// again on every later event.
     stuck_warming: std::sync::atomic::AtomicBool,
-    begun: std::sync::Mutex<HashMap<String, AgentEdit>>,
+    /// By tool use id: the files an edit named and what was known before it.
+    begun: std::sync::Mutex<HashMap<String, (Vec<String>, AgentEdit)>>,
 }
 
 /// Agent sessions a host keeps a run for at once; a new one past this ends the session whose
@@ -184,10 +185,14 @@ pub(crate) async fn handle(
                 session.stuck_warming.store(waited.is_err(), Relaxed);
             }
             let (edit, _) = session.run.runtime().agent_edit_begin(paths).await;
-            lock(&session.begun).insert(id, edit);
+            let mut begun = lock(&session.begun);
+            // An earlier edit of these files whose PostToolUse never came (the tool failed, or
+            // was denied) is over: what it held is let go.
+            begun.retain(|_, (named, _)| !named.iter().any(|n| paths.contains(n)));
+            begun.insert(id, (paths.clone(), edit));
         }
         ("PostToolUse", Touch::Files(paths)) => {
-            let begun = lock(&session.begun).remove(&id);
+            let begun = lock(&session.begun).remove(&id).map(|(_, edit)| edit);
             let report = session.run.runtime().agent_edit_end(paths, begun).await;
             new_errors = report.new_errors;
             said.extend(report.text);

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tether_proc::lock;
 
@@ -65,6 +65,15 @@ impl Ledger {
         for p in paths {
             let mark = busy.entry(p.clone()).or_insert((0, Instant::now()));
             *mark = (mark.0 + 1, Instant::now());
+        }
+    }
+
+    /// [`Ledger::writing`] for `paths` until the mark is dropped.
+    pub fn mark_writing(self: &Arc<Self>, paths: Vec<PathBuf>) -> WritingMark {
+        self.writing(&paths);
+        WritingMark {
+            ledger: self.clone(),
+            paths,
         }
     }
 
@@ -276,6 +285,19 @@ pub fn findings(items: &[Diagnostic], counted: &Severities) -> Vec<Finding> {
     }
     out.sort_by_key(|f| f.line);
     out
+}
+
+/// Files claimed by one write while it is under way; dropping the mark ends the claim, however
+/// the write ended (reported, failed, changed nothing, or its baseline timed out).
+pub struct WritingMark {
+    ledger: Arc<Ledger>,
+    paths: Vec<PathBuf>,
+}
+
+impl Drop for WritingMark {
+    fn drop(&mut self) {
+        self.ledger.written(&self.paths);
+    }
 }
 
 #[cfg(test)]

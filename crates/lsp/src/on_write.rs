@@ -11,7 +11,9 @@ use std::time::Duration;
 use tether_proc::lock;
 
 use tether_fs::{FileReceipt, WritePath};
-use tether_tool::{Baseline, BoxFuture, FileReport, FileStatus, Finding, HookBudgets, WriteHook};
+use tether_tool::{
+    Baseline, BoxFuture, FileReport, FileStatus, Finding, Hold, HookBudgets, WriteHook,
+};
 
 use crate::answers::Snapshot;
 use crate::catalog::Done;
@@ -409,10 +411,14 @@ impl WriteHook for DiagnosticsOnWrite {
         }
     }
 
+    fn hold(&self, paths: &[WritePath]) -> Option<Hold> {
+        let abs: Vec<PathBuf> = paths.iter().map(|p| p.abs().to_path_buf()).collect();
+        Some(Box::new(self.follow.ledger.mark_writing(abs)))
+    }
+
     fn before<'a>(&'a self, paths: &'a [WritePath]) -> BoxFuture<'a, Baseline> {
         Box::pin(async move {
             let abs: Vec<PathBuf> = paths.iter().map(|p| p.abs().to_path_buf()).collect();
-            self.follow.ledger.writing(&abs);
             // Every look before the write shares the one baseline budget.
             let end = tokio::time::Instant::now() + self.baseline;
             let left = || end.saturating_duration_since(tokio::time::Instant::now());
@@ -612,8 +618,6 @@ impl WriteHook for DiagnosticsOnWrite {
                     self.follow.ledger.know(r.path.abs(), hash);
                 }
             }
-            let written: Vec<PathBuf> = touched.into_iter().collect();
-            self.follow.ledger.written(&written);
             // Asked once this write is over, so a write still under way means a later one.
             for (server, files) in late_importers {
                 self.follow.importers_later(server, files, number);

@@ -10,6 +10,11 @@ use crate::report::{FileReport, FileStatus};
 /// What a hook's `before` saw, handed back to the `after` of that same write.
 pub type Baseline = Box<dyn Any + Send + Sync>;
 
+/// What a hook holds for the length of one write, from just before its baseline until its
+/// report is done; dropping it is the release, so a write that fails, changes nothing or
+/// whose baseline timed out still lets go.
+pub type Hold = Box<dyn Any + Send + Sync>;
+
 /// How long a hook's two phases may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HookBudgets {
@@ -39,6 +44,12 @@ pub trait WriteHook: Send + Sync {
     fn budgets(&self) -> HookBudgets {
         HookBudgets::default()
     }
+    /// Claims `paths` for one write, at once, before any baseline (the outside-edit watch must
+    /// not take the write for someone else's); released when the write's report is done or
+    /// the write is given up.
+    fn hold(&self, _paths: &[WritePath]) -> Option<Hold> {
+        None
+    }
     /// Takes a baseline of `paths` just before they are written. Bounded by `budgets().before`.
     fn before<'a>(&'a self, paths: &'a [WritePath]) -> BoxFuture<'a, Baseline>;
     /// Inspects what was written and reports on each file it has a word about (nothing for a
@@ -62,8 +73,8 @@ pub trait WriteHook: Send + Sync {
     }
 }
 
-/// Every hook's baseline for one write, in hook order.
-pub struct Baselines(Vec<Option<Baseline>>);
+/// Every hook's baseline for one write, in hook order, with what each holds for it.
+pub struct Baselines(Vec<(Option<Baseline>, Option<Hold>)>);
 
 /// The run's write hooks; cheap to clone.
 #[derive(Clone, Default)]
@@ -98,11 +109,12 @@ impl WriteHooks {
     /// Baselines that know nothing from before (an edit whose start went unseen), so each
     /// hook labels what it finds as having no baseline, never as new or as old.
     pub fn unknown(&self) -> Baselines {
-        Baselines(self.hooks.iter().map(|_| None).collect())
+        Baselines(self.hooks.iter().map(|_| (None, None)).collect())
     }
 
     /// Runs every `before` concurrently, each cut off at its own budget.
     pub async fn run_before(&self, paths: &[WritePath]) -> Baselines {
+        let holds: Vec<Option<Hold>> = self.hooks.iter().map(|h| h.hold(paths)).collect();
         let runs = self.hooks.iter().map(|hook| async move {
             let budget = hook.budgets().before;
             match tokio::time::timeout(budget, hook.before(paths)).await {
@@ -113,7 +125,8 @@ impl WriteHooks {
                 }
             }
         });
-        Baselines(futures::future::join_all(runs).await)
+        let baselines = futures::future::join_all(runs).await;
+        Baselines(baselines.into_iter().zip(holds).collect())
     }
 
     /// Runs every `after` concurrently with its own baseline and collects their reports, in
@@ -129,12 +142,14 @@ impl WriteHooks {
         }
         let mut baselines = baselines.0.into_iter();
         let runs = self.hooks.iter().map(|hook| {
-            let baseline = baselines.next().flatten();
+            let (baseline, hold) = baselines.next().unwrap_or((None, None));
             async move {
                 let budget = hook.budgets().after;
-                match tokio::time::timeout(budget, hook.after_write(number, baseline, receipts))
-                    .await
-                {
+                let report =
+                    tokio::time::timeout(budget, hook.after_write(number, baseline, receipts))
+                        .await;
+                drop(hold);
+                match report {
                     Ok(reports) => reports,
                     Err(_) => receipts
                         .iter()

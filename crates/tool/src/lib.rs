@@ -29,7 +29,7 @@ pub use cx::{
     Write,
 };
 pub use error::ToolError;
-pub use hooks::{Baseline, Baselines, HookBudgets, WriteHook, WriteHooks};
+pub use hooks::{Baseline, Baselines, Hold, HookBudgets, WriteHook, WriteHooks};
 pub use notice::{Notice, NoticeQueue};
 pub use output::{Block, ToolOutput, capped_list, counted};
 pub use pool::{Pool, Pooled};
