@@ -3,7 +3,9 @@
 //! `hang-init` (never answers initialize), `crash` (exits in the middle of the first request
 //! after initialize), `garbage` (answers the first request with bytes that are not a frame),
 //! `silent` (answers everything but never publishes diagnostics), `indexing-silent` (begins
-//! and ends an indexing progress when a document opens, and never publishes), `hang` (answers initialize
+//! and ends an indexing progress when a document opens, and never publishes), `indexing`
+//! (begins an indexing progress at 41% that never ends, and answers references with two
+//! places in the document asked about), `hang` (answers initialize
 //! and shutdown, nothing else), `touch-on-rename` (changes the file on disk while it computes
 //! a rename), `unhealthy` (says the project failed to load, then answers nothing useful),
 //! `apply-edit` (asks the
@@ -81,6 +83,12 @@ fn notified(mode: &str, message: &Value, out: &mut impl Write) {
                 write(out, &progress);
             }
         }
+        ("indexing", "textDocument/didOpen") => {
+            let begin = json!({"kind": "begin", "title": "Indexing", "percentage": 41});
+            let progress = json!({"jsonrpc": "2.0", "method": "$/progress",
+                "params": {"token": "fake/indexing", "value": begin}});
+            write(out, &progress);
+        }
         ("late", "textDocument/didOpen" | "textDocument/didChange") => {
             std::thread::sleep(std::time::Duration::from_millis(1500));
             let doc = &message["params"]["textDocument"];
@@ -134,7 +142,8 @@ fn main() {
             }
             (_, "initialize") => {
                 let caps = json!({"capabilities": {"hoverProvider": true,
-                                  "definitionProvider": true, "renameProvider": true, "textDocumentSync": 1}});
+                                  "definitionProvider": true, "renameProvider": true,
+                                  "referencesProvider": true, "textDocumentSync": 1}});
                 write(
                     &mut out,
                     &json!({"jsonrpc": "2.0", "id": id, "result": caps}),
@@ -218,6 +227,17 @@ fn main() {
                 write(
                     &mut out,
                     &json!({"jsonrpc": "2.0", "id": id, "result": {"contents": contents}}),
+                );
+            }
+            ("indexing", "textDocument/references") => {
+                let uri = message["params"]["textDocument"]["uri"].clone();
+                let at = |line: u32| {
+                    json!({"uri": uri, "range": {"start": {"line": line, "character": 3},
+                        "end": {"line": line, "character": 7}}})
+                };
+                write(
+                    &mut out,
+                    &json!({"jsonrpc": "2.0", "id": id, "result": [at(0), at(1)]}),
                 );
             }
             ("toy", "textDocument/hover") => {

@@ -346,17 +346,34 @@ async fn navigate(
     };
     let list = locations(&found, cx.workspace(), t.server.encoding, cap).await;
     let n = found.len();
-    let mut text = format!(
-        "{} for {at} ({n} found):\n{list}",
-        action_name(action).replace('_', " ")
-    );
-    if incomplete {
-        text.push_str(&format!(
-            "\n{} was still indexing, so this list may be incomplete",
+    let partial = match (partial_note(&t.server).await, incomplete) {
+        (Some(note), _) => format!("{note}\n"),
+        (None, true) => format!(
+            "partial: {} was still indexing when it answered, so this list may miss what it \
+             had not reached; ask again\n",
             t.server.id
-        ));
+        ),
+        (None, false) => String::new(),
+    };
+    Ok(format!(
+        "{} for {at} ({n} found):\n{partial}{list}",
+        action_name(action).replace('_', " ")
+    ))
+}
+
+/// A line saying a list may be short, when the server that gave it is still indexing: a
+/// list it gives now may miss what it has not reached, and a short list read as the whole
+/// (one reference: "unused") is a wrong answer that looks right.
+async fn partial_note(server: &Server) -> Option<String> {
+    match server.state().await {
+        crate::server::State::Indexing(pct) => Some(format!(
+            "partial: {} is still indexing{}, so this list may miss what it has not reached; \
+             ask again once `lsp status` says it is ready",
+            server.id,
+            pct.map_or(String::new(), |p| format!(" ({p}%)"))
+        )),
+        _ => None,
     }
-    Ok(text)
 }
 
 /// The capability a server announces when it answers `action`.
@@ -564,13 +581,17 @@ async fn symbols(servers: &Supervisor, cx: &CallCx, args: &LspArgs) -> Result<St
                 .collect();
             if found.is_empty() {
                 return Ok(format!(
-                    "no symbol matches `{query}` ({} searched)",
-                    server.id
+                    "no symbol matches `{query}` ({} searched; it is {})",
+                    server.id,
+                    server.state().await
                 ));
             }
             let list = locations(&found, cx.workspace(), server.encoding, QUERY_CAP).await;
+            let partial = partial_note(&server)
+                .await
+                .map_or(String::new(), |note| format!("{note}\n"));
             Ok(format!(
-                "symbols matching `{query}` ({} found):\n{list}",
+                "symbols matching `{query}` ({} found):\n{partial}{list}",
                 found.len()
             ))
         }

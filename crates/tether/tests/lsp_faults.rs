@@ -161,6 +161,29 @@ async fn faults_end_within_their_deadlines_and_leave_nothing_running() {
     );
     none_left(run).await;
 
+    // Answers references while it indexes (41%, never done): the list says it may be
+    // partial, so two places are not read as all there are.
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_with(dir.path(), "indexing");
+    std::fs::write(
+        dir.path().join("ws/main.rs"),
+        "fn main() {}\nfn main2() { main() }\n",
+    )
+    .unwrap();
+    let refs = lsp(
+        &run,
+        json!({"action": "references", "file": "main.rs", "line": 1, "symbol": "main"}),
+    )
+    .await
+    .unwrap();
+    let head: Vec<&str> = refs.lines().take(2).collect();
+    assert!(head[0].contains("(2 found)"), "{refs}");
+    assert!(
+        head[1].starts_with("partial: fake is still indexing (41%)"),
+        "{refs}"
+    );
+    none_left(run).await;
+
     // Indexes for a moment, then never publishes: the timed-out wait says the server was
     // indexing during it, not that it was ready all along.
     let dir = tempfile::tempdir().unwrap();
