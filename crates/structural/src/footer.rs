@@ -69,6 +69,21 @@ pub(crate) fn searched_line(stats: &SearchStats, lang: &str, target: &str) -> St
         s.push('\n');
         s.push_str(&folders);
     }
+    if let Some((n, rule, file, line)) = &stats.all_ignored {
+        let at = match line {
+            0 => file.clone(),
+            l => format!("{file}, line {l}"),
+        };
+        let (files, are) = match n {
+            1 => ("the 1 file".to_string(), "is"),
+            n => (format!("all {n} files"), "are"),
+        };
+        s.push_str(&format!(
+            "\n{files} of this language here {are} excluded by ignore files: the first by the \
+             rule `{rule}` ({at}). Ignore files apply even outside a git checkout; to search \
+             them, name a folder or file below the rule's reach in `path`, or remove the rule"
+        ));
+    }
     s
 }
 

@@ -135,6 +135,9 @@ pub struct SearchStats {
     pub literal_seen: Vec<bool>,
     /// Folders the walk left out (set by the caller, which walks).
     pub skipped_folders: SkippedFolders,
+    /// When ignore files excluded every file of the language: how many, and the rule (its
+    /// text, file and line); set by the caller, which walks.
+    pub all_ignored: Option<(usize, String, String, usize)>,
 }
 
 impl SearchStats {

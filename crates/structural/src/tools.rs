@@ -196,6 +196,7 @@ impl Request {
                 )),
             })?;
         stats.skipped_folders = listing.skipped;
+        stats.all_ignored = listing.all_ignored;
         Ok((found, stats))
     }
 }

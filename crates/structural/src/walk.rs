@@ -61,6 +61,9 @@ pub struct Listing {
     pub files: Vec<PathBuf>,
     /// Folders not walked by default.
     pub skipped: SkippedFolders,
+    /// When ignore files left no file of the language: how many they excluded, and the rule
+    /// that excluded the first (its text, its file shown, its line).
+    pub all_ignored: Option<(usize, String, String, usize)>,
 }
 
 /// Why `dir` (not the walk's own start) is left out, or None when it is walked. `None` is also
@@ -104,10 +107,23 @@ pub fn files_for(
         return Ok(Listing {
             files: vec![target.to_path_buf()],
             skipped: SkippedFolders::default(),
+            all_ignored: None,
         });
     }
     let of_lang = |p: &Path| Lang::from_path(p).is_some_and(|l| l.id() == lang.id());
-    let (files, left_out) = walk(target, hidden, budget, &of_lang)?;
+    let (files, left_out) = walk(target, hidden, true, budget, &of_lang)?;
+    // Nothing to search: if ignore files are why, say which rule (an unpacked release's
+    // .gitignore can exclude its whole tree, which would otherwise read as "no such code").
+    let all_ignored = match files.is_empty() {
+        true => {
+            let (excluded, _) = walk(target, hidden, false, budget, &of_lang)?;
+            excluded.first().and_then(|first| {
+                let (rule, file, line) = ignoring_rule(first)?;
+                Some((excluded.len(), rule, shown(&file), line))
+            })
+        }
+        false => None,
+    };
     let mut skipped = SkippedFolders::default();
     for (reason, path) in left_out {
         let group = skipped.0.entry(reason).or_default();
@@ -116,7 +132,34 @@ pub fn files_for(
             group.examples.push(shown(&path));
         }
     }
-    Ok(Listing { files, skipped })
+    Ok(Listing {
+        files,
+        skipped,
+        all_ignored,
+    })
+}
+
+/// The ignore rule that excludes `file`: the nearest `.ignore` or `.gitignore` above it whose
+/// rules ignore it (or a folder it is in), with that rule's text, the file and its line.
+fn ignoring_rule(file: &Path) -> Option<(String, PathBuf, usize)> {
+    for dir in file.ancestors().skip(1) {
+        for name in [".ignore", ".gitignore"] {
+            let rules = dir.join(name);
+            if !rules.is_file() {
+                continue;
+            }
+            let (matcher, _) = ignore::gitignore::Gitignore::new(&rules);
+            if let ignore::Match::Ignore(glob) = matcher.matched_path_or_any_parents(file, false) {
+                let text = std::fs::read_to_string(&rules).unwrap_or_default();
+                let line = text
+                    .lines()
+                    .position(|l| l.trim() == glob.original())
+                    .map_or(0, |n| n + 1);
+                return Some((glob.original().to_string(), rules, line));
+            }
+        }
+    }
+    None
 }
 
 /// The languages of the files a folder search would walk, so a folder of one language needs
@@ -131,7 +174,7 @@ pub struct Census {
 
 /// Counts the languages of the files under `target`, walked as [`files_for`] walks.
 pub fn languages_under(target: &Path, hidden: bool, budget: &Budget<'_>) -> Result<Census, Stop> {
-    let (files, _) = walk(target, hidden, budget, &|_| true)?;
+    let (files, _) = walk(target, hidden, true, budget, &|_| true)?;
     let mut census = Census::default();
     for file in files {
         match Lang::from_path(&file) {
@@ -156,6 +199,7 @@ type LeftOut = Vec<(SkipReason, PathBuf)>;
 fn walk(
     target: &Path,
     hidden: bool,
+    ignore_files: bool,
     budget: &Budget<'_>,
     keep: &dyn Fn(&Path) -> bool,
 ) -> Result<(Vec<PathBuf>, LeftOut), Stop> {
@@ -163,6 +207,11 @@ fn walk(
     let record = left_out.clone();
     let walk = ignore::WalkBuilder::new(target)
         .require_git(false)
+        .git_ignore(ignore_files)
+        .git_exclude(ignore_files)
+        .git_global(ignore_files)
+        .ignore(ignore_files)
+        .parents(ignore_files)
         .hidden(false)
         .filter_entry(move |e| {
             let name = e.file_name().to_string_lossy();

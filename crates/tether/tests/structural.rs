@@ -776,3 +776,41 @@ async fn a_configuration_file_write_says_what_checked_it() {
     .unwrap();
     assert!(yaml_out.contains("ci.yml: clean"), "{yaml_out}");
 }
+
+#[tokio::test]
+async fn an_ignore_rule_that_excludes_every_file_is_named() {
+    // An unpacked release tarball (no git) whose .gitignore starts with `/*`.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        ".gitignore",
+        "# build output\n/*\n!.gitignore\n",
+    );
+    write(dir.path(), "fs/inode.c", "int f(void) { return g(1); }\n");
+    write(dir.path(), "fs/super.c", "int h(void) { return g(2); }\n");
+    let run = open(dir.path());
+    let out = call(
+        &run,
+        "ast_grep",
+        json!({"pattern": "g($A)", "language": "c"}),
+    )
+    .await
+    .unwrap();
+    assert!(out.contains("searched 0 c files"), "{out}");
+    assert!(
+        out.contains(
+            "all 2 files of this language here are excluded by ignore files: the first by the \
+             rule `/*` (.gitignore, line 2)"
+        ),
+        "{out}"
+    );
+    // Named in `path`, the folder below the rule's reach is searched.
+    let out = call(
+        &run,
+        "ast_grep",
+        json!({"pattern": "g($A)", "language": "c", "path": "fs"}),
+    )
+    .await
+    .unwrap();
+    assert!(out.starts_with("2 matches in 2 files"), "{out}");
+}
