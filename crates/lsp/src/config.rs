@@ -9,7 +9,7 @@ use serde::Deserialize;
 use crate::catalog::{Language, LanguageData, ServerData, ServerEntry, apply, builtin};
 use crate::settings::{
     BASELINE_MS, CHECK_TIMEOUT, INIT_TIMEOUT, READ_SURFACES_BUILD, REQUEST_TIMEOUT, SEVERITIES,
-    WAIT_MS,
+    WAIT_MS, WATCH_FOLDERS_MAX,
 };
 
 /// Settings of the language-server capability, with the catalog merged in.
@@ -32,6 +32,8 @@ pub struct LspConfig {
     pub write_baseline: Duration,
     /// Which severities a write's report counts (`[lsp.diagnostics] severities`).
     pub write_severities: crate::ledger::Severities,
+    /// Folders the outside-edit watch takes at most (`watch_folders_max`).
+    pub watch_folders_max: usize,
     /// Whether the plan and readonly surfaces of a trusted workspace may run build scripts,
     /// proc macros and cargo check (`read_surfaces_build`), which can write anywhere.
     pub read_surfaces_build: bool,
@@ -44,6 +46,7 @@ struct Section {
     init_timeout_s: Option<u64>,
     check_timeout_s: Option<u64>,
     read_surfaces_build: Option<bool>,
+    watch_folders_max: Option<u64>,
     #[serde(default)]
     servers: BTreeMap<String, ServerData>,
     #[serde(default)]
@@ -73,6 +76,7 @@ impl Default for LspConfig {
                 SEVERITIES.choices(None).unwrap_or_default(),
             ),
             read_surfaces_build: READ_SURFACES_BUILD.flag(None),
+            watch_folders_max: WATCH_FOLDERS_MAX.default_number() as usize,
         }
     }
 }
@@ -104,6 +108,7 @@ impl LspConfig {
         config.init_timeout = INIT_TIMEOUT.duration(s.init_timeout_s)?;
         config.read_surfaces_build = READ_SURFACES_BUILD.flag(s.read_surfaces_build);
         config.check_timeout = CHECK_TIMEOUT.duration(s.check_timeout_s)?;
+        config.watch_folders_max = WATCH_FOLDERS_MAX.number(s.watch_folders_max)? as usize;
         if let Some(d) = s.diagnostics {
             config.write_wait = WAIT_MS.duration(d.wait_ms)?;
             config.write_baseline = BASELINE_MS.duration(d.baseline_ms)?;

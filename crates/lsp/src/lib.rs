@@ -107,7 +107,7 @@ impl Capability for Lsp {
         let watch = run
             .pool
             .get_or_insert(&format!("watch|{}", root.display()), || {
-                watch::SharedWatch::new(root.clone())
+                watch::SharedWatch::new(root.clone(), self.config.watch_folders_max)
             });
         let outside = Arc::new(outside::Outside::new(watch.clone()));
         run.tool(LspTool {

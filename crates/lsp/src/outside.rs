@@ -45,7 +45,15 @@ impl Outside {
             return;
         }
         self.subscribed.get_or_init(|| {
-            let _ = self.watch.start();
+            // A watch that misses part of the tree says so once, on this run's next result:
+            // a change it cannot see must never read as no change.
+            let partial = match self.watch.start() {
+                Ok(c) => c.unwatched > 0,
+                Err(_) => true,
+            };
+            if partial && let Some(said) = self.watch.describe() {
+                follow.notices.push("outside edits", said);
+            }
             let (id, rx) = self.watch.subscribe();
             follow.spawn_watch(handle(
                 rx,

@@ -41,6 +41,17 @@ pub(crate) const READ_SURFACES_BUILD: Setting = Setting::new(
     Scope::User,
     "let plan and readonly runs of a trusted workspace run build scripts, proc macros and cargo check",
 );
+/// `[lsp] watch_folders_max`: the outside-edit watch takes one inotify watch per folder, and
+/// the system's limit is shared with every other program of the user.
+pub(crate) const WATCH_FOLDERS_MAX: Setting = Setting::new(
+    "lsp.watch_folders_max",
+    Kind::Count {
+        default: 20_000,
+        max: 1_000_000,
+    },
+    Scope::Trusted,
+    "folders the watch for outside edits takes at most; `status` names those left out",
+);
 /// `[lsp.diagnostics] wait_ms`.
 pub(crate) const WAIT_MS: Setting = Setting::new(
     "lsp.diagnostics.wait_ms",
@@ -92,6 +103,7 @@ const LANGUAGES: Setting = Setting::new(
 
 /// Every `[lsp]` key.
 pub const SETTINGS: &[Setting] = &[
+    WATCH_FOLDERS_MAX,
     REQUEST_TIMEOUT,
     INIT_TIMEOUT,
     CHECK_TIMEOUT,

@@ -11,36 +11,51 @@ use tether_proc::lock;
 use tether_tool::{BoxFuture, Pooled};
 use tokio::sync::mpsc;
 
-/// Folders watched at most; a larger tree is watched in part, and `status` says so.
-const MAX_FOLDERS: usize = 20_000;
+/// Folders not watched that `status` names, at most.
+const UNWATCHED_SHOWN: usize = 3;
 
 /// A changed path and the LSP `FileChangeType` it amounts to (1 created, 2 changed, 3 deleted).
 pub type Change = (PathBuf, u8);
 
 type Subscribers = Arc<Mutex<Vec<(u64, mpsc::UnboundedSender<Change>)>>>;
 
+/// How much of the tree the watch covers: folders watched, and those it could not watch (with
+/// why, and the first few), whose changes are not seen.
+#[derive(Debug, Clone, Default)]
+pub struct Coverage {
+    pub watched: usize,
+    pub unwatched: usize,
+    pub why: Option<String>,
+    pub examples: Vec<String>,
+}
+
 /// The watch of one workspace root, kept in the run's pool.
 pub struct SharedWatch {
     root: PathBuf,
-    started: OnceLock<Result<usize, String>>,
+    max_folders: usize,
+    started: OnceLock<Result<Coverage, String>>,
+    /// Folders created since the start that could not be watched.
+    later_unwatched: Mutex<Coverage>,
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
     subscribers: Subscribers,
     next_id: AtomicU64,
 }
 
 impl SharedWatch {
-    pub fn new(root: PathBuf) -> Self {
+    pub fn new(root: PathBuf, max_folders: usize) -> Self {
         SharedWatch {
             root,
+            max_folders,
             started: OnceLock::new(),
+            later_unwatched: Mutex::default(),
             watcher: Mutex::new(None),
             subscribers: Arc::default(),
             next_id: AtomicU64::new(0),
         }
     }
 
-    /// Starts watching once: how many folders, or why none.
-    pub fn start(&self) -> Result<usize, String> {
+    /// Starts watching once: how much of the tree, or why none of it.
+    pub fn start(&self) -> Result<Coverage, String> {
         self.started
             .get_or_init(|| {
                 let subscribers = self.subscribers.clone();
@@ -58,9 +73,9 @@ impl SharedWatch {
                         }
                     })
                     .map_err(|e| format!("cannot watch for outside edits: {e}"))?;
-                let folders = watch_tree(&mut watcher, &self.root);
+                let coverage = watch_tree(&mut watcher, &self.root, &self.root, self.max_folders);
                 *lock(&self.watcher) = Some(watcher);
-                folders
+                coverage
             })
             .clone()
     }
@@ -80,20 +95,51 @@ impl SharedWatch {
 
     /// Watches a folder created since the start, and the folders in it.
     pub fn watch_new_folder(&self, path: &Path) {
-        if let Some(w) = lock(&self.watcher).as_mut() {
-            let _ = watch_tree(w, path);
+        let watched = self.coverage().map_or(0, |c| c.watched + c.unwatched);
+        let room = self.max_folders.saturating_sub(watched);
+        if let Some(w) = lock(&self.watcher).as_mut()
+            && let Ok(added) = watch_tree(w, &self.root, path, room)
+            && added.unwatched > 0
+        {
+            let mut later = lock(&self.later_unwatched);
+            later.unwatched += added.unwatched;
+            later.why = later.why.take().or(added.why);
+            later.examples.extend(added.examples);
+            later.examples.truncate(UNWATCHED_SHOWN);
         }
     }
 
-    /// What `status` says of the watch, once it was started.
+    /// How much of the tree is watched now, once started.
+    pub fn coverage(&self) -> Option<Coverage> {
+        let mut all = self.started.get()?.as_ref().ok()?.clone();
+        let later = lock(&self.later_unwatched);
+        all.unwatched += later.unwatched;
+        all.why = all.why.or(later.why.clone());
+        all.examples.extend(later.examples.iter().cloned());
+        all.examples.truncate(UNWATCHED_SHOWN);
+        Some(all)
+    }
+
+    /// What `status` (and, once, the next result) says of the watch: all of it, or which
+    /// folders it cannot see and what to do.
     pub fn describe(&self) -> Option<String> {
-        Some(match self.started.get()? {
-            Ok(n) if *n >= MAX_FOLDERS => format!(
-                "outside edits: watching the first {n} folders only; changes deeper are not seen"
-            ),
-            Ok(n) => format!("outside edits: watching {n} folders"),
-            Err(why) => why.clone(),
-        })
+        if let Err(why) = self.started.get()? {
+            return Some(format!("{why}: outside edits are not seen at all"));
+        }
+        let c = self.coverage()?;
+        if c.unwatched == 0 {
+            return Some(format!("outside edits: watching {} folders", c.watched));
+        }
+        Some(format!(
+            "outside edits: watching {} of {} folders; {} are not watched ({}), so a change \
+             in them (such as {}) is not seen until a tether call reads or writes that file. \
+             Raise the limit, or work in the watched part",
+            c.watched,
+            c.watched + c.unwatched,
+            c.unwatched,
+            c.why.as_deref().unwrap_or("unknown reason"),
+            c.examples.join(", ")
+        ))
     }
 
     /// Stops watching and ends every channel.
@@ -128,25 +174,64 @@ fn is_ours(path: &Path) -> bool {
         .is_some_and(|n| n.starts_with(".tether-"))
 }
 
-/// Watches every folder under `root` that git would not ignore, each on its own, and says how
-/// many (or why none).
-fn watch_tree(watcher: &mut notify::RecommendedWatcher, root: &Path) -> Result<usize, String> {
-    let mut count = 0;
-    let walk = ignore::WalkBuilder::new(root)
-        .filter_entry(|e| e.file_name() != ".tether")
+/// Watches every folder under `from` that git would not ignore, leaving out generated ones
+/// (dependencies, virtual environments, tagged caches such as `target/`), each folder on its
+/// own, at most `room` of them: how many it watched, and the rest it could not, with why.
+fn watch_tree(
+    watcher: &mut notify::RecommendedWatcher,
+    root: &Path,
+    from: &Path,
+    room: usize,
+) -> Result<Coverage, String> {
+    let mut coverage = Coverage::default();
+    let walk = ignore::WalkBuilder::new(from)
+        .filter_entry(|e| {
+            let generated = e.file_type().is_some_and(|t| t.is_dir())
+                && (e.file_name() == "node_modules"
+                    || e.path().join("pyvenv.cfg").is_file()
+                    || e.path().join("CACHEDIR.TAG").is_file());
+            e.file_name() != ".tether" && !generated
+        })
         .build();
     for entry in walk.flatten() {
         if !entry.file_type().is_some_and(|t| t.is_dir()) {
             continue;
         }
-        if count == MAX_FOLDERS {
-            break;
-        }
-        match watcher.watch(entry.path(), RecursiveMode::NonRecursive) {
-            Ok(()) => count += 1,
-            Err(e) if count == 0 => return Err(format!("cannot watch for outside edits: {e}")),
-            Err(_) => break,
+        let refused = match coverage.why.is_some() || coverage.watched >= room {
+            true => Some(None),
+            false => match watcher.watch(entry.path(), RecursiveMode::NonRecursive) {
+                Ok(()) => None,
+                Err(e) => Some(Some(e)),
+            },
+        };
+        match refused {
+            None => coverage.watched += 1,
+            Some(error) => {
+                if coverage.watched == 0
+                    && from == root
+                    && let Some(e) = error
+                {
+                    return Err(format!("cannot watch for outside edits: {e}"));
+                }
+                coverage.why = coverage.why.or_else(|| {
+                    Some(match error {
+                        Some(e) => format!(
+                            "the system refused more watches: {e}; on Linux raise \
+                             fs.inotify.max_user_watches (it is shared with every program of \
+                             the user)"
+                        ),
+                        None => {
+                            format!("`[lsp] watch_folders_max` is {room}; raise it in tether.toml")
+                        }
+                    })
+                });
+                coverage.unwatched += 1;
+                if coverage.examples.len() < UNWATCHED_SHOWN {
+                    let shown = entry.path().strip_prefix(root).unwrap_or(entry.path());
+                    coverage.examples.push(shown.display().to_string());
+                }
+            }
         }
     }
-    Ok(count)
+    Ok(coverage)
 }

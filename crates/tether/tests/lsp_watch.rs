@@ -1,0 +1,65 @@
+//! The watch for outside edits with the real pyright: generated folders cost no watches, and a
+//! tree larger than the watch may take is said to be watched in part (in `status` and once on
+//! the next result), naming folders whose changes are not seen, never silently.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tree_past_the_watch_limit_is_said_to_be_watched_in_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    common::write(&ws, "pyproject.toml", "[project]\nname = \"w\"\n");
+    common::write(&ws, "a.py", "def f(x: int) -> int:\n    return x\n");
+    for n in 0..6 {
+        common::write(&ws, &format!("pkg{n}/m.py"), "y = 1\n");
+    }
+    // Generated folders: none of them costs a watch.
+    common::write(&ws, "node_modules/dep/index.js", "x\n");
+    common::write(&ws, ".venv/pyvenv.cfg", "home = /usr\n");
+    common::write(
+        &ws,
+        "target/CACHEDIR.TAG",
+        "Signature: 8a477f597d28d172789f06886806bc55\n",
+    );
+    common::write(&ws, "target/debug/x.py", "z = 1\n");
+    // The budgets' `[lsp]` table, with the watch's limit added to it.
+    let config = format!("{}watch_folders_max = 4\n", common::LSP_BUDGETS);
+    let run = common::run_with_config(dir.path(), &config);
+    let wrote = common::call_text(
+        &run,
+        "write",
+        json!({"path": "a.py", "content": "def f(x: int) -> int:\n    return x + 1\n"}),
+    )
+    .await;
+    // The watch starts with the write; what it cannot see is told on the next result.
+    let mut told = String::new();
+    for _ in 0..50 {
+        let status = common::call_text(&run, "lsp", json!({"action": "status"})).await;
+        told.push_str(&status);
+        if status.contains("outside edits:") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let all = format!("{wrote}\n{told}");
+    // The workspace root and six packages: seven folders, four watched.
+    assert!(
+        all.contains("outside edits: watching 4 of 7 folders; 3 are not watched"),
+        "{all}"
+    );
+    assert!(all.contains("`[lsp] watch_folders_max` is 4"), "{all}");
+    let line = all
+        .lines()
+        .find(|l| l.starts_with("outside edits: watching"))
+        .unwrap();
+    for generated in ["node_modules", "target", ".venv"] {
+        assert!(!line.contains(generated), "{line}");
+    }
+    run.shutdown(Duration::from_secs(5)).await;
+}
