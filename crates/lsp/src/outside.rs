@@ -18,7 +18,7 @@ use crate::watch::SharedWatch;
 
 /// How long a burst of changes may go on before the files are looked at.
 const QUIET: Duration = Duration::from_millis(150);
-/// Changes told to a server in one notification at most.
+/// Changes told to a server in one notification at most (more go in more notifications).
 const MAX_CHANGES: usize = 1000;
 
 /// How changed files are labelled when nothing was known of them before.
@@ -126,20 +126,19 @@ async fn handle(
                     _ => lsp_types::FileChangeType::CHANGED,
                 };
                 let news = server.creation_is_news(path, typ) || !held;
-                if news
-                    && changes.len() < MAX_CHANGES
-                    && let Ok(uri) = crate::protocol::uri(path)
-                {
+                if news && let Ok(uri) = crate::protocol::uri(path) {
                     changes.push(lsp_types::FileEvent { uri, typ });
                 }
             }
-            if changes.is_empty() {
-                continue;
+            // Every change is told (a branch switch changes thousands), a thousand a message.
+            for part in changes.chunks(MAX_CHANGES) {
+                let params = lsp_types::DidChangeWatchedFilesParams {
+                    changes: part.to_vec(),
+                };
+                let _ = server
+                    .notify("workspace/didChangeWatchedFiles", params)
+                    .await;
             }
-            let params = lsp_types::DidChangeWatchedFilesParams { changes };
-            let _ = server
-                .notify("workspace/didChangeWatchedFiles", params)
-                .await;
         }
         let mut reached: Vec<Reached> = Vec::new();
         for (path, kind) in burst {

@@ -63,3 +63,52 @@ async fn a_tree_past_the_watch_limit_is_said_to_be_watched_in_part() {
     }
     run.shutdown(Duration::from_secs(5)).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_branch_switch_of_1500_files_is_told_whole_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    common::write(&ws, "pyproject.toml", "[project]\nname = \"w\"\n");
+    common::write(&ws, "core.py", "def target(x: int) -> int:\n    return x\n");
+    let module = |n: usize, arg: &str| {
+        format!(
+            "from core import target\n\n\ndef use_{n}(a: int) -> int:\n    return target({arg})\n"
+        )
+    };
+    for n in 0..1500 {
+        common::write(&ws, &format!("pkg{}/m{n}.py", n / 100), &module(n, "a"));
+    }
+    let run = common::run_with_config(dir.path(), common::LSP_BUDGETS);
+    // A write starts the server and the watch.
+    common::call_text(
+        &run,
+        "write",
+        json!({"path": "core.py", "content": "def target(x: int) -> int:\n    return x + 1\n"}),
+    )
+    .await;
+    // Every module breaks at once, as a checkout of another branch would do it.
+    for n in 0..1500 {
+        std::fs::write(
+            ws.join(format!("pkg{}/m{n}.py", n / 100)),
+            module(n, "str(a)"),
+        )
+        .unwrap();
+    }
+    let mut told = String::new();
+    for _ in 0..120 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let out = common::call_text(&run, "read", json!({"path": "core.py"})).await;
+        if out.contains("outside change") {
+            told = out;
+            break;
+        }
+    }
+    // The server was told of all 1500 (a thousand a message), so each file's answer is for
+    // its new text, and the cut notice still counts them all.
+    assert!(
+        told.contains("in all, 1500 files: 1500 new problems in 1500 files"),
+        "{}",
+        &told[told.len().saturating_sub(400)..]
+    );
+    run.shutdown(Duration::from_secs(5)).await;
+}

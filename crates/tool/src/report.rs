@@ -167,8 +167,9 @@ pub fn format_reports_after(reports: &[FileReport], event: &str) -> Option<Strin
     for (i, line) in out.iter().enumerate() {
         if text.len() + line.len() + 1 > BLOCK_BYTES {
             text.push_str(&format!(
-                "\n… {} more lines cut to keep this short",
-                out.len() - i
+                "\n… {} more lines cut to keep this short; in all, {}",
+                out.len() - i,
+                totals(reports)
             ));
             break;
         }
@@ -178,6 +179,47 @@ pub fn format_reports_after(reports: &[FileReport], event: &str) -> Option<Strin
         text.push_str(line);
     }
     Some(text)
+}
+
+/// What a cut block's reports add up to, so the count survives the cut: "2000 files: 2000
+/// new problems in 2000 files, 3 fixed, 1 not answered".
+fn totals(reports: &[FileReport]) -> String {
+    let (mut new, mut new_files, mut fixed, mut open) = (0, 0, 0, 0);
+    for r in reports.iter().filter(|r| !r.status.is_quiet()) {
+        match &r.status {
+            FileStatus::Compared {
+                new: added,
+                fixed: gone,
+                ..
+            } => {
+                new += added.len();
+                new_files += usize::from(!added.is_empty());
+                fixed += gone;
+            }
+            FileStatus::Pending(_) | FileStatus::Unavailable { .. } => open += 1,
+            FileStatus::Clean => {}
+        }
+    }
+    let files = reports.iter().filter(|r| !r.status.is_quiet()).count();
+    let mut parts = vec![format!(
+        "{}: {} in {}",
+        crate::output::counted(files, "file"),
+        crate::output::counted(new, "new problem"),
+        crate::output::counted(new_files, "file")
+    )];
+    if fixed > 0 {
+        parts.push(format!(
+            "{} fixed",
+            crate::output::counted(fixed, "problem")
+        ));
+    }
+    if open > 0 {
+        parts.push(format!(
+            "{} without a comparison",
+            crate::output::counted(open, "file")
+        ));
+    }
+    parts.join(", ")
 }
 
 /// The lines for one file: a summary, then its findings (new ones marked).
@@ -476,8 +518,12 @@ mod tests {
         assert!(text.len() <= 4096 + 80, "{}", text.len());
         assert!(text.contains("  f0.py: 300 new syntax errors"), "{text}");
         assert!(text.contains("… and 290 more"), "{text}");
+        // What was cut still counts: the totals close the block.
         assert!(
-            text.ends_with("more lines cut to keep this short"),
+            text.ends_with(
+                "more lines cut to keep this short; in all, 20 files: 6000 new problems in 20 \
+                 files"
+            ),
             "{text}"
         );
     }
