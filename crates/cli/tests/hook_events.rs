@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::host_env::{HostEnv, claude_event, context_of, text};
+use common::host_env::{HostEnv, claude_event, context_after_shell, context_of, text};
 use serde_json::{Value, json};
 
 fn stderr(out: &std::process::Output) -> String {
@@ -190,26 +190,9 @@ fn an_edit_that_changed_nothing_leaves_the_file_watched() {
         "def f(x: int) -> int:\n    return x\n\nz: str = f(1)\n",
     )
     .unwrap();
-    let mut told = Value::Null;
-    for n in 0..40 {
-        std::thread::sleep(Duration::from_millis(250));
-        let bash = claude_event(
-            &env,
-            "PostToolUse",
-            "Bash",
-            &format!("b{n}"),
-            json!({"command": "sed -i ..."}),
-        );
-        told = context_of(&env.run(&["hook", "claude"], &bash));
-        if !told.is_null() {
-            break;
-        }
-    }
-    let context = told["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap_or("");
+    let context = context_after_shell(&env, 40);
     assert!(
         context.contains("outside change to a.py") && context.contains("1 new problem"),
-        "{told}"
+        "{context}"
     );
 }

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use common::Mcp;
 use common::host_env::{
-    HostEnv, alive, call, claude_event, context_of, gone_within, pyright_children, text,
+    HostEnv, alive, call, claude_event, context_after_shell, context_of, gone_within,
+    pyright_children, text,
 };
 use serde_json::{Value, json};
 
@@ -446,20 +447,8 @@ fn claude_hooks_report_what_the_agents_own_edit_brought() {
 
     // A shell command's edit is seen by the watch and told on the next event.
     std::fs::write(&file, "def f(x: int) -> int:\n    return x\n").unwrap();
-    let bash = json!({"command": "sed -i ..."});
-    let mut told = Value::Null;
-    for n in 0..30 {
-        std::thread::sleep(Duration::from_millis(200));
-        let event = claude_event(&env, "PostToolUse", "Bash", &format!("b{n}"), bash.clone());
-        told = context_of(&env.run(&["hook", "claude"], &event));
-        if !told.is_null() {
-            break;
-        }
-    }
-    let context = told["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap_or("");
-    assert!(context.contains("outside change to a.py"), "{told}");
+    let context = context_after_shell(&env, 30);
+    assert!(context.contains("outside change to a.py"), "{context}");
 
     // An edit whose PreToolUse was never seen is reported without a baseline, never as clean.
     let write = json!({"file_path": env.ws.join("b.py"), "content": "q: int = 'no'\n"});

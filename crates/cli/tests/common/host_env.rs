@@ -196,3 +196,18 @@ pub fn context_of(out: &Output) -> Value {
     }
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
+
+/// Sends the session's Bash PostToolUse events (as after a shell command) every 250 ms, at
+/// most `tries` of them, until one is answered with context; that context (empty if none).
+pub fn context_after_shell(env: &HostEnv, tries: usize) -> String {
+    for n in 0..tries {
+        std::thread::sleep(Duration::from_millis(250));
+        let bash = json!({"command": "sed -i ..."});
+        let event = claude_event(env, "PostToolUse", "Bash", &format!("shell-{n}"), bash);
+        let told = context_of(&env.run(&["hook", "claude"], &event));
+        if let Some(text) = told["hookSpecificOutput"]["additionalContext"].as_str() {
+            return text.to_string();
+        }
+    }
+    String::new()
+}
