@@ -62,8 +62,9 @@ pub struct Snapshot {
     pub seq: u64,
     /// How many work-done progresses had begun by then.
     pub begun: u64,
-    /// Every file's latest publication then, shared with the server's store.
-    pub files: HashMap<PathBuf, Arc<Vec<Diagnostic>>>,
+    /// Every file's latest publication then, shared with the server's store; one map however
+    /// many copies of the snapshot are made (a burst of changes clones it per file).
+    pub files: Arc<HashMap<PathBuf, Arc<Vec<Diagnostic>>>>,
     /// Whether the server had finished its first pass over the project by then, so a file's
     /// publication is its real state, not a placeholder (pyright first publishes every file
     /// empty, before it has looked at any).
@@ -504,10 +505,12 @@ impl Server {
         let complete = self.snapshot_complete();
         let heard = self.heard.borrow();
         let whole = self.whole(&heard);
-        let files = whole
-            .iter()
-            .filter_map(|(uri, p)| Some((uri_path(uri)?, p.items.clone())))
-            .collect();
+        let files = Arc::new(
+            whole
+                .iter()
+                .filter_map(|(uri, p)| Some((uri_path(uri)?, p.items.clone())))
+                .collect(),
+        );
         Snapshot {
             seq: heard.seq,
             begun: heard.begun,

@@ -97,6 +97,7 @@ impl Capability for Lsp {
                 run.trusted,
                 writes,
                 held_back,
+                run.pool.outlives_runs(),
             )
         });
         self.pooled = run.pool.outlives_runs();

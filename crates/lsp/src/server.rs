@@ -272,6 +272,9 @@ pub struct Server {
     /// shares the server and learns of such a change later judges it against that, not
     /// against what the change already brought. Bounded, as each holds a whole snapshot.
     sent_after: Mutex<std::collections::VecDeque<(PathBuf, u64, crate::answers::Snapshot)>>,
+    /// Whether several runs share this server: only then is `sent_after` kept, as a run alone
+    /// knows every text it sent (and a snapshot per text costs the whole publication map).
+    shared: std::sync::atomic::AtomicBool,
     pub(crate) timeout: Duration,
     /// Notes on what was turned off because the workspace is not trusted.
     pub restricted: Option<String>,
@@ -384,6 +387,7 @@ impl Server {
             open: tokio::sync::Mutex::default(),
             told_created: Mutex::default(),
             sent_after: Mutex::default(),
+            shared: std::sync::atomic::AtomicBool::new(false),
             timeout,
             separate_check: entry.behaviour.separate_check && allowed.builds,
             workspace_mode: workspace_mode(&options_settings),
@@ -585,8 +589,17 @@ impl Server {
             .map(|(_, _, snap)| snap.clone())
     }
 
+    /// Marks the server as shared by several runs (a host's pool), set once it has started.
+    pub(crate) fn share(&self) {
+        self.shared
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Keeps what the server had published before it is sent `hash` for `path`.
     fn keep_before(&self, path: &Path, hash: u64) {
+        if !self.shared.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
         let snap = self.snapshot();
         let mut sent = lock(&self.sent_after);
         if sent.len() == SENT_KEPT {

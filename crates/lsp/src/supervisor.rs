@@ -40,6 +40,9 @@ struct Crashes {
 
 /// The run's language servers.
 pub struct Supervisor {
+    /// Whether several runs share its servers (a host's pool), so each keeps what a server had
+    /// published before every text another run sent it.
+    shared: bool,
     config: LspConfig,
     workspace: PathBuf,
     allowed: crate::restrict::Allowed,
@@ -58,9 +61,11 @@ impl Supervisor {
         trusted: bool,
         writes: bool,
         held_back: Vec<String>,
+        shared: bool,
     ) -> Self {
         let builds = trusted && (writes || config.read_surfaces_build);
         Supervisor {
+            shared,
             config,
             workspace,
             allowed: crate::restrict::Allowed { trusted, builds },
@@ -208,7 +213,12 @@ impl Supervisor {
             c.request_timeout,
         )
         .await
-        .map(Arc::new)
+        .map(|server| {
+            if self.shared {
+                server.share();
+            }
+            Arc::new(server)
+        })
     }
 
     /// Starts the server of every language whose project marker sits at the workspace root,
