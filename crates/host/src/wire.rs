@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 
 /// The front end's first line.
 #[derive(Debug, Serialize, Deserialize)]
@@ -85,32 +85,16 @@ pub async fn read_line_capped(
     cap: usize,
 ) -> Result<Option<String>, String> {
     let mut line = Vec::new();
-    loop {
-        let buf = input
-            .fill_buf()
-            .await
-            .map_err(|e| format!("cannot read from the host socket: {e}"))?;
-        if buf.is_empty() {
-            return match line.is_empty() {
-                true => Ok(None),
-                false => Ok(Some(String::from_utf8_lossy(&line).into_owned())),
-            };
-        }
-        let (taken, done) = match buf.iter().position(|b| *b == b'\n') {
-            Some(at) => (at, true),
-            None => (buf.len(), false),
-        };
-        if line.len() + taken > cap {
-            return Err(format!(
-                "a line longer than {} MiB, more than tether reads",
-                cap >> 20
-            ));
-        }
-        line.extend_from_slice(&buf[..taken]);
-        input.consume(taken + usize::from(done));
-        if done {
-            return Ok(Some(String::from_utf8_lossy(&line).into_owned()));
-        }
+    match tether_proc::read_line_capped(input, &mut line, cap)
+        .await
+        .map_err(|e| format!("cannot read from the host socket: {e}"))?
+    {
+        tether_proc::CappedLine::Line => Ok(Some(String::from_utf8_lossy(&line).into_owned())),
+        tether_proc::CappedLine::End => Ok(None),
+        tether_proc::CappedLine::Over => Err(format!(
+            "a line longer than {} MiB, more than tether reads",
+            cap >> 20
+        )),
     }
 }
 

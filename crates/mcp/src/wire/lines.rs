@@ -1,6 +1,7 @@
 //! Newline-delimited input with a cap: a line over the cap is read through and dropped as it
 //! streams by, keeping only what it takes to find its id, so no client can make us buffer it.
 
+use tether_proc::{CappedLine, read_line_capped};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
 use super::scan::IdScan;
@@ -36,28 +37,15 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
 
     /// The next line; `None` at end of input. A last line without a line break still counts.
     pub(crate) async fn next(&mut self) -> std::io::Result<Option<Line>> {
-        self.buf.clear();
-        loop {
-            let chunk = self.inner.fill_buf().await?;
-            if chunk.is_empty() {
-                return Ok(
-                    (!self.buf.is_empty()).then(|| Line::Text(std::mem::take(&mut self.buf)))
-                );
-            }
-            let newline = chunk.iter().position(|&b| b == b'\n');
-            let take = newline.unwrap_or(chunk.len());
-            if self.buf.len() + take > self.max {
+        match read_line_capped(&mut self.inner, &mut self.buf, self.max).await? {
+            CappedLine::Line => Ok(Some(Line::Text(std::mem::take(&mut self.buf)))),
+            CappedLine::End => Ok(None),
+            CappedLine::Over => {
                 let mut scan = IdScan::new();
                 scan.feed(&self.buf);
                 let len = self.buf.len() as u64;
                 self.buf = Vec::new();
-                return self.discard(scan, len).await.map(Some);
-            }
-            self.buf.extend_from_slice(&chunk[..take]);
-            let consumed = newline.map_or(take, |n| n + 1);
-            self.inner.consume(consumed);
-            if newline.is_some() {
-                return Ok(Some(Line::Text(std::mem::take(&mut self.buf))));
+                self.discard(scan, len).await.map(Some)
             }
         }
     }
