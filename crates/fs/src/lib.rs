@@ -29,7 +29,7 @@ pub use hash::{ContentHash, hash_bytes};
 pub use journal::{
     DEFAULT_LOCK_WAIT, Journal, RecoveryAction, RecoveryReport, workspace_state_dir,
 };
-pub use kinds::is_config_file;
+pub use kinds::{GeneratedFolder, generated_folder, is_config_file};
 pub use merge::{Overlap, merge3};
 pub use ops::{ChangeKind, ChangeOp, CommitReceipt, FileReceipt};
 pub use rebase::{RebaseError, Rebased};

@@ -183,10 +183,7 @@ fn lock_place(place: &Place) -> Result<Option<std::fs::File>, String> {
             }
         }
         let held = file.metadata().map(|m| (m.dev(), m.ino())).ok();
-        let at_path = std::fs::metadata(&place.lock)
-            .map(|m| (m.dev(), m.ino()))
-            .ok();
-        if held.is_some() && held == at_path {
+        if held.is_some() && held == file_id(&place.lock) {
             return Ok(Some(file));
         }
     }

@@ -56,8 +56,6 @@ pub struct Lsp {
     servers: Option<Arc<Supervisor>>,
     /// The watch for outside edits, with what it reports to.
     outside: Option<(Arc<outside::Outside>, follow::Follow)>,
-    /// The workspace's watch, which this run closes when its pool is its own.
-    watch: Option<Arc<watch::SharedWatch>>,
 }
 
 impl Capability for Lsp {
@@ -110,7 +108,7 @@ impl Capability for Lsp {
             .get_or_insert(&format!("watch|{}", root.display()), || {
                 watch::SharedWatch::new(root.clone(), self.config.watch_folders_max)
             });
-        let outside = Arc::new(outside::Outside::new(watch.clone()));
+        let outside = Arc::new(outside::Outside::new(watch));
         run.tool(LspTool {
             servers: servers.clone(),
             ledger: ledger.clone(),
@@ -144,7 +142,6 @@ impl Capability for Lsp {
             prompt: run.prompt_reports,
         }));
         self.outside = Some((outside, follow));
-        self.watch = Some(watch);
         self.servers = Some(servers);
     }
 
@@ -184,12 +181,7 @@ impl Capability for Lsp {
     fn shutdown(&self, budget: Duration) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             if let Some((outside, _)) = &self.outside {
-                outside.stop();
-            }
-            if let Some(watch) = &self.watch
-                && !self.pooled
-            {
-                watch.close();
+                outside.stop(!self.pooled);
             }
             if let Some(servers) = &self.servers
                 && !self.pooled

@@ -71,10 +71,14 @@ impl Outside {
         self.watch.describe()
     }
 
-    /// Stops this run's part of the watch.
-    pub fn stop(&self) {
+    /// Stops this run's part of the watch, and with `whole` (the run's pool is its own) the
+    /// watch itself.
+    pub fn stop(&self, whole: bool) {
         if let Some(id) = self.subscribed.get() {
             self.watch.unsubscribe(*id);
+        }
+        if whole {
+            self.watch.close();
         }
     }
 }

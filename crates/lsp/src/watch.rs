@@ -187,9 +187,7 @@ fn watch_tree(
     let walk = ignore::WalkBuilder::new(from)
         .filter_entry(|e| {
             let generated = e.file_type().is_some_and(|t| t.is_dir())
-                && (e.file_name() == "node_modules"
-                    || e.path().join("pyvenv.cfg").is_file()
-                    || e.path().join("CACHEDIR.TAG").is_file());
+                && tether_fs::generated_folder(e.path()).is_some();
             e.file_name() != ".tether" && !generated
         })
         .build();

@@ -4,9 +4,9 @@
 //! can say so and how to get it back.
 
 use std::collections::BTreeMap;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use tether_fs::GeneratedFolder;
 
 use crate::budget::{Budget, Stop};
 use crate::lang::Lang;
@@ -17,8 +17,6 @@ const NEVER_SEARCHED: &[&str] = &[".git", ".hg", ".svn", ".tether"];
 
 /// The first bytes of a `CACHEDIR.TAG` file, as the Cache Directory Tagging Specification
 /// defines them; a file with another start tags nothing.
-const CACHEDIR_SIGNATURE: &[u8] = b"Signature: 8a477f597d28d172789f06886806bc55";
-
 /// How many paths of one kind of skipped folder the footer names.
 const EXAMPLES: usize = 3;
 
@@ -69,27 +67,12 @@ pub struct Listing {
 /// Why `dir` (not the walk's own start) is left out, or None when it is walked. `None` is also
 /// the answer for the never-searched folders' contents, which are dropped before this is asked.
 fn skip_reason(dir: &Path, name: &str, hidden: bool) -> Option<SkipReason> {
-    if name == "node_modules" {
-        return Some(SkipReason::NodeModules);
+    match tether_fs::generated_folder(dir) {
+        Some(GeneratedFolder::NodeModules) => Some(SkipReason::NodeModules),
+        Some(GeneratedFolder::VirtualEnv) => Some(SkipReason::VirtualEnv),
+        Some(GeneratedFolder::Cache) => Some(SkipReason::Cache),
+        None => (name.starts_with('.') && !hidden).then_some(SkipReason::DotFolder),
     }
-    if dir.join("pyvenv.cfg").is_file() {
-        return Some(SkipReason::VirtualEnv);
-    }
-    if is_tagged_cache(dir) {
-        return Some(SkipReason::Cache);
-    }
-    (name.starts_with('.') && !hidden).then_some(SkipReason::DotFolder)
-}
-
-fn is_tagged_cache(dir: &Path) -> bool {
-    let Ok(file) = std::fs::File::open(dir.join("CACHEDIR.TAG")) else {
-        return false;
-    };
-    let mut head = Vec::with_capacity(CACHEDIR_SIGNATURE.len());
-    file.take(CACHEDIR_SIGNATURE.len() as u64)
-        .read_to_end(&mut head)
-        .is_ok()
-        && head == CACHEDIR_SIGNATURE
 }
 
 /// Lists the files of `lang` under `target` (or `target` itself), honouring .gitignore even
