@@ -179,21 +179,19 @@ impl RunArgs {
 
 /// `surface` narrowed to `TETHER_SURFACE` when that is set.
 fn capped(surface: Surface) -> Result<Surface, Exit> {
-    {
-        let Some(ceiling) = std::env::var_os("TETHER_SURFACE") else {
-            return Ok(surface);
-        };
-        let limit = ceiling
-            .to_str()
-            .and_then(|s| s.parse::<Surface>().ok())
-            .ok_or_else(|| {
-                usage(format!(
-                    "TETHER_SURFACE is {ceiling:?}, which names no surface: set it to exactly \
-                     agent, plan or readonly, or unset it"
-                ))
-            })?;
-        Ok(surface.narrower(limit))
-    }
+    let Some(ceiling) = std::env::var_os("TETHER_SURFACE") else {
+        return Ok(surface);
+    };
+    let limit = ceiling
+        .to_str()
+        .and_then(|s| s.parse::<Surface>().ok())
+        .ok_or_else(|| {
+            usage(format!(
+                "TETHER_SURFACE is {ceiling:?}, which names no surface: set it to exactly \
+                 agent, plan or readonly, or unset it"
+            ))
+        })?;
+    Ok(surface.narrower(limit))
 }
 
 /// Prints a line to stdout; a closed pipe (`tether … | head`) is not an error worth a panic.
