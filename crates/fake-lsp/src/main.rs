@@ -15,7 +15,10 @@
 //! document version 1.5 s after it arrives), `elsewhere` (answers a definition with places in
 //! `/proc/self/environ`, `/dev/zero`, `/etc/passwd` and the workspace's `fifo`), `toy` (a
 //! well-behaved server of a language tether's catalog does not have: it publishes an error
-//! for each line holding `BAD`, and its hover names the `languageId` it was given).
+//! for each line holding `BAD`, and its hover names the `languageId` it was given),
+//! `late-check` (a server that checks on save, as rust-analyzer does, whose check's finding
+//! is sent only after the answer to the request that follows the check's end: rust-analyzer
+//! sends publications from a pool of threads, and one may lose the race to a later answer).
 
 #![forbid(unsafe_code)]
 
@@ -29,11 +32,67 @@ use frame::{read, write};
 /// The `languageId` the `toy` mode was last given a document with.
 static LANGUAGE_ID: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
 
+/// What `late-check` still owes after the next answer: nothing, a check (the save was
+/// taken in), or the check's finding for a document.
+#[derive(Default)]
+enum Owed {
+    #[default]
+    Nothing,
+    Check(Value),
+    Finding(Value),
+}
+
+static OWED: std::sync::Mutex<Owed> = std::sync::Mutex::new(Owed::Nothing);
+
+/// `late-check`'s own publications: none of its own for a text, and a check after a save.
+fn late_check_notified(method: &str, message: &Value, out: &mut impl Write) {
+    let doc = &message["params"]["textDocument"];
+    match method {
+        "textDocument/didOpen" | "textDocument/didChange" => {
+            let publish = json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+                "params": {"uri": doc["uri"], "version": doc["version"], "diagnostics": []}});
+            write(out, &publish);
+        }
+        "textDocument/didSave" => {
+            *OWED.lock().unwrap_or_else(|p| p.into_inner()) = Owed::Check(doc["uri"].clone());
+        }
+        _ => {}
+    }
+}
+
+/// After an answer, what `late-check` owed: a check's progress, or the check's finding.
+fn late_check_answered(out: &mut impl Write) {
+    let mut owed = OWED.lock().unwrap_or_else(|p| p.into_inner());
+    match std::mem::take(&mut *owed) {
+        Owed::Nothing => {}
+        Owed::Check(uri) => {
+            for value in [
+                json!({"kind": "begin", "title": "cargo check"}),
+                json!({"kind": "end"}),
+            ] {
+                let progress = json!({"jsonrpc": "2.0", "method": "$/progress",
+                    "params": {"token": "fake/check", "value": value}});
+                write(out, &progress);
+            }
+            *owed = Owed::Finding(uri);
+        }
+        Owed::Finding(uri) => {
+            let warning = json!({"range": {"start": {"line": 0, "character": 0},
+                "end": {"line": 0, "character": 2}}, "severity": 2,
+                "message": "unused variable: `spare`", "source": "rustc"});
+            let publish = json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+                "params": {"uri": uri, "diagnostics": [warning]}});
+            write(out, &publish);
+        }
+    }
+}
+
 /// Faults on notifications: `crash-on-change` dies when a document changes; `stale`
 /// publishes an error for each document, always for the version before the one it was sent.
 fn notified(mode: &str, message: &Value, out: &mut impl Write) {
     let method = message["method"].as_str().unwrap_or("");
     match (mode, method) {
+        ("late-check", _) => late_check_notified(method, message, out),
         ("crash-on-change", "textDocument/didChange") => {
             eprintln!("fake-lsp: crashing on purpose in `{method}`");
             std::process::exit(3);
@@ -259,6 +318,9 @@ fn main() {
                 &mut out,
                 &json!({"jsonrpc": "2.0", "id": id, "result": null}),
             ),
+        }
+        if mode == "late-check" {
+            late_check_answered(&mut out);
         }
     }
 }

@@ -52,8 +52,9 @@ const PULL_AGAIN: Duration = Duration::from_millis(50);
 
 /// How long the server may take to answer the request that shows it has taken a save in.
 const TAKEN_IN: Duration = Duration::from_secs(5);
-/// Flushes after a check's end, at most, while a file it emptied has not been reported again.
-const FLUSH_ROUNDS: usize = 2;
+/// Flushes after a check's end, at most, while a file it emptied has not been reported again
+/// or the last flush brought publications.
+const FLUSH_ROUNDS: usize = 4;
 
 /// What a server had published for every file at one moment, and that moment.
 #[derive(Clone, Default)]
@@ -372,13 +373,16 @@ impl Server {
                 continue;
             }
             let ends = self.heard.borrow().checks_ended;
-            // The pool has more than one thread, so a job that started first may still be
-            // sending when the flush is answered: while a file the check emptied has not been
-            // reported on again, the flush is repeated, a few times at most (a file that stays
-            // empty was fixed).
-            for _ in 0..FLUSH_ROUNDS {
+            // The pool has more than one thread, so a publication's job that started before
+            // the flush's may still be sending when the flush is answered. The flush is asked
+            // again behind the first answer, and then while the last round brought a
+            // publication or a file the check emptied has not been reported on again, a few
+            // times at most (a file that stays empty was fixed).
+            for round in 0..FLUSH_ROUNDS {
+                let seq = self.heard.borrow().seq;
                 self.flush(path).await;
-                if self.heard.borrow().cleared.is_empty() {
+                let heard = self.heard.borrow();
+                if round > 0 && heard.cleared.is_empty() && heard.seq == seq {
                     break;
                 }
             }

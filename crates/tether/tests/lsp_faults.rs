@@ -501,3 +501,34 @@ async fn places_outside_the_workspace_or_not_regular_files_are_named_not_read() 
     assert!(!out.contains("PATH="), "the environment was read: {out}");
     none_left(run).await;
 }
+
+/// A server that checks on save sends the check's finding only after the answer to the
+/// request that follows the check's end (rust-analyzer's pool of threads can order them so):
+/// the first answer behind the check is not taken as proof that its findings are all in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checks_finding_sent_after_the_next_answer_is_still_waited_for() {
+    let _one_at_a_time = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("fake.marker"), "").unwrap();
+    std::fs::write(ws.join("main.rs"), "fn main() {}\n").unwrap();
+    let cfg = dir.path().join("cfg");
+    std::fs::create_dir_all(&cfg).unwrap();
+    tether::TrustStore::new(&cfg)
+        .trust(&ws.canonicalize().unwrap())
+        .unwrap();
+    let config = format!(
+        "[lsp]\nrequest_timeout_s = 5\ninit_timeout_s = 5\n\
+         [lsp.servers.fake]\ncommand = [{:?}, \"late-check\"]\nroot_markers = [\"fake.marker\"]\n\
+         separate_check = true\n\
+         [lsp.languages.rust]\nservers = [\"fake\"]\n",
+        common::fake_lsp().display().to_string()
+    );
+    let run = common::run_with_config(dir.path(), &config);
+    let out = lsp(&run, json!({"action": "diagnostics", "file": "main.rs"}))
+        .await
+        .unwrap();
+    assert!(out.contains("unused variable: `spare`"), "{out}");
+    none_left(run).await;
+}
