@@ -12,6 +12,7 @@ mod config;
 mod documents;
 mod follow;
 mod heard;
+mod importers;
 mod ledger;
 mod leftovers;
 mod named;
@@ -108,6 +109,11 @@ impl Capability for Lsp {
             .get_or_insert(&format!("watch|{}", root.display()), || {
                 watch::SharedWatch::new(root.clone(), self.config.watch_folders_max)
             });
+        let importers = run
+            .pool
+            .get_or_insert(&format!("importers|{}", root.display()), || {
+                importers::Importers::new(watch.clone(), run.workspace.clone())
+            });
         let outside = Arc::new(outside::Outside::new(watch));
         run.tool(LspTool {
             servers: servers.clone(),
@@ -139,6 +145,7 @@ impl Capability for Lsp {
             baseline: self.config.write_baseline,
             follow: follow.clone(),
             outside: outside.clone(),
+            importers,
             prompt: run.prompt_reports,
         }));
         self.outside = Some((outside, follow));

@@ -46,46 +46,6 @@ pub(crate) fn named_inside(ws: &Workspace, path: &Path) -> bool {
     path.starts_with(ws.root()) || ws.read_roots().iter().any(|r| path.starts_with(r))
 }
 
-/// Files checked at most for a mention of a written module.
-const MENTION_FILES: usize = 1_000;
-
-/// The files under `root` with one of `extensions` that git would not ignore, at most
-/// [`MENTION_FILES`], then those of them that name any of `words` as a whole word, in one trip
-/// to the blocking pool: the files a change to the modules `words` names may break.
-pub(crate) async fn naming(
-    ws: &Workspace,
-    root: &Path,
-    extensions: Vec<String>,
-    words: Vec<String>,
-) -> Vec<PathBuf> {
-    let (ws, root) = (ws.clone(), root.to_path_buf());
-    let look = move || {
-        let walk = ignore::WalkBuilder::new(&root)
-            .filter_entry(|e| e.file_name() != ".tether")
-            .build();
-        let mut files: Vec<PathBuf> = walk
-            .flatten()
-            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-            .map(ignore::DirEntry::into_path)
-            .filter(|p| {
-                p.extension()
-                    .and_then(|e| e.to_str())
-                    .is_some_and(|e| extensions.iter().any(|x| x == e))
-            })
-            .take(MENTION_FILES)
-            .collect();
-        files.sort();
-        files
-            .into_iter()
-            .filter(|path| {
-                ws.read_named(path)
-                    .is_ok_and(|text| words.iter().any(|w| names_word(&text, w)))
-            })
-            .collect()
-    };
-    tokio::task::spawn_blocking(look).await.unwrap_or_default()
-}
-
 /// The module names `paths` are imported by: a file's stem, a package's folder name.
 pub(crate) fn module_words<'a>(paths: impl IntoIterator<Item = &'a PathBuf>) -> Vec<String> {
     paths

@@ -32,6 +32,8 @@ pub struct DiagnosticsOnWrite {
     pub(crate) follow: Follow,
     /// The watch for outside edits, started with the first write if not before.
     pub(crate) outside: Arc<crate::outside::Outside>,
+    /// Which files name which module, for the importers of a write.
+    pub(crate) importers: Arc<crate::importers::Importers>,
     /// Reports the written files as soon as they are answered, and leaves the other files
     /// a workspace server re-checks to follow as notices (an agent's hook waits on this).
     pub(crate) prompt: bool,
@@ -60,7 +62,7 @@ impl DiagnosticsOnWrite {
             return Vec::new();
         }
         let extensions = server.extensions();
-        let files = crate::named::naming(&self.follow.files, &server.root, extensions, words);
+        let files = self.importers.naming(&server.root, extensions, words);
         let mut files = files.await;
         files.retain(|f| !touched.contains(f) && f.starts_with(&self.follow.workspace));
         files.truncate(crate::follow::PULLED);
@@ -93,12 +95,18 @@ impl DiagnosticsOnWrite {
         if open.is_empty() {
             return;
         }
-        let naming = self.importers(server, touched).await;
-        let uris: Vec<String> = open
+        // Only the open files matter here, so only they are read, not the tree.
+        let words = crate::named::module_words(touched);
+        let mut uris = Vec::new();
+        for path in open
             .iter()
-            .filter(|p| naming.contains(p))
-            .map(|p| crate::server::file_uri(p))
-            .collect();
+            .filter(|p| p.starts_with(&self.follow.workspace))
+        {
+            let text = crate::named::read(&self.follow.files, path).await;
+            if text.is_ok_and(|t| words.iter().any(|w| crate::named::names_word(&t, w))) {
+                uris.push(crate::server::file_uri(path));
+            }
+        }
         if uris.is_empty() {
             return;
         }

@@ -313,3 +313,35 @@ fn a_first_write_to_a_cold_workspace_reports_the_callers_it_broke_and_nothing_ol
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
+
+/// A caller in a tree of thousands of Python files is found among the written module's
+/// importers, however far into the tree it lies: the write's own result reports it broke.
+#[test]
+fn a_broken_caller_among_thousands_of_files_is_in_the_writes_own_result() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = "def area(width: int, height: int) -> int:\n    return width * height\n";
+        let app = "from lib import area\n\nprint(area(2, 3))\n";
+        // The server is told to leave the filler alone; tether's search for importers is not.
+        let project = "[project]\nname = \"w\"\nversion = \"0.1\"\n\n[tool.pyright]\nexclude = [\"fill*\"]\n";
+        let mut files: Vec<(String, String)> = vec![
+            ("pyproject.toml".into(), project.into()),
+            ("lib.py".into(), lib.into()),
+            ("app.py".into(), app.into()),
+        ];
+        for d in 0..4 {
+            for i in 0..1000 {
+                files.push((format!("fill{d}/m{i:04}.py"), format!("X{i} = {i}\n")));
+            }
+        }
+        let all: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+        let run = pyright_run(dir.path(), &all);
+        run.warm().await;
+        let first = call(&run, "edit", json!({"path": "lib.py", "old_string": "return width * height", "new_string": "return height * width"})).await;
+        assert!(!first.contains("new problem"), "{first}");
+        let out = call(&run, "edit", json!({"path": "lib.py", "old_string": "width: int, height: int", "new_string": "width: int, height: int, depth: int"})).await;
+        assert!(out.contains("app.py (another file, not written): 1 new problem"), "{out}");
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}

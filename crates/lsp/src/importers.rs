@@ -1,0 +1,323 @@
+//! Which files name which module, kept current from the workspace's watch: a write asks for
+//! the files that may import what it changed, and on a repository of thousands of files that
+//! answer must cost what changed since the last write, not a read of the tree.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tether_fs::Workspace;
+use tether_proc::lock;
+use tether_tool::{BoxFuture, Pooled};
+use tokio::sync::mpsc;
+
+use crate::watch::{Change, SharedWatch};
+
+/// The indexes of one workspace, one per server root and set of extensions, shared by every
+/// run of the pool as the watch is.
+pub struct Importers {
+    watch: Arc<SharedWatch>,
+    files: Arc<Workspace>,
+    indexes: Mutex<HashMap<IndexKey, Arc<Mutex<Index>>>>,
+}
+
+/// A server's root and the extensions of its languages, sorted.
+type IndexKey = (PathBuf, Vec<String>);
+
+impl Importers {
+    pub fn new(watch: Arc<SharedWatch>, files: Arc<Workspace>) -> Self {
+        Importers {
+            watch,
+            files,
+            indexes: Mutex::default(),
+        }
+    }
+
+    /// The files under `root` with one of `extensions` that name any of `words` as a whole
+    /// word, sorted: the files a change to the modules `words` names may break. The first ask
+    /// for a root reads its files once; later asks read only the files changed since.
+    pub async fn naming(
+        &self,
+        root: &Path,
+        mut extensions: Vec<String>,
+        words: Vec<String>,
+    ) -> Vec<PathBuf> {
+        extensions.sort();
+        let index = {
+            let mut indexes = lock(&self.indexes);
+            indexes
+                .entry((root.to_path_buf(), extensions.clone()))
+                .or_insert_with(|| {
+                    // The watch starts before the tree is read, so no change falls between.
+                    let subscription = match self.watch.start() {
+                        Ok(_) => Some(self.watch.subscribe()),
+                        Err(_) => None,
+                    };
+                    Arc::new(Mutex::new(Index::new(
+                        root.to_path_buf(),
+                        extensions,
+                        subscription,
+                    )))
+                })
+                .clone()
+        };
+        let files = self.files.clone();
+        let ask = move || lock(&index).naming(&files, &words);
+        tokio::task::spawn_blocking(ask).await.unwrap_or_default()
+    }
+}
+
+impl Pooled for Importers {
+    fn stop(&self, _budget: Duration) -> BoxFuture<'_, ()> {
+        for index in lock(&self.indexes).drain().map(|(_, i)| i) {
+            if let Some((id, _)) = &lock(&index).subscription {
+                self.watch.unsubscribe(*id);
+            }
+        }
+        Box::pin(async {})
+    }
+}
+
+/// One root's files and the module words each names.
+struct Index {
+    root: PathBuf,
+    extensions: Vec<String>,
+    /// The watch's changes since the last ask; `None` when the watch could not start, and
+    /// then every ask reads the tree again.
+    subscription: Option<(u64, mpsc::UnboundedReceiver<Change>)>,
+    built: bool,
+    /// Words whose files are all known: every file's module word when the tree was read,
+    /// and each word asked for since.
+    words: HashSet<String>,
+    /// Every file of the root with one of the extensions, with the known words it names.
+    by_file: BTreeMap<PathBuf, Vec<String>>,
+    by_word: HashMap<String, BTreeSet<PathBuf>>,
+}
+
+impl Index {
+    fn new(
+        root: PathBuf,
+        extensions: Vec<String>,
+        subscription: Option<(u64, mpsc::UnboundedReceiver<Change>)>,
+    ) -> Self {
+        Index {
+            root,
+            extensions,
+            subscription,
+            built: false,
+            words: HashSet::new(),
+            by_file: BTreeMap::new(),
+            by_word: HashMap::new(),
+        }
+    }
+
+    fn naming(&mut self, ws: &Workspace, words: &[String]) -> Vec<PathBuf> {
+        if !self.built || self.subscription.is_none() {
+            self.build(ws);
+        } else {
+            self.catch_up(ws);
+        }
+        let unknown: Vec<&String> = words.iter().filter(|w| !self.words.contains(*w)).collect();
+        if !unknown.is_empty() {
+            self.learn(ws, &unknown);
+        }
+        let mut found = BTreeSet::new();
+        for word in words {
+            if let Some(files) = self.by_word.get(word) {
+                found.extend(files.iter().cloned());
+            }
+        }
+        found.into_iter().collect()
+    }
+
+    /// Reads the whole tree: its files, their module words, and which files name which.
+    fn build(&mut self, ws: &Workspace) {
+        // Changes queued before this read are in it.
+        if let Some((_, rx)) = &mut self.subscription {
+            while rx.try_recv().is_ok() {}
+        }
+        let files = self.walk(&self.root);
+        self.words = crate::named::module_words(&files).into_iter().collect();
+        self.by_file.clear();
+        self.by_word.clear();
+        for file in files {
+            self.index_file(ws, file);
+        }
+        self.built = true;
+    }
+
+    /// Takes in the changes the watch saw since the last ask.
+    fn catch_up(&mut self, ws: &Workspace) {
+        let mut changed = BTreeSet::new();
+        if let Some((_, rx)) = &mut self.subscription {
+            while let Ok((path, _)) = rx.try_recv() {
+                changed.insert(path);
+            }
+        }
+        for path in changed {
+            if !path.starts_with(&self.root) {
+                continue;
+            }
+            // A folder created, moved in, removed or moved away changes every file under it.
+            let after = (Bound::Excluded(&path), Bound::Unbounded);
+            let under: Vec<PathBuf> = self
+                .by_file
+                .range::<PathBuf, _>(after)
+                .map(|(f, _)| f)
+                .take_while(|f| f.starts_with(&path))
+                .cloned()
+                .collect();
+            for file in under {
+                self.forget(&file);
+            }
+            if path.is_dir() {
+                for file in self.walk(&path) {
+                    self.forget(&file);
+                    self.index_file(ws, file);
+                }
+            } else {
+                self.forget(&path);
+                if path.is_file() && self.wanted(&path) {
+                    self.index_file(ws, path);
+                }
+            }
+        }
+    }
+
+    /// Reads every file once more for words not asked before, which from now on are kept.
+    fn learn(&mut self, ws: &Workspace, words: &[&String]) {
+        let files: Vec<PathBuf> = self.by_file.keys().cloned().collect();
+        for word in words {
+            self.words.insert((*word).clone());
+            self.by_word.entry((*word).clone()).or_default();
+        }
+        for file in files {
+            let Ok(text) = ws.read_named(&file) else {
+                continue;
+            };
+            let named = identifiers(&text);
+            for word in words {
+                if named.contains(word.as_str()) {
+                    self.add(&file, word);
+                }
+            }
+        }
+    }
+
+    fn index_file(&mut self, ws: &Workspace, file: PathBuf) {
+        let text = ws.read_named(&file).unwrap_or_default();
+        let named: Vec<String> = identifiers(&text)
+            .into_iter()
+            .filter(|w| self.words.contains(*w))
+            .map(str::to_string)
+            .collect();
+        for word in &named {
+            self.by_word
+                .entry(word.clone())
+                .or_default()
+                .insert(file.clone());
+        }
+        self.by_file.insert(file, named);
+    }
+
+    fn add(&mut self, file: &Path, word: &str) {
+        if let Some(named) = self.by_file.get_mut(file) {
+            named.push(word.to_string());
+        }
+        if let Some(files) = self.by_word.get_mut(word) {
+            files.insert(file.to_path_buf());
+        }
+    }
+
+    fn forget(&mut self, file: &Path) {
+        for word in self.by_file.remove(file).unwrap_or_default() {
+            if let Some(files) = self.by_word.get_mut(&word) {
+                files.remove(file);
+            }
+        }
+    }
+
+    fn wanted(&self, path: &Path) -> bool {
+        let extension = path.extension().and_then(|e| e.to_str());
+        extension.is_some_and(|e| self.extensions.iter().any(|x| x == e))
+            && !path
+                .ancestors()
+                .take_while(|a| a.starts_with(&self.root))
+                .any(|a| a.file_name().is_some_and(|n| n == ".tether"))
+    }
+
+    /// The files under `dir` with one of the extensions that git would not ignore.
+    fn walk(&self, dir: &Path) -> Vec<PathBuf> {
+        ignore::WalkBuilder::new(dir)
+            .filter_entry(|e| e.file_name() != ".tether")
+            .build()
+            .flatten()
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+            .map(ignore::DirEntry::into_path)
+            .filter(|p| self.wanted(p))
+            .collect()
+    }
+}
+
+/// The whole identifiers of `text`: its longest runs of letters, digits and `_`, as
+/// [`crate::named::names_word`] reads a whole word.
+fn identifiers(text: &str) -> HashSet<&str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn workspace(dir: &Path) -> Workspace {
+        Workspace::new(dir).unwrap()
+    }
+
+    #[test]
+    fn identifiers_are_whole_words() {
+        let words = identifiers("from pkg.m import g\nprint(sum_m)");
+        assert!(words.contains("m") && words.contains("pkg") && words.contains("sum_m"));
+        assert!(!words.contains("sum"));
+    }
+
+    #[test]
+    fn a_new_module_and_changed_files_are_seen_without_reading_the_tree_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("core.py"), "def f(): pass\n").unwrap();
+        std::fs::write(root.join("a.py"), "import core\n").unwrap();
+        std::fs::write(root.join("b.py"), "x = 1\n").unwrap();
+        let ws = workspace(&root);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut index = Index::new(root.clone(), vec!["py".into()], Some((0, rx)));
+        let words = |w: &str| vec![w.to_string()];
+        assert_eq!(index.naming(&ws, &words("core")), [root.join("a.py")]);
+        // b starts importing core; a stops.
+        std::fs::write(root.join("b.py"), "from core import f\n").unwrap();
+        std::fs::write(root.join("a.py"), "x = 2\n").unwrap();
+        tx.send((root.join("b.py"), 2)).unwrap();
+        tx.send((root.join("a.py"), 2)).unwrap();
+        assert_eq!(index.naming(&ws, &words("core")), [root.join("b.py")]);
+        // A module that did not exist when the tree was read is learnt on its first ask.
+        std::fs::write(root.join("c.py"), "import fresh\n").unwrap();
+        tx.send((root.join("c.py"), 1)).unwrap();
+        assert_eq!(index.naming(&ws, &words("fresh")), [root.join("c.py")]);
+        // A folder moved in brings its files.
+        let pkg = root.join("pkg");
+        std::fs::create_dir(&pkg).unwrap();
+        std::fs::write(pkg.join("d.py"), "import fresh\n").unwrap();
+        tx.send((pkg.clone(), 1)).unwrap();
+        assert_eq!(
+            index.naming(&ws, &words("fresh")),
+            [root.join("c.py"), pkg.join("d.py")]
+        );
+        std::fs::remove_dir_all(&pkg).unwrap();
+        tx.send((pkg, 3)).unwrap();
+        assert_eq!(index.naming(&ws, &words("fresh")), [root.join("c.py")]);
+    }
+}
