@@ -80,6 +80,41 @@ fn snapshot() -> HashMap<u32, Stat> {
         .collect()
 }
 
+/// The processes below `me`, by pid, read down each thread's list of children (a process
+/// forked by any thread is on that thread's list, an orphan on its new parent's): the walk
+/// costs what tether started, not every process on the machine; with `deep` false, only
+/// tether's own children. `None` from a kernel that keeps no such lists.
+fn descendants(me: u32, deep: bool) -> Option<HashMap<u32, Stat>> {
+    let mut found = HashMap::new();
+    let mut todo = vec![me];
+    while let Some(pid) = todo.pop() {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let list = match std::fs::read_to_string(task.path().join("children")) {
+                Ok(list) => list,
+                Err(e) if pid == me && e.kind() == std::io::ErrorKind::NotFound => return None,
+                Err(_) => continue,
+            };
+            for child in list
+                .split_whitespace()
+                .filter_map(|c| c.parse::<u32>().ok())
+            {
+                if let std::collections::hash_map::Entry::Vacant(slot) = found.entry(child)
+                    && let Some(stat) = read_stat(child)
+                {
+                    slot.insert(stat);
+                    if deep {
+                        todo.push(child);
+                    }
+                }
+            }
+        }
+    }
+    Some(found)
+}
+
 /// The value of [`OWNER_VAR`] in the environment `pid` was started with, if it carries one.
 fn mark_of(pid: u32) -> Option<String> {
     let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
@@ -378,7 +413,8 @@ pub fn sweep_strays() -> usize {
 pub(crate) fn reap_orphans() {
     // Holding the tree keeps a child from being spawned and not yet recorded meanwhile.
     let tree = tree();
-    for (pid, stat) in snapshot() {
+    let below = descendants(tree.me.pid, false).unwrap_or_else(snapshot);
+    for (pid, stat) in below {
         if stat.ppid == tree.me.pid
             && stat.zombie
             && Some(pid) != tree.keep
@@ -414,7 +450,7 @@ fn census() {
 /// One walk of the census.
 fn census_pass() {
     let mut tree = tree();
-    let snap = snapshot();
+    let snap = descendants(tree.me.pid, true).unwrap_or_else(snapshot);
     let groups: HashSet<u32> = tree.leaders.values().map(|l| l.pid).collect();
     let mut escaped = HashMap::new();
     for (pid, m) in tree.members(&snap) {
