@@ -2,9 +2,7 @@
 //! the end of a separate check, the end of the work a change set off in other files, and the
 //! publications that came in since a moment.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -65,7 +63,7 @@ pub struct Snapshot {
     pub begun: u64,
     /// Every file's latest publication then, shared with the server's store; one map however
     /// many copies of the snapshot are made (a burst of changes clones it per file).
-    pub files: Arc<HashMap<PathBuf, Arc<Vec<Diagnostic>>>>,
+    pub files: Publications,
     /// Whether the server had finished its first pass over the project by then, so a file's
     /// publication is its real state, not a placeholder (pyright first publishes every file
     /// empty, before it has looked at any).
@@ -508,21 +506,15 @@ impl Server {
     pub fn snapshot(&self) -> Snapshot {
         let complete = self.snapshot_complete();
         let heard = self.heard.borrow();
-        let whole = self.whole(&heard);
-        let files = Arc::new(
-            whole
-                .iter()
-                .filter_map(|(uri, p)| Some((uri_path(uri)?, p.items.clone())))
-                .collect(),
-        );
+        let files = self.whole(&heard).into_owned();
         Snapshot {
             seq: heard.seq,
             begun: heard.begun,
+            lossless: files.whole(),
             files,
             complete,
             wide: self.reports_other_files(),
             absent_is_clean: self.separate_check,
-            lossless: whole.whole(),
         }
     }
 
@@ -546,8 +538,7 @@ impl Server {
         let heard = self.heard.borrow();
         let mut out: Vec<(PathBuf, Vec<Diagnostic>)> = self
             .whole(&heard)
-            .iter()
-            .filter(|(_, p): &(&String, &Published)| p.seq > seq)
+            .since(seq)
             .filter_map(|(uri, p)| Some((uri_path(uri)?, p.items.to_vec())))
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));

@@ -379,7 +379,8 @@ impl Follow {
 impl Snapshot {
     /// What `path` had in this snapshot, when that can be trusted.
     pub fn before(&self, path: &Path, follow: &Follow) -> Option<Vec<Finding>> {
-        match (self.files.get(path), self.wide) {
+        let published = self.files.get(&crate::server::file_uri(path));
+        match (published.map(|p| &p.items), self.wide) {
             // A server of open files only publishes what it really found.
             (Some(items), false) => Some(follow.findings(items)),
             (_, true) if !self.complete => None,

@@ -1,9 +1,9 @@
 //! The diagnostics a server published, kept within bounds: a server may publish for any number
 //! of files, with any number of findings of any size, so each publication is trimmed to what
 //! tether reads, each file keeps a capped list, and past the totals the oldest files are
-//! dropped and counted. Lists are shared, never copied, by snapshots.
+//! dropped and counted. The store is a persistent map: a snapshot of it costs the same on a
+//! repository of ten files or of ten thousand, and shares everything with the store.
 
-use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::protocol::{Diagnostic, NumberOrString};
@@ -32,9 +32,10 @@ pub struct Published {
 /// Every file's latest publication, within [`PER_FILE`], [`TOTAL`] and [`FILES`].
 #[derive(Clone, Default)]
 pub struct Publications {
-    by_uri: HashMap<String, Published>,
-    /// URIs by the `seq` of their publication, oldest first, for dropping.
-    order: BTreeMap<u64, String>,
+    by_uri: imbl::HashMap<Arc<str>, Published>,
+    /// URIs by the `seq` of their publication, oldest first, for dropping and for what came
+    /// after a moment.
+    order: imbl::OrdMap<u64, Arc<str>>,
     total: usize,
     /// Files dropped to stay within the totals; once any was, a file with no publication may
     /// have had one.
@@ -55,16 +56,20 @@ impl Publications {
             self.total -= old.items.len();
         }
         self.total += kept.len();
-        self.order.insert(seq, uri.to_string());
+        let uri: Arc<str> = Arc::from(uri);
+        self.order.insert(seq, uri.clone());
         let items = Arc::new(kept);
         let entry = Published {
             version,
             seq,
             items,
         };
-        self.by_uri.insert(uri.to_string(), entry);
+        self.by_uri.insert(uri, entry);
         while self.total > TOTAL || self.by_uri.len() > FILES {
-            let Some((_, oldest)) = self.order.pop_first() else {
+            let Some(&(first, _)) = self.order.get_min() else {
+                break;
+            };
+            let Some(oldest) = self.order.remove(&first) else {
                 break;
             };
             if let Some(gone) = self.by_uri.remove(&oldest) {
@@ -80,8 +85,17 @@ impl Publications {
     }
 
     /// Every kept publication.
-    pub fn iter(&self) -> impl Iterator<Item = (&String, &Published)> {
-        self.by_uri.iter()
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Published)> {
+        self.by_uri.iter().map(|(uri, p)| (&**uri, p))
+    }
+
+    /// The publications that came after event `seq`, oldest first: what changed since then,
+    /// found without looking at the rest.
+    pub fn since(&self, seq: u64) -> impl Iterator<Item = (&str, &Published)> {
+        let after = (std::ops::Bound::Excluded(seq), std::ops::Bound::Unbounded);
+        self.order
+            .range(after)
+            .filter_map(|(_, uri)| Some((&**uri, self.by_uri.get(uri)?)))
     }
 
     /// How many files have a publication kept.
