@@ -3,13 +3,13 @@ a process's own CPU time, a minimal LSP client for the raw servers, and medians.
 
 import json
 import os
+import statistics
 import subprocess
 import threading
 import time
 
 def median(xs):
-    xs = sorted(xs)
-    return xs[len(xs) // 2] if xs else float("nan")
+    return statistics.median(xs) if xs else float("nan")
 
 
 def p95(xs):
@@ -213,6 +213,20 @@ class RawLsp:
             pass
         if self.p.poll() is None:
             self.p.kill()
+
+
+def host_pid(tether, env, root):
+    """The pid of the host serving `root`, if one runs."""
+    done = subprocess.run([tether, "host", "--status", "--root", str(root)], env=env, capture_output=True,
+                          text=True, timeout=180)
+    try:
+        return json.loads(done.stdout)["pid"]
+    except (ValueError, KeyError):
+        return None
+
+
+def stop_host(tether, env, root):
+    subprocess.run([tether, "host", "--stop", "--root", str(root)], env=env, capture_output=True, timeout=180)
 
 
 def wait_until(predicate, limit, step=0.25):

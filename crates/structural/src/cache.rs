@@ -1,5 +1,8 @@
 //! Parsed trees kept for the run, validated by a hash of the file's bytes on every use (files
-//! change behind our back), bounded in memory and evicted least-recently-used first.
+//! change behind our back), bounded in memory and evicted least-recently-used first. A search
+//! never evicts what it used itself: on a tree larger than the cache, plain LRU would evict
+//! each file just before the next search needs it, and a warm search would be slower than a
+//! cold one (it parsed every file again and indexed each for nothing).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -29,6 +32,10 @@ struct Inner {
     by_age: BTreeMap<u64, PathBuf>,
     used: usize,
     tick: u64,
+    /// The tick when the latest search began, and the bytes of the entries that search has
+    /// used so far: only older entries may make room for a new one.
+    search_began: u64,
+    used_by_search: usize,
 }
 
 /// The run's tree cache. Cheap to share behind an `Arc`.
@@ -64,6 +71,13 @@ impl TreeCache {
         }
     }
 
+    /// Marks the start of a search: what it uses from now on is kept over what it does not.
+    pub(crate) fn begin_search(&self) {
+        let mut inner = self.lock();
+        inner.search_began = inner.tick;
+        inner.used_by_search = 0;
+    }
+
     /// The tree for `path` as it is now: the cached one if its hash still matches, else a
     /// fresh parse (cached if it fits the budget).
     pub(crate) fn tree(&self, path: &Path, text: &str, hash: ContentHash, lang: Lang) -> Cached {
@@ -71,11 +85,20 @@ impl TreeCache {
             let mut inner = self.lock();
             inner.tick += 1;
             let tick = inner.tick;
-            let Inner { map, by_age, .. } = &mut *inner;
+            let Inner {
+                map,
+                by_age,
+                search_began,
+                used_by_search,
+                ..
+            } = &mut *inner;
             if let Some(entry) = map.get_mut(path)
                 && entry.hash == hash
                 && entry.lang == lang.id()
             {
+                if entry.tick <= *search_began {
+                    *used_by_search += entry.cost;
+                }
                 by_age.remove(&entry.tick);
                 by_age.insert(tick, path.to_path_buf());
                 entry.tick = tick;
@@ -95,8 +118,9 @@ impl TreeCache {
             inner.by_age.remove(&old.tick);
             inner.used -= old.cost;
         }
-        if cost > self.budget {
-            // Not kept (a one-call run, or a tree larger than the budget): no index either.
+        if inner.used_by_search + cost > self.budget {
+            // Not kept (a one-call run, a tree larger than the budget, or no room left but
+            // what this search itself used): no index either.
             drop(inner);
             return Cached {
                 depth: depth_of(&tree),
@@ -131,7 +155,7 @@ impl TreeCache {
             inner.by_age.remove(&old.tick);
             inner.used -= old.cost;
         }
-        if cost > self.budget {
+        if inner.used_by_search + cost > self.budget {
             return;
         }
         while inner.used + cost > self.budget {
@@ -142,6 +166,7 @@ impl TreeCache {
                 inner.used -= old.cost;
             }
         }
+        inner.used_by_search += cost;
         inner.tick += 1;
         let tick = inner.tick;
         inner.by_age.insert(tick, path.to_path_buf());
@@ -198,6 +223,31 @@ mod tests {
     }
 
     #[test]
+    fn a_search_larger_than_the_cache_keeps_what_it_cached_for_the_next() {
+        let lang = Lang::by_id("python").unwrap();
+        let text = "x = [1, 2, 3]\n";
+        let h = hash_bytes(text.as_bytes());
+        let one = {
+            let c = TreeCache::new(1 << 20);
+            c.tree(Path::new("/probe"), text, h, lang);
+            c.usage().1
+        };
+        let cache = TreeCache::new(one * 3 + one / 2);
+        let files: Vec<PathBuf> = (0..10).map(|i| PathBuf::from(format!("/f{i}"))).collect();
+        let hits = |cache: &TreeCache| {
+            cache.begin_search();
+            files
+                .iter()
+                .filter(|f| cache.tree(f, text, h, lang).lookup == Lookup::Hit)
+                .count()
+        };
+        assert_eq!(hits(&cache), 0);
+        // The same walk again finds the three files the first one kept (plain LRU: none).
+        assert_eq!(hits(&cache), 3);
+        assert_eq!(hits(&cache), 3);
+    }
+
+    #[test]
     fn the_budget_evicts_least_recently_used() {
         let lang = Lang::by_id("python").unwrap();
         let text = "x = [1, 2, 3]\n";
@@ -208,18 +258,17 @@ mod tests {
             c.usage().1
         };
         let cache = TreeCache::new(one * 2 + one / 2);
-        cache.tree(Path::new("/a"), text, h, lang);
-        cache.tree(Path::new("/b"), text, h, lang);
-        cache.tree(Path::new("/a"), text, h, lang); // a is now the most recent
-        cache.tree(Path::new("/c"), text, h, lang); // evicts b
+        // Each lookup is a search of its own.
+        let look = |path: &str| {
+            cache.begin_search();
+            cache.tree(Path::new(path), text, h, lang).lookup
+        };
+        look("/a");
+        look("/b");
+        look("/a"); // a is now the most recent
+        look("/c"); // evicts b
         assert_eq!(cache.usage().0, 2);
-        assert_eq!(
-            cache.tree(Path::new("/a"), text, h, lang).lookup,
-            Lookup::Hit
-        );
-        assert_eq!(
-            cache.tree(Path::new("/b"), text, h, lang).lookup,
-            Lookup::Parsed
-        );
+        assert_eq!(look("/a"), Lookup::Hit);
+        assert_eq!(look("/b"), Lookup::Parsed);
     }
 }

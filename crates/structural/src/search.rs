@@ -184,6 +184,7 @@ pub fn search(
     io: &Io<'_>,
     budget: &Budget<'_>,
 ) -> Result<(Vec<FileMatches>, SearchStats), SearchError> {
+    cache.begin_search();
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
