@@ -52,7 +52,12 @@ impl Importers {
                 .or_insert_with(|| {
                     // The watch starts before the tree is read, so no change falls between.
                     let subscription = match self.watch.start() {
-                        Ok(_) => Some(self.watch.subscribe()),
+                        Ok(_) => {
+                            let (id, rx) = self.watch.subscribe();
+                            let pending = Arc::<Mutex<Pending>>::default();
+                            gather(rx, pending.clone());
+                            Some((id, pending))
+                        }
                         Err(_) => None,
                     };
                     Arc::new(Mutex::new(Index::new(
@@ -80,13 +85,39 @@ impl Pooled for Importers {
     }
 }
 
+/// Changed paths kept between asks, at most: past that, the next ask reads the tree again.
+const PENDING_AT_MOST: usize = 50_000;
+
+/// The paths the watch saw change since the last ask, gathered as they come so a host whose
+/// index goes unasked for days holds each changed path once, and never more than
+/// [`PENDING_AT_MOST`] of them.
+#[derive(Default)]
+struct Pending {
+    paths: BTreeSet<PathBuf>,
+    overflowed: bool,
+}
+
+/// Gathers the watch's changes into `pending` until the channel ends (unsubscribed).
+fn gather(mut rx: mpsc::UnboundedReceiver<Change>, pending: Arc<Mutex<Pending>>) {
+    tokio::spawn(async move {
+        while let Some((path, _)) = rx.recv().await {
+            let mut pending = lock(&pending);
+            if pending.paths.len() < PENDING_AT_MOST {
+                pending.paths.insert(path);
+            } else {
+                pending.overflowed = true;
+            }
+        }
+    });
+}
+
 /// One root's files and the module words each names.
 struct Index {
     root: PathBuf,
     extensions: Vec<String>,
-    /// The watch's changes since the last ask; `None` when the watch could not start, and
-    /// then every ask reads the tree again.
-    subscription: Option<(u64, mpsc::UnboundedReceiver<Change>)>,
+    /// The watch's subscription and the changes since the last ask; `None` when the watch
+    /// could not start, and then every ask reads the tree again.
+    subscription: Option<(u64, Arc<Mutex<Pending>>)>,
     built: bool,
     /// Words whose files are all known: every file's module word when the tree was read,
     /// and each word asked for since.
@@ -100,7 +131,7 @@ impl Index {
     fn new(
         root: PathBuf,
         extensions: Vec<String>,
-        subscription: Option<(u64, mpsc::UnboundedReceiver<Change>)>,
+        subscription: Option<(u64, Arc<Mutex<Pending>>)>,
     ) -> Self {
         Index {
             root,
@@ -114,7 +145,11 @@ impl Index {
     }
 
     fn naming(&mut self, ws: &Workspace, words: &[String]) -> Vec<PathBuf> {
-        if !self.built || self.subscription.is_none() {
+        let overflowed = self
+            .subscription
+            .as_ref()
+            .is_some_and(|(_, p)| lock(p).overflowed);
+        if !self.built || self.subscription.is_none() || overflowed {
             self.build(ws);
         } else {
             self.catch_up(ws);
@@ -134,9 +169,9 @@ impl Index {
 
     /// Reads the whole tree: its files, their module words, and which files name which.
     fn build(&mut self, ws: &Workspace) {
-        // Changes queued before this read are in it.
-        if let Some((_, rx)) = &mut self.subscription {
-            while rx.try_recv().is_ok() {}
+        // Changes gathered before this read are in it.
+        if let Some((_, pending)) = &self.subscription {
+            *lock(pending) = Pending::default();
         }
         let files = self.walk(&self.root);
         self.words = crate::named::module_words(&files).into_iter().collect();
@@ -150,12 +185,10 @@ impl Index {
 
     /// Takes in the changes the watch saw since the last ask.
     fn catch_up(&mut self, ws: &Workspace) {
-        let mut changed = BTreeSet::new();
-        if let Some((_, rx)) = &mut self.subscription {
-            while let Ok((path, _)) = rx.try_recv() {
-                changed.insert(path);
-            }
-        }
+        let changed = match &self.subscription {
+            Some((_, pending)) => std::mem::take(&mut lock(pending).paths),
+            None => BTreeSet::new(),
+        };
         for path in changed {
             if !path.starts_with(&self.root) {
                 continue;
@@ -293,31 +326,39 @@ mod tests {
         std::fs::write(root.join("a.py"), "import core\n").unwrap();
         std::fs::write(root.join("b.py"), "x = 1\n").unwrap();
         let ws = workspace(&root);
-        let (tx, rx) = mpsc::unbounded_channel();
-        let mut index = Index::new(root.clone(), vec!["py".into()], Some((0, rx)));
+        let pending = Arc::<Mutex<Pending>>::default();
+        let tx = |path: PathBuf| lock(&pending).paths.insert(path);
+        let mut index = Index::new(root.clone(), vec!["py".into()], Some((0, pending.clone())));
         let words = |w: &str| vec![w.to_string()];
         assert_eq!(index.naming(&ws, &words("core")), [root.join("a.py")]);
         // b starts importing core; a stops.
         std::fs::write(root.join("b.py"), "from core import f\n").unwrap();
         std::fs::write(root.join("a.py"), "x = 2\n").unwrap();
-        tx.send((root.join("b.py"), 2)).unwrap();
-        tx.send((root.join("a.py"), 2)).unwrap();
+        tx(root.join("b.py"));
+        tx(root.join("a.py"));
         assert_eq!(index.naming(&ws, &words("core")), [root.join("b.py")]);
         // A module that did not exist when the tree was read is learnt on its first ask.
         std::fs::write(root.join("c.py"), "import fresh\n").unwrap();
-        tx.send((root.join("c.py"), 1)).unwrap();
+        tx(root.join("c.py"));
         assert_eq!(index.naming(&ws, &words("fresh")), [root.join("c.py")]);
         // A folder moved in brings its files.
         let pkg = root.join("pkg");
         std::fs::create_dir(&pkg).unwrap();
         std::fs::write(pkg.join("d.py"), "import fresh\n").unwrap();
-        tx.send((pkg.clone(), 1)).unwrap();
+        tx(pkg.clone());
         assert_eq!(
             index.naming(&ws, &words("fresh")),
             [root.join("c.py"), pkg.join("d.py")]
         );
         std::fs::remove_dir_all(&pkg).unwrap();
-        tx.send((pkg, 3)).unwrap();
+        tx(pkg);
         assert_eq!(index.naming(&ws, &words("fresh")), [root.join("c.py")]);
+        // Past the changes kept between asks, the next ask reads the tree again.
+        std::fs::write(root.join("e.py"), "import fresh\n").unwrap();
+        lock(&pending).overflowed = true;
+        assert_eq!(
+            index.naming(&ws, &words("fresh")),
+            [root.join("c.py"), root.join("e.py")]
+        );
     }
 }
