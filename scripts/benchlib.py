@@ -12,24 +12,6 @@ def median(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
-def p95(xs):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(len(xs) * 0.95))] if xs else float("nan")
-
-
-def cpu_ms(pid):
-    """The CPU time `pid` itself has used so far (every thread, not its children), in ms, to
-    the nanosecond the scheduler counts (the tick-based figures are 10 ms coarse)."""
-    total = 0
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            continue
-    return total / 1e6
-
-
 def ticks_ms(pid):
     """The CPU time `pid` has used (user and system, every thread including those that ended,
     not its children), in ms, at the tick's 10 ms grain: summed over many calls, it loses
@@ -45,34 +27,10 @@ def status_kib(pid, field):
         return next((int(l.split()[1]) for l in f if l.startswith(field + ":")), 0)
 
 
-def tree_rss_kib(pids, field="VmRSS:", source="status"):
-    """The RSS (or, with field="Pss:" and source="smaps_rollup", the proportional share) of
-    these processes and all their descendants, in KiB, each counted once."""
-    children, rss = {}, {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{entry}/{source}") as f:
-                kib = next((int(l.split()[1]) for l in f if l.startswith(field)), 0)
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-        rss[int(entry)] = kib
-    seen, todo = set(), list(pids)
-    while todo:
-        p = todo.pop()
-        if p in seen:
-            continue
-        seen.add(p)
-        todo.extend(children.get(p, []))
-    return sum(rss.get(p, 0) for p in seen)
-
-
 def tree_by_name(pids, field="VmRSS:", source="status"):
-    """Like tree_rss_kib, per process name (comm), in KiB."""
+    """The RSS (or, with field="Pss:" and source="smaps_rollup", the proportional share) of
+    these processes and all their descendants, each counted once, per process name (comm),
+    in KiB."""
     children, rows = {}, {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -89,13 +47,19 @@ def tree_by_name(pids, field="VmRSS:", source="status"):
     seen, todo, out = set(), list(pids), {}
     while todo:
         p = todo.pop()
-        if p in seen or p not in rows:
+        if p in seen:
             continue
         seen.add(p)
         todo.extend(children.get(p, []))
-        name, kib = rows[p]
-        out[name] = out.get(name, 0) + kib
+        if p in rows:
+            name, kib = rows[p]
+            out[name] = out.get(name, 0) + kib
     return out
+
+
+def tree_rss_kib(pids, field="VmRSS:", source="status"):
+    """tree_by_name's figures summed over the names."""
+    return sum(tree_by_name(pids, field, source).values())
 
 
 class Mcp:

@@ -222,16 +222,19 @@ mod tests {
         assert_eq!(cache.usage().0, 1);
     }
 
-    #[test]
-    fn a_search_larger_than_the_cache_keeps_what_it_cached_for_the_next() {
+    /// A small tree's language, text and hash, and what one costs the cache.
+    fn one_tree() -> (Lang, &'static str, ContentHash, usize) {
         let lang = Lang::by_id("python").unwrap();
         let text = "x = [1, 2, 3]\n";
         let h = hash_bytes(text.as_bytes());
-        let one = {
-            let c = TreeCache::new(1 << 20);
-            c.tree(Path::new("/probe"), text, h, lang);
-            c.usage().1
-        };
+        let probe = TreeCache::new(1 << 20);
+        probe.tree(Path::new("/probe"), text, h, lang);
+        (lang, text, h, probe.usage().1)
+    }
+
+    #[test]
+    fn a_search_larger_than_the_cache_keeps_what_it_cached_for_the_next() {
+        let (lang, text, h, one) = one_tree();
         let cache = TreeCache::new(one * 3 + one / 2);
         let files: Vec<PathBuf> = (0..10).map(|i| PathBuf::from(format!("/f{i}"))).collect();
         let hits = |cache: &TreeCache| {
@@ -249,14 +252,7 @@ mod tests {
 
     #[test]
     fn the_budget_evicts_least_recently_used() {
-        let lang = Lang::by_id("python").unwrap();
-        let text = "x = [1, 2, 3]\n";
-        let h = hash_bytes(text.as_bytes());
-        let one = {
-            let c = TreeCache::new(1 << 20);
-            c.tree(Path::new("/probe"), text, h, lang);
-            c.usage().1
-        };
+        let (lang, text, h, one) = one_tree();
         let cache = TreeCache::new(one * 2 + one / 2);
         // Each lookup is a search of its own.
         let look = |path: &str| {

@@ -21,6 +21,11 @@ static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// A run whose Rust server is `fake-lsp MODE`, with 2-second deadlines.
 fn run_with(dir: &Path, mode: &str) -> Run {
+    run_with_behaviour(dir, mode, "")
+}
+
+/// [`run_with`], the server's catalog entry given the `behaviour` lines too.
+fn run_with_behaviour(dir: &Path, mode: &str, behaviour: &str) -> Run {
     let ws = dir.join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(ws.join("fake.marker"), "").unwrap();
@@ -29,7 +34,7 @@ fn run_with(dir: &Path, mode: &str) -> Run {
         "[lsp]\nrequest_timeout_s = 2\ninit_timeout_s = 2\n\
          [lsp.diagnostics]\nwait_ms = 500\nbaseline_ms = 500\n\
          [lsp.servers.fake]\ncommand = [{:?}, {mode:?}]\nroot_markers = [\"fake.marker\"]\n\
-         [lsp.languages.rust]\nservers = [\"fake\"]\n",
+         {behaviour}[lsp.languages.rust]\nservers = [\"fake\"]\n",
         common::fake_lsp().display().to_string()
     );
     common::run_with_config(dir, &config)
@@ -509,23 +514,14 @@ async fn places_outside_the_workspace_or_not_regular_files_are_named_not_read() 
 async fn a_checks_finding_sent_after_the_next_answer_is_still_waited_for() {
     let _one_at_a_time = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
+    // A separate check runs only in a trusted workspace.
+    let (ws, cfg) = (dir.path().join("ws"), dir.path().join("cfg"));
     std::fs::create_dir_all(&ws).unwrap();
-    std::fs::write(ws.join("fake.marker"), "").unwrap();
-    std::fs::write(ws.join("main.rs"), "fn main() {}\n").unwrap();
-    let cfg = dir.path().join("cfg");
     std::fs::create_dir_all(&cfg).unwrap();
     tether::TrustStore::new(&cfg)
         .trust(&ws.canonicalize().unwrap())
         .unwrap();
-    let config = format!(
-        "[lsp]\nrequest_timeout_s = 5\ninit_timeout_s = 5\n\
-         [lsp.servers.fake]\ncommand = [{:?}, \"late-check\"]\nroot_markers = [\"fake.marker\"]\n\
-         separate_check = true\n\
-         [lsp.languages.rust]\nservers = [\"fake\"]\n",
-        common::fake_lsp().display().to_string()
-    );
-    let run = common::run_with_config(dir.path(), &config);
+    let run = run_with_behaviour(dir.path(), "late-check", "separate_check = true\n");
     let out = lsp(&run, json!({"action": "diagnostics", "file": "main.rs"}))
         .await
         .unwrap();
