@@ -241,11 +241,13 @@ impl Server {
         let params = pull_params(path)?;
         loop {
             let left = end.saturating_duration_since(tokio::time::Instant::now());
-            match self
+            self.heard.send_modify(|h| h.apply(Event::PullSent));
+            let answer = self
                 .peer
                 .request("textDocument/diagnostic", params.clone(), left)
-                .await
-            {
+                .await;
+            self.heard.send_modify(|h| h.apply(Event::PullAnswered));
+            match answer {
                 Ok(pull) => return full_report(pull),
                 // A server that never offered pulls and refuses one is not asked again.
                 Err(RpcError::Remote { error, .. })
@@ -284,15 +286,15 @@ impl Server {
 
     /// Sends a request the server does not know and waits for its answer: a server handles
     /// messages in order, so everything it sent before the answer has been taken in by then.
-    pub(crate) async fn barrier(&self) -> bool {
+    /// Its id, to place the answer among the events ([`Event::Answered`]), when it was sent.
+    pub(crate) async fn barrier(&self) -> Option<i64> {
+        let pending = self.peer.send("tether/barrier", json!({})).await.ok()?;
+        let id = pending.id();
         // A method the server does not know is answered at once, with an error.
-        match self
-            .peer
-            .request("tether/barrier", json!({}), TAKEN_IN)
-            .await
-        {
-            Ok(_) | Err(RpcError::Remote { .. }) => true,
-            Err(_) => false,
+        let cancel = tokio_util::sync::CancellationToken::new();
+        match pending.wait(TAKEN_IN, &cancel).await {
+            Ok(_) | Err(RpcError::Remote { .. }) => Some(id),
+            Err(_) => None,
         }
     }
 
@@ -470,6 +472,24 @@ impl Server {
     /// Whether a separate check is running now, so the publications are half old, half new.
     pub fn checking(&self) -> bool {
         self.heard.borrow().checking()
+    }
+
+    /// Whether a file's publication counts as its state only once confirmed: see
+    /// [`Heard::confirms_by_pull`].
+    pub fn confirms_by_pull(&self) -> bool {
+        self.heard.borrow().confirms_by_pull
+    }
+
+    /// Whether `path`'s publication is not known to be its real state yet: the server's pass
+    /// may be running and no pull has confirmed it.
+    pub fn unconfirmed(&self, path: &Path) -> bool {
+        let heard = self.heard.borrow();
+        heard.confirms_by_pull
+            && !heard.passed
+            && heard
+                .published
+                .get(&file_uri(path))
+                .is_none_or(|p| !p.confirmed)
     }
 
     /// Whether problems a change causes in other files come from this server too.

@@ -228,6 +228,8 @@ impl Follow {
             };
             match news {
                 true => answers.push((path, items)),
+                // A publication not confirmed may be a placeholder, never a baseline.
+                false if server.unconfirmed(&path) => {}
                 false => self.ledger.record(path, None, now),
             }
         }
@@ -237,6 +239,9 @@ impl Follow {
             answers = self
                 .pulled(server, &files[..files.len().min(PULLED)], end)
                 .await;
+            // A file that changed on disk while it was asked about was asked with its new
+            // text: that is the watch's news, not this event's.
+            answers.retain(|(path, _)| !self.ledger.changed_on_disk_since(path, began));
         }
         self.compared(server, snap, answers, touched)
     }
@@ -259,7 +264,10 @@ impl Follow {
             let now = self.findings(&items);
             let known = self.ledger.latest(&path);
             let before = known.clone().or_else(|| snap.before(&path, self));
-            if known.as_ref() == Some(&now) {
+            // A file known neither before nor now (a pass still under way) is neither told
+            // nor kept: its publication may be a placeholder, and a later real one is no news.
+            let unknown = before.is_none() && server.unconfirmed(&path);
+            if known.as_ref() == Some(&now) || unknown {
                 continue;
             }
             out.extend(self.another_file(server, &path, before.as_ref(), now));
@@ -380,11 +388,13 @@ impl Snapshot {
     /// What `path` had in this snapshot, when that can be trusted.
     pub fn before(&self, path: &Path, follow: &Follow) -> Option<Vec<Finding>> {
         let published = self.files.get(&crate::server::file_uri(path));
-        match (published.map(|p| &p.items), self.wide) {
+        match (published, self.wide) {
             // A server of open files only publishes what it really found.
-            (Some(items), false) => Some(follow.findings(items)),
-            (_, true) if !self.complete => None,
-            (Some(items), true) => Some(follow.findings(items)),
+            (Some(p), false) => Some(follow.findings(&p.items)),
+            // A file a pull confirmed is known before the pass ends.
+            (Some(p), true) if self.complete || p.confirmed => Some(follow.findings(&p.items)),
+            (Some(_), true) => None,
+            (None, true) if !self.complete => None,
             // Once a pass ended, a file never published had nothing (a separate check
             // reports only files with problems), unless the store dropped some.
             (None, true) if !self.lossless || !self.absent_is_clean => None,

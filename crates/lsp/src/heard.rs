@@ -8,6 +8,9 @@ use std::collections::{HashMap, HashSet};
 use crate::protocol::Diagnostic;
 use crate::store::Publications;
 
+/// Answers remembered with what had begun by then, enough for the barriers in flight.
+const ANSWERS_KEPT: usize = 64;
+
 /// One thing the server said, or one thing we sent that later events are ordered against.
 #[derive(Debug)]
 pub(crate) enum Event {
@@ -29,7 +32,9 @@ pub(crate) enum Event {
         percentage: Option<u32>,
     },
     /// A work-done progress ended.
-    End { token: String },
+    End {
+        token: String,
+    },
     /// `experimental/serverStatus`: whether it is done loading, and what it said of its health
     /// when that was a warning or an error.
     Status {
@@ -40,12 +45,30 @@ pub(crate) enum Event {
     Sent,
     /// A `didSave` was sent.
     Saved,
-    /// The server answered a request sent after save number `save`: it has taken that save
-    /// in, so a check begun before this answer is not that save's.
-    Barrier { save: u64 },
+    /// The answer to request `id` was read, before anything read after it.
+    Answered(i64),
+    /// The server answered request `id`, sent after save number `save`: it has taken that
+    /// save in, so a check begun before this answer is not that save's.
+    Barrier {
+        save: u64,
+        id: i64,
+    },
     /// The server answered a request sent once `ends` checks had ended: every publication of
     /// those checks came before this answer.
-    Flushed { ends: u64 },
+    Flushed {
+        ends: u64,
+    },
+    /// A diagnostics pull was sent, and later answered (or given up): pyright reports a pull
+    /// as analysis progress of its own, ending the progress of its whole pass with it.
+    PullSent,
+    PullAnswered,
+    /// A pull's answer for a file, its real state, kept as its confirmed publication.
+    Pulled {
+        uri: String,
+        items: Vec<Diagnostic>,
+    },
+    /// Every file the server had published has been confirmed by a pull.
+    Surveyed,
     /// A request missed its deadline.
     Degraded(String),
     /// The connection ended.
@@ -90,6 +113,16 @@ pub(crate) struct Heard {
     /// project once, so what it publishes from then on is each file's real state (a server of
     /// the whole workspace first publishes every file empty, before it has looked at any).
     pub(crate) passed: bool,
+    /// Whether the server's pass is known to be over only once each file it published is
+    /// confirmed by a pull, when a pull ran during the progress that ended it (pyright ends
+    /// its pass's progress when a pull is answered, with the pass still running).
+    pub(crate) confirms_by_pull: bool,
+    /// Pulls sent and not answered yet, and whether one was sent since the last progress end.
+    pub(crate) pulls_out: u32,
+    pub(crate) pulled_since_end: bool,
+    /// A progress ended with none running while pulls were under way: the pass may be over or
+    /// not, and each file's publication is confirmed by a pull instead ([`crate::survey`]).
+    pub(crate) survey_wanted: bool,
     /// How many work-done progresses have begun, and ended, so far.
     pub(crate) begun: u64,
     pub(crate) ended: u64,
@@ -97,6 +130,9 @@ pub(crate) struct Heard {
     /// `checks_begun` at that answer.
     pub(crate) saves: u64,
     pub(crate) barred: (u64, u64),
+    /// The latest answers read, each with `checks_begun` when it was: what began before an
+    /// answer, in the order of the wire (the task that awaited it wakes later).
+    pub(crate) answers: std::collections::VecDeque<(i64, u64)>,
     /// `checks_ended` at the latest flush answered.
     pub(crate) flushed: u64,
     /// The latest publication per document URI, within bounds.
@@ -135,7 +171,32 @@ impl Heard {
                     true => {}
                     false => _ = self.cleared.remove(&uri),
                 }
-                self.published.insert(&uri, version, self.seq, items);
+                // Only a server whose files are confirmed one by one marks them so; the others'
+                // publications are judged by their checks and passes alone.
+                let confirmed = self.passed && self.confirms_by_pull;
+                self.published
+                    .insert(&uri, version, self.seq, items, confirmed);
+            }
+            Event::Pulled { uri, items } => {
+                // It keeps its place in the order: a state confirmed is no news of the moment,
+                // and a follower of an earlier event must not take it for that event's.
+                let (version, seq) = match self.published.get(&uri) {
+                    Some(p) => (p.version, p.seq),
+                    None => {
+                        self.seq += 1;
+                        (None, self.seq)
+                    }
+                };
+                self.published.insert(&uri, version, seq, items, true);
+            }
+            Event::PullSent => {
+                self.pulls_out += 1;
+                self.pulled_since_end = true;
+            }
+            Event::PullAnswered => self.pulls_out = self.pulls_out.saturating_sub(1),
+            Event::Surveyed => {
+                self.passed = true;
+                self.survey_wanted = false;
             }
             Event::Begin {
                 token,
@@ -160,7 +221,11 @@ impl Heard {
                 self.progress.remove(&token);
                 self.ended += 1;
                 if self.progress.is_empty() {
-                    self.passed = true;
+                    match self.confirms_by_pull && self.pulled_since_end {
+                        true => self.survey_wanted = !self.passed,
+                        false => self.passed = true,
+                    }
+                    self.pulled_since_end = self.pulls_out > 0;
                 }
                 let Some(left) = self.checks.get_mut(&token) else {
                     return;
@@ -180,9 +245,16 @@ impl Heard {
             }
             Event::Sent => self.seq += 1,
             Event::Saved => self.saves += 1,
-            Event::Barrier { save } => {
+            Event::Answered(id) => {
+                if self.answers.len() >= ANSWERS_KEPT {
+                    self.answers.pop_front();
+                }
+                self.answers.push_back((id, self.checks_begun));
+            }
+            Event::Barrier { save, id } => {
+                let begun = self.answers.iter().find(|(i, _)| *i == id);
                 if save >= self.barred.0 {
-                    self.barred = (save, self.checks_begun);
+                    self.barred = (save, begun.map_or(self.checks_begun, |(_, b)| *b));
                 }
             }
             Event::Flushed { ends } => {
@@ -205,6 +277,17 @@ impl Heard {
     /// Whether a separate check runs now, so the publications are half old, half new.
     pub(crate) fn checking(&self) -> bool {
         !self.checks.is_empty()
+    }
+
+    /// Until a server whose files are confirmed one by one is known to be through its pass,
+    /// how many of the files it published are confirmed (a percentage).
+    pub(crate) fn confirming(&self) -> Option<u32> {
+        if !self.confirms_by_pull || self.passed {
+            return None;
+        }
+        let files = self.published.files().max(1);
+        let (_, left) = self.published.unconfirmed(0);
+        Some((100 * (files - left.min(files)) / files) as u32)
     }
 
     /// What the server is busy with, if anything.
@@ -240,6 +323,10 @@ mod tests {
             check,
             percentage: None,
         }
+    }
+
+    fn barrier(save: u64) -> Event {
+        Event::Barrier { save, id: -1 }
     }
 
     fn end(token: &str) -> Event {
@@ -278,7 +365,7 @@ mod tests {
                 health: None,
             },
             Event::Saved,
-            Event::Barrier { save: 1 },
+            barrier(1),
             begin(flycheck, true),
             // The second save comes while the first check runs.
             Event::Saved,
@@ -289,7 +376,7 @@ mod tests {
             !heard.check_ended_after(wanted),
             "the save is not taken in yet"
         );
-        heard.apply(Event::Barrier { save: 2 });
+        heard.apply(barrier(2));
         assert!(
             !heard.check_ended_after(wanted),
             "the cancelled check answered"
@@ -308,6 +395,22 @@ mod tests {
         assert_eq!(checked.get("file:///w/src/lib.rs").unwrap().items.len(), 1);
     }
 
+    /// A check may begin right behind the barrier's answer, and the task that awaited the
+    /// answer may wake after the begin was read: the barrier counts what began before its
+    /// answer on the wire, so that check still answers for the save.
+    #[test]
+    fn a_check_begun_right_after_the_barrier_answers_for_the_save() {
+        let mut heard = fed(vec![
+            Event::Saved,
+            Event::Answered(7),
+            begin("flycheck", true),
+            end("flycheck"),
+        ]);
+        heard.apply(Event::Barrier { save: 1, id: 7 });
+        assert_eq!(heard.barred, (1, 0));
+        assert!(heard.check_ended_after(0));
+    }
+
     /// A check that ran while the project was still loading answers for no save, and a flush
     /// sent before a later check ended keeps nothing.
     #[test]
@@ -318,7 +421,7 @@ mod tests {
                 health: None,
             },
             Event::Saved,
-            Event::Barrier { save: 1 },
+            barrier(1),
             begin("flycheck", true),
             end("flycheck"),
         ]);
@@ -335,6 +438,46 @@ mod tests {
         heard.apply(Event::Flushed { ends: stale });
         assert!(heard.checked.is_none());
         assert!(!heard.check_whole_after(0));
+    }
+
+    /// pyright reports a pull as analysis progress of its own: the end of a progress while a
+    /// pull ran says nothing of its pass, so the files are confirmed one by one instead, and
+    /// a confirmed file keeps its place in the order and stays confirmed.
+    #[test]
+    fn a_progress_ended_by_a_pull_leaves_the_pass_to_be_confirmed() {
+        let mut heard = Heard {
+            confirms_by_pull: true,
+            ..Heard::default()
+        };
+        heard.apply(publish("file:///w/a.py", None, 0));
+        heard.apply(begin("analysis", false));
+        heard.apply(Event::PullSent);
+        heard.apply(end("analysis"));
+        heard.apply(Event::PullAnswered);
+        assert!(!heard.passed && heard.survey_wanted);
+        assert_eq!(heard.confirming(), Some(0));
+        let seq = heard.published.get("file:///w/a.py").unwrap().seq;
+        let Event::Published { items, .. } = publish("file:///w/a.py", None, 2) else {
+            unreachable!()
+        };
+        heard.apply(Event::Pulled {
+            uri: "file:///w/a.py".into(),
+            items,
+        });
+        let a = heard.published.get("file:///w/a.py").unwrap();
+        assert!(a.confirmed && a.seq == seq && a.items.len() == 2);
+        heard.apply(publish("file:///w/a.py", None, 1));
+        assert!(heard.published.get("file:///w/a.py").unwrap().confirmed);
+        heard.apply(Event::Surveyed);
+        assert!(heard.passed && heard.confirming().is_none());
+        // A progress with no pull under way ends a pass for real.
+        let mut clean = Heard {
+            confirms_by_pull: true,
+            ..Heard::default()
+        };
+        clean.apply(begin("analysis", false));
+        clean.apply(end("analysis"));
+        assert!(clean.passed && !clean.survey_wanted);
     }
 
     /// pyright publishes the files that import a changed module a while after the written

@@ -28,6 +28,7 @@ mod server;
 mod settings;
 mod store;
 mod supervisor;
+mod survey;
 mod tool;
 mod tsserver_pull;
 mod watch;

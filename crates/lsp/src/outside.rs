@@ -95,6 +95,12 @@ async fn handle(
         // Noted at once, before any server hears of it: a follower of an earlier event must
         // not take what a server says of this change for that event's.
         follow.ledger.changed_on_disk(&path);
+        // What each server had published when the burst began: one still following an
+        // earlier event may hand a server a changed file's new text before the burst is
+        // over, and what it publishes then is not the file's state before the change.
+        let running = servers.running().await;
+        let before_burst: Vec<(Arc<Server>, Snapshot)> =
+            running.iter().map(|s| (s.clone(), s.snapshot())).collect();
         let mut burst = BTreeMap::from([(path, kind)]);
         while let Ok(Some((path, kind))) = tokio::time::timeout(QUIET, rx.recv()).await {
             follow.ledger.changed_on_disk(&path);
@@ -109,11 +115,15 @@ async fn handle(
                 watch.watch_new_folder(path);
             }
         }
-        // What each server had published before it heard of the burst: a server of the whole
-        // workspace re-checks the files it is told of at once, before each is looked at here.
+        // A server started during the burst has no snapshot from before it: it is taken now,
+        // before it hears of the burst (it re-checks the files it is told of at once).
+        let mut before_burst = before_burst;
         let running = servers.running().await;
-        let before_burst: Vec<(Arc<Server>, Snapshot)> =
-            running.iter().map(|s| (s.clone(), s.snapshot())).collect();
+        for server in &running {
+            if !before_burst.iter().any(|(s, _)| Arc::ptr_eq(s, server)) {
+                before_burst.push((server.clone(), server.snapshot()));
+            }
+        }
         for server in running {
             // A change to a document the server holds as it is on disk (tether's own write,
             // synced by its hook) is no news, and telling it makes pyright check again; that

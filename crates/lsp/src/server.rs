@@ -147,6 +147,14 @@ impl Incoming for Client {
         self.heard
             .send_modify(|heard| heard.apply(Event::Closed(why)));
     }
+
+    fn answered(&self, id: i64) {
+        // Kept without waking anyone: only a barrier's own waiter looks.
+        self.heard.send_if_modified(|heard| {
+            heard.apply(Event::Answered(id));
+            false
+        });
+    }
 }
 
 impl Client {
@@ -374,6 +382,14 @@ impl Server {
         peer.notify("initialized", initialized)
             .await
             .map_err(|e| e.to_string())?;
+        let workspace_mode = workspace_mode(&options_settings);
+        let separate_check = entry.behaviour.separate_check && allowed.builds;
+        let b = &entry.behaviour;
+        let confirms = workspace_mode
+            && b.done == crate::catalog::Done::Pull
+            && !b.tsserver_pull
+            && !separate_check;
+        heard.send_modify(|h| h.confirms_by_pull = confirms);
         Ok(Server {
             id: entry.id.clone(),
             root: found.root.clone(),
@@ -389,8 +405,8 @@ impl Server {
             sent_after: Mutex::default(),
             shared: std::sync::atomic::AtomicBool::new(false),
             timeout,
-            separate_check: entry.behaviour.separate_check && allowed.builds,
-            workspace_mode: workspace_mode(&options_settings),
+            separate_check,
+            workspace_mode,
             announces_loading: entry.behaviour.announces_loading,
             done: entry.behaviour.done,
             quiet: Duration::from_millis(
@@ -429,7 +445,11 @@ impl Server {
         match heard.busy() {
             Busy::Progress(pct) => State::Indexing(pct),
             Busy::Loading => State::Indexing(None),
-            Busy::Idle => State::Ready,
+            // Its files' states are still being confirmed: what it published may be old.
+            Busy::Idle => match heard.confirming() {
+                Some(pct) => State::Indexing(Some(pct)),
+                None => State::Ready,
+            },
         }
     }
 
@@ -660,8 +680,9 @@ impl Server {
         let told = self.notify("textDocument/didSave", params).await;
         // Unanswered (a server too busy to answer within the deadline), the save still counts
         // as taken in, so later saves are not held up behind it.
-        self.barrier().await;
-        self.heard.send_modify(|h| h.apply(Event::Barrier { save }));
+        let id = self.barrier().await.unwrap_or(-1);
+        self.heard
+            .send_modify(|h| h.apply(Event::Barrier { save, id }));
         told
     }
 

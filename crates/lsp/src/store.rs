@@ -27,6 +27,9 @@ pub struct Published {
     pub seq: u64,
     /// The diagnostics, trimmed and capped, shared with every snapshot that holds them.
     pub items: Arc<Vec<Diagnostic>>,
+    /// Whether it is the file's real state: a server that publishes placeholders first
+    /// (pyright's first pass) has since answered a pull for the file, or finished its pass.
+    pub confirmed: bool,
 }
 
 /// Every file's latest publication, within [`PER_FILE`], [`TOTAL`] and [`FILES`].
@@ -42,19 +45,34 @@ pub struct Publications {
     dropped_files: u64,
     /// Findings cut from publications over [`PER_FILE`].
     cut_findings: u64,
+    /// Files kept whose publication is not confirmed.
+    unconfirmed: usize,
 }
 
 impl Publications {
-    /// Keeps `items` as `uri`'s latest publication, dropping the oldest files past the totals.
-    pub fn insert(&mut self, uri: &str, version: Option<i64>, seq: u64, items: Vec<Diagnostic>) {
+    /// Keeps `items` as `uri`'s latest publication, dropping the oldest files past the totals;
+    /// it is `confirmed` when said so or when the file's last one was (a server that has
+    /// looked at a file for real reports later changes to it for real).
+    pub fn insert(
+        &mut self,
+        uri: &str,
+        version: Option<i64>,
+        seq: u64,
+        items: Vec<Diagnostic>,
+        confirmed: bool,
+    ) {
         if items.len() > PER_FILE {
             self.cut_findings += (items.len() - PER_FILE) as u64;
         }
         let kept: Vec<Diagnostic> = items.into_iter().take(PER_FILE).map(trimmed).collect();
+        let mut confirmed = confirmed;
         if let Some(old) = self.by_uri.remove(uri) {
             self.order.remove(&old.seq);
             self.total -= old.items.len();
+            confirmed |= old.confirmed;
+            self.unconfirmed -= usize::from(!old.confirmed);
         }
+        self.unconfirmed += usize::from(!confirmed);
         self.total += kept.len();
         let uri: Arc<str> = Arc::from(uri);
         self.order.insert(seq, uri.clone());
@@ -63,6 +81,7 @@ impl Publications {
             version,
             seq,
             items,
+            confirmed,
         };
         self.by_uri.insert(uri, entry);
         while self.total > TOTAL || self.by_uri.len() > FILES {
@@ -74,6 +93,7 @@ impl Publications {
             };
             if let Some(gone) = self.by_uri.remove(&oldest) {
                 self.total -= gone.items.len();
+                self.unconfirmed -= usize::from(!gone.confirmed);
                 self.dropped_files += 1;
             }
         }
@@ -96,6 +116,18 @@ impl Publications {
         self.order
             .range(after)
             .filter_map(|(_, uri)| Some((&**uri, self.by_uri.get(uri)?)))
+    }
+
+    /// Up to `limit` files whose publication is not confirmed yet, and how many there are.
+    pub fn unconfirmed(&self, limit: usize) -> (Vec<Arc<str>>, usize) {
+        let some = self
+            .by_uri
+            .iter()
+            .filter(|(_, p)| !p.confirmed)
+            .take(limit)
+            .map(|(uri, _)| uri.clone())
+            .collect();
+        (some, self.unconfirmed)
     }
 
     /// How many files have a publication kept.
@@ -156,7 +188,13 @@ mod tests {
     #[test]
     fn a_finding_keeps_what_tether_reads_and_no_more() {
         let mut store = Publications::default();
-        store.insert("file:///a", Some(2), 1, vec![finding(&"m".repeat(10_000))]);
+        store.insert(
+            "file:///a",
+            Some(2),
+            1,
+            vec![finding(&"m".repeat(10_000))],
+            false,
+        );
         let kept = &store.get("file:///a").unwrap().items[0];
         let cut = format!("{}… [+8000 chars]", "m".repeat(MESSAGE_CHARS));
         assert_eq!(kept.message, cut);
@@ -170,7 +208,7 @@ mod tests {
         let many: Vec<Diagnostic> = (0..PER_FILE + 5).map(|i| finding(&i.to_string())).collect();
         let files = (TOTAL / PER_FILE + 3) as u64;
         for i in 0..files {
-            store.insert(&format!("file:///f{i}"), None, i + 1, many.clone());
+            store.insert(&format!("file:///f{i}"), None, i + 1, many.clone(), false);
         }
         assert!(store.total <= TOTAL, "{}", store.total);
         assert!(
@@ -182,7 +220,13 @@ mod tests {
         let losses = store.losses().unwrap();
         assert!(losses.contains("3 file(s) dropped"), "{losses}");
         // A file published again replaces its old list and takes the place of its new seq.
-        store.insert(&format!("file:///f{}", files - 1), None, 10_000, Vec::new());
+        store.insert(
+            &format!("file:///f{}", files - 1),
+            None,
+            10_000,
+            Vec::new(),
+            false,
+        );
         assert_eq!(store.total, TOTAL - PER_FILE);
     }
 }

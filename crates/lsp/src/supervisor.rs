@@ -217,7 +217,9 @@ impl Supervisor {
             if self.shared {
                 server.share();
             }
-            Arc::new(server)
+            let server = Arc::new(server);
+            crate::survey::start(&server);
+            server
         })
     }
 

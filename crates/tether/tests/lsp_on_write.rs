@@ -345,3 +345,41 @@ fn a_broken_caller_among_thousands_of_files_is_in_the_writes_own_result() {
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
+
+/// A cold pyright in workspace mode publishes a file empty first, then with its import errors
+/// alone, then whole; with short waits, a write that comes while it is still at it must not
+/// take one of those early words for a file's state and call the rest new.
+#[test]
+fn old_problems_a_cold_server_publishes_late_are_never_new_to_a_later_write() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        let project = "[project]\nname = \"w\"\nversion = \"0.1\"\n";
+        common::write(&ws, "pyproject.toml", project);
+        common::write(&ws, "lib.py", "def area(w: int) -> int:\n    return w\n");
+        for i in 0..300 {
+            let body = format!(
+                "import missing_{i}\n\ndef f{i}(x: int) -> int:\n    return x\n\nY{i}: int = \"y\"\n"
+            );
+            common::write(&ws, &format!("pkg{}/m{i:03}.py", i % 10), &body);
+        }
+        let waits = "[lsp]\nrequest_timeout_s = 2\ninit_timeout_s = 120\n[lsp.diagnostics]\nwait_ms = 1000\n";
+        let run = common::run_with_config(dir.path(), waits);
+        let first = call(&run, "edit", json!({"path": "lib.py", "old_string": "return w", "new_string": "return w + 1"})).await;
+        eprintln!("first: {first}");
+        // The second write comes as soon as the server says it is ready.
+        let status = notices_until(&run, ": ready,", 60).await;
+        eprintln!("status: {status}");
+        let second = call(&run, "edit", json!({"path": "lib.py", "old_string": "return w + 1", "new_string": "return w + 2"})).await;
+        eprintln!("second: {second}");
+        run.settle(Duration::from_secs(30)).await;
+        let (list, _) = run.runtime().notices().drain();
+        let later = list.iter().map(|n| n.line()).collect::<Vec<_>>().join("\n");
+        eprintln!("notices: {later}");
+        for said in [&first, &status, &second, &later] {
+            assert!(!said.contains("new problem"), "{said}");
+        }
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
