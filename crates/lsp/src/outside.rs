@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use futures::StreamExt as _;
 use tokio::sync::mpsc;
 
 use crate::answers::Snapshot;
@@ -18,8 +19,14 @@ use crate::watch::SharedWatch;
 
 /// How long a burst of changes may go on before the files are looked at.
 const QUIET: Duration = Duration::from_millis(150);
+/// Changed files diagnosed at once.
+const AT_ONCE: usize = 16;
 /// Changes told to a server in one notification at most (more go in more notifications).
 const MAX_CHANGES: usize = 1000;
+
+/// How long before a burst's first event a file's change still counts as the burst's, when
+/// the system dropped its events and the tree is looked at instead.
+const DROPPED_MARGIN: Duration = Duration::from_secs(2);
 
 /// How changed files are labelled when nothing was known of them before.
 const NOT_SEEN: &str = "no baseline: tether had not seen this file before it changed";
@@ -91,28 +98,60 @@ async fn handle(
     follow: Follow,
     watch: Arc<SharedWatch>,
 ) {
-    while let Some((path, kind)) = rx.recv().await {
+    while let Some(first) = rx.recv().await {
+        // A file changed a moment before the burst's first event still belongs to it.
+        let began = std::time::SystemTime::now() - DROPPED_MARGIN;
+        let mut burst = Burst::default();
         // Noted at once, before any server hears of it: a follower of an earlier event must
         // not take what a server says of this change for that event's.
-        follow.ledger.changed_on_disk(&path);
+        burst.take(first, &follow);
         // What each server had published when the burst began: one still following an
         // earlier event may hand a server a changed file's new text before the burst is
         // over, and what it publishes then is not the file's state before the change.
         let running = servers.running().await;
         let before_burst: Vec<(Arc<Server>, Snapshot)> =
             running.iter().map(|s| (s.clone(), s.snapshot())).collect();
-        let mut burst = BTreeMap::from([(path, kind)]);
-        while let Ok(Some((path, kind))) = tokio::time::timeout(QUIET, rx.recv()).await {
-            follow.ledger.changed_on_disk(&path);
-            // Created then changed is still created; anything then deleted is deleted.
-            let seen = burst.entry(path).or_insert(kind);
-            if kind != 2 {
-                *seen = kind;
-            }
+        while let Ok(Some(change)) = tokio::time::timeout(QUIET, rx.recv()).await {
+            burst.take(change, &follow);
         }
-        for (path, kind) in &burst {
-            if *kind == 1 && path.is_dir() {
-                watch.watch_new_folder(path);
+        let Burst {
+            changes: mut burst,
+            dropped,
+        } = burst;
+        // The system dropped events of this burst: the tree says what changed instead.
+        if dropped {
+            let root = watch.root().to_path_buf();
+            let look = move || crate::watch::modified_since(&root, Some(began));
+            let found = tokio::task::spawn_blocking(look).await.unwrap_or_default();
+            let seen = found.len();
+            for path in found {
+                follow.ledger.changed_on_disk(&path);
+                burst.entry(path).or_insert(2);
+            }
+            follow.notices.push(
+                "outside edits",
+                format!(
+                    "the system dropped change events during a burst of outside changes (more \
+                     at once than fs.inotify.max_queued_events allows); tether looked for files \
+                     modified since the burst began instead and found {seen}, each diagnosed \
+                     below, but a file deleted then is not seen: ask `lsp` `diagnostics` about \
+                     one you need, or raise the limit"
+                ),
+            );
+        }
+        // A folder created in the burst is watched from now on; what was put in it before
+        // that raised no event, so its files are taken as created.
+        let new_folders: Vec<PathBuf> = burst
+            .iter()
+            .filter(|(path, kind)| **kind == 1 && path.is_dir())
+            .map(|(path, _)| path.clone())
+            .collect();
+        for folder in new_folders {
+            watch.watch_new_folder(&folder);
+            let look = move || crate::watch::modified_since(&folder, None);
+            for path in tokio::task::spawn_blocking(look).await.unwrap_or_default() {
+                follow.ledger.changed_on_disk(&path);
+                burst.entry(path).or_insert(1);
             }
         }
         // A server started during the burst has no snapshot from before it: it is taken now,
@@ -154,12 +193,26 @@ async fn handle(
                     .await;
             }
         }
+        // Files are asked about a few at a time: a branch switch changes thousands, and one
+        // after the other each would wait out the server's turn alone.
+        let each = burst
+            .into_iter()
+            .filter(|(_, kind)| *kind != 3)
+            .map(|(path, _)| {
+                let (servers, follow, before_burst) = (&servers, &follow, &before_burst);
+                async move {
+                    let found = changed(servers, follow, &path, before_burst).await;
+                    (path, found)
+                }
+            });
+        let mut diagnosed: Vec<_> = futures::stream::iter(each)
+            .buffer_unordered(AT_ONCE)
+            .collect()
+            .await;
+        diagnosed.sort_by(|a, b| a.0.cmp(&b.0));
         let mut reached: Vec<Reached> = Vec::new();
-        for (path, kind) in burst {
-            if kind != 3
-                && let Some((server, snap, reports)) =
-                    changed(&servers, &follow, &path, &before_burst).await
-            {
+        for (path, found) in diagnosed {
+            if let Some((server, snap, reports)) = found {
                 match reached.iter_mut().find(|r| Arc::ptr_eq(&r.server, &server)) {
                     Some(r) => {
                         r.files.push(path);
@@ -176,6 +229,29 @@ async fn handle(
         }
         for r in reached {
             tell_burst(&follow, r).await;
+        }
+    }
+}
+
+/// The changes of one burst so far, and whether the system dropped some of its events.
+#[derive(Default)]
+struct Burst {
+    changes: BTreeMap<PathBuf, u8>,
+    dropped: bool,
+}
+
+impl Burst {
+    /// Takes one change in, noting it in the ledger at once.
+    fn take(&mut self, (path, kind): (PathBuf, u8), follow: &Follow) {
+        if kind == crate::watch::DROPPED {
+            self.dropped = true;
+            return;
+        }
+        follow.ledger.changed_on_disk(&path);
+        // Created then changed is still created; anything then deleted is deleted.
+        let seen = self.changes.entry(path).or_insert(kind);
+        if kind != 2 {
+            *seen = kind;
         }
     }
 }

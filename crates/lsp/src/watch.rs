@@ -14,8 +14,13 @@ use tokio::sync::mpsc;
 /// Folders not watched that `status` names, at most.
 const UNWATCHED_SHOWN: usize = 3;
 
-/// A changed path and the LSP `FileChangeType` it amounts to (1 created, 2 changed, 3 deleted).
+/// A changed path and the LSP `FileChangeType` it amounts to (1 created, 2 changed, 3 deleted),
+/// or [`DROPPED`] with no path.
 pub type Change = (PathBuf, u8);
+
+/// The system dropped change events (its queue overflowed, `fs.inotify.max_queued_events`):
+/// what changed then is not known from the events.
+pub const DROPPED: u8 = 0;
 
 type Subscribers = Arc<Mutex<Vec<(u64, mpsc::UnboundedSender<Change>)>>>;
 
@@ -61,11 +66,19 @@ impl SharedWatch {
                 let subscribers = self.subscribers.clone();
                 let mut watcher =
                     notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                        let subscribers = lock(&subscribers);
+                        // An overflow, or an error reading events, loses changes: said, so the
+                        // tree is looked at instead.
+                        if event.as_ref().is_ok_and(|e| e.need_rescan()) || event.is_err() {
+                            for (_, tx) in subscribers.iter() {
+                                let _ = tx.send((PathBuf::new(), DROPPED));
+                            }
+                            return;
+                        }
                         let Ok(event) = event else { return };
                         let Some(kind) = change_kind(&event.kind) else {
                             return;
                         };
-                        let subscribers = lock(&subscribers);
                         for path in event.paths.iter().filter(|p| !is_ours(p)) {
                             for (_, tx) in subscribers.iter() {
                                 let _ = tx.send((path.clone(), kind));
@@ -78,6 +91,11 @@ impl SharedWatch {
                 coverage
             })
             .clone()
+    }
+
+    /// The folder watched.
+    pub fn root(&self) -> &Path {
+        &self.root
     }
 
     /// A channel of every change from now on, and its id to give it back with.
@@ -174,6 +192,37 @@ fn is_ours(path: &Path) -> bool {
         .is_some_and(|n| n.starts_with(".tether-"))
 }
 
+/// What the watch covers under `from`: what git would not ignore, less generated folders
+/// (dependencies, virtual environments, tagged caches such as `target/`) and tether's own.
+fn walk(from: &Path) -> ignore::Walk {
+    ignore::WalkBuilder::new(from)
+        .filter_entry(|e| {
+            let generated = e.file_type().is_some_and(|t| t.is_dir())
+                && tether_fs::generated_folder(e.path()).is_some();
+            e.file_name() != ".tether" && !generated
+        })
+        .build()
+}
+
+/// The files under `root` the watch covers that were modified at or after `since` (all of
+/// them without): what a burst changed, when the system dropped its events, or what a new
+/// folder held before it was watched.
+pub fn modified_since(root: &Path, since: Option<std::time::SystemTime>) -> Vec<PathBuf> {
+    walk(root)
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter(|e| {
+            since.is_none_or(|since| {
+                e.metadata()
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .is_some_and(|at| at >= since)
+            })
+        })
+        .map(ignore::DirEntry::into_path)
+        .collect()
+}
+
 /// Watches every folder under `from` that git would not ignore, leaving out generated ones
 /// (dependencies, virtual environments, tagged caches such as `target/`), each folder on its
 /// own, at most `room` of them: how many it watched, and the rest it could not, with why.
@@ -184,14 +233,7 @@ fn watch_tree(
     room: usize,
 ) -> Result<Coverage, String> {
     let mut coverage = Coverage::default();
-    let walk = ignore::WalkBuilder::new(from)
-        .filter_entry(|e| {
-            let generated = e.file_type().is_some_and(|t| t.is_dir())
-                && tether_fs::generated_folder(e.path()).is_some();
-            e.file_name() != ".tether" && !generated
-        })
-        .build();
-    for entry in walk.flatten() {
+    for entry in walk(from).flatten() {
         if !entry.file_type().is_some_and(|t| t.is_dir()) {
             continue;
         }
@@ -232,4 +274,31 @@ fn watch_tree(
         }
     }
     Ok(coverage)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn files_modified_since_a_moment_are_found_and_generated_folders_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("old.py");
+        std::fs::write(&old, "x = 1\n").unwrap();
+        let past = std::time::SystemTime::now() - Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(past)
+            .unwrap();
+        let since = std::time::SystemTime::now() - Duration::from_secs(1);
+        std::fs::create_dir_all(dir.path().join("pkg/node_modules/dep")).unwrap();
+        std::fs::write(dir.path().join("pkg/new.py"), "y = 2\n").unwrap();
+        std::fs::write(dir.path().join("pkg/node_modules/dep/i.js"), "").unwrap();
+        let found = modified_since(dir.path(), Some(since));
+        assert_eq!(modified_since(dir.path(), None).len(), 2);
+        assert_eq!(found, vec![dir.path().join("pkg/new.py")]);
+    }
 }

@@ -126,3 +126,52 @@ async fn a_branch_switch_of_1500_files_is_told_whole_and_counted() {
     );
     run.shutdown(Duration::from_secs(5)).await;
 }
+
+/// A folder created with files already in it (a checkout, an unpacked archive): the files
+/// raised their events before the folder was watched, and are still each diagnosed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_put_in_a_new_folder_before_it_is_watched_are_seen() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    common::write(&ws, "pyproject.toml", "[project]\nname = \"w\"\n");
+    common::write(&ws, "core.py", "def target(x: int) -> int:\n    return x\n");
+    let run = common::run_with_config(dir.path(), common::LSP_BUDGETS);
+    common::call_text(
+        &run,
+        "write",
+        json!({"path": "core.py", "content": "def target(x: int) -> int:\n    return x + 1\n"}),
+    )
+    .await;
+    let mut status = String::new();
+    for _ in 0..240 {
+        status = common::call_text(&run, "lsp", json!({"action": "status"})).await;
+        if status.contains(": ready,") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert!(status.contains(": ready,"), "{status}");
+    // The folder and its files at once, before any watch on it can exist.
+    let fresh = ws.join("fresh/inner");
+    std::fs::create_dir_all(&fresh).unwrap();
+    for n in 0..5 {
+        let text = format!("from core import target\n\nV{n}: str = target({n})\n");
+        std::fs::write(fresh.join(format!("m{n}.py")), text).unwrap();
+    }
+    let mut told = String::new();
+    for _ in 0..120 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let out = common::call_text(&run, "read", json!({"path": "core.py"})).await;
+        if out.contains("outside change") {
+            told = out;
+            break;
+        }
+    }
+    assert!(
+        told.contains(
+            "after an outside change to fresh/inner/m0.py, fresh/inner/m1.py, fresh/inner/m2.py, 2 more"
+        ),
+        "{told}"
+    );
+    run.shutdown(Duration::from_secs(5)).await;
+}
