@@ -26,6 +26,22 @@ fn full_report(answer: Value) -> Option<Vec<Diagnostic>> {
     protocol::read::<protocol::DiagnosticReport>(answer).items
 }
 
+/// A pull under way, as [`Heard`] counts them: sent when made, answered when dropped.
+struct PullOut<'a>(&'a crate::server::Watched);
+
+impl<'a> PullOut<'a> {
+    fn new(heard: &'a crate::server::Watched) -> Self {
+        heard.send_modify(|h| h.apply(Event::PullSent));
+        PullOut(heard)
+    }
+}
+
+impl Drop for PullOut<'_> {
+    fn drop(&mut self) {
+        self.0.send_modify(|h| h.apply(Event::PullAnswered));
+    }
+}
+
 /// `textDocument/diagnostic`'s params for `path`.
 fn pull_params(path: &Path) -> Option<Value> {
     let params =
@@ -241,12 +257,14 @@ impl Server {
         let params = pull_params(path)?;
         loop {
             let left = end.saturating_duration_since(tokio::time::Instant::now());
-            self.heard.send_modify(|h| h.apply(Event::PullSent));
-            let answer = self
-                .peer
-                .request("textDocument/diagnostic", params.clone(), left)
-                .await;
-            self.heard.send_modify(|h| h.apply(Event::PullAnswered));
+            let answer = {
+                // Counted out until answered, or given up on (a caller's deadline may drop this
+                // future mid-wait): a pull never answered must not stay counted out.
+                let _out = PullOut::new(&self.heard);
+                self.peer
+                    .request("textDocument/diagnostic", params.clone(), left)
+                    .await
+            };
             match answer {
                 Ok(pull) => return full_report(pull),
                 // A server that never offered pulls and refuses one is not asked again.

@@ -67,8 +67,6 @@ pub(crate) enum Event {
         uri: String,
         items: Vec<Diagnostic>,
     },
-    /// Every file the server had published has been confirmed by a pull.
-    Surveyed,
     /// A request missed its deadline.
     Degraded(String),
     /// The connection ended.
@@ -194,10 +192,7 @@ impl Heard {
                 self.pulled_since_end = true;
             }
             Event::PullAnswered => self.pulls_out = self.pulls_out.saturating_sub(1),
-            Event::Surveyed => {
-                self.passed = true;
-                self.survey_wanted = false;
-            }
+
             Event::Begin {
                 token,
                 check,
@@ -220,6 +215,13 @@ impl Heard {
                 // progress from a pull that began none, and that end means the pass is over.
                 self.progress.remove(&token);
                 self.ended += 1;
+                tracing::debug!(
+                    token,
+                    left = self.progress.len(),
+                    pulled = self.pulled_since_end,
+                    pulls_out = self.pulls_out,
+                    "progress ended"
+                );
                 if self.progress.is_empty() {
                     match self.confirms_by_pull && self.pulled_since_end {
                         true => self.survey_wanted = !self.passed,
@@ -280,14 +282,23 @@ impl Heard {
     }
 
     /// Until a server whose files are confirmed one by one is known to be through its pass,
-    /// how many of the files it published are confirmed (a percentage).
+    /// how many of the files it published are confirmed (a percentage); `None` once it is,
+    /// or once every file it published is confirmed with no progress running.
     pub(crate) fn confirming(&self) -> Option<u32> {
         if !self.confirms_by_pull || self.passed {
             return None;
         }
-        let files = self.published.files().max(1);
+        let files = self.published.files();
         let (_, left) = self.published.unconfirmed(0);
-        Some((100 * (files - left.min(files)) / files) as u32)
+        if self.survey_wanted && files > 0 && left == 0 && self.progress.is_empty() {
+            return None;
+        }
+        Some((100 * (files - left.min(files)) / files.max(1)) as u32)
+    }
+
+    /// Whether files wait to be confirmed one by one ([`crate::survey`]).
+    pub(crate) fn wants_survey(&self) -> bool {
+        self.survey_wanted && !self.passed && self.published.unconfirmed(0).1 > 0
     }
 
     /// What the server is busy with, if anything.
@@ -468,8 +479,11 @@ mod tests {
         assert!(a.confirmed && a.seq == seq && a.items.len() == 2);
         heard.apply(publish("file:///w/a.py", None, 1));
         assert!(heard.published.get("file:///w/a.py").unwrap().confirmed);
-        heard.apply(Event::Surveyed);
-        assert!(heard.passed && heard.confirming().is_none());
+        assert!(!heard.wants_survey() && heard.confirming().is_none());
+        // A file published later, unconfirmed, is surveyed in turn.
+        heard.apply(publish("file:///w/b.py", None, 0));
+        assert!(heard.wants_survey() && heard.confirming() == Some(50));
+        assert!(!heard.passed);
         // A progress with no pull under way ends a pass for real.
         let mut clean = Heard {
             confirms_by_pull: true,

@@ -4,6 +4,7 @@
 //! publications (every file empty, then some with their import errors alone) would read as
 //! each file's state. Each published file is pulled once; the answer is its real state.
 
+use std::collections::HashSet;
 use std::sync::{Arc, Weak};
 
 use crate::heard::Event;
@@ -25,7 +26,7 @@ pub(crate) fn start(server: &Arc<Server>) {
     tokio::spawn(async move {
         loop {
             let open = heard
-                .wait_for(|h| (h.survey_wanted && !h.passed) || h.closed.is_some())
+                .wait_for(|h| h.wants_survey() || h.closed.is_some())
                 .await
                 .is_ok_and(|h| h.closed.is_none());
             if !open {
@@ -35,44 +36,45 @@ pub(crate) fn start(server: &Arc<Server>) {
                 return;
             };
             if !confirm_all(&server).await {
-                // Tried again once the server has news (a busy server may answer then).
-                let seq = server.heard.borrow().seq;
-                drop(server);
-                let news = heard.wait_for(|h| h.seq != seq || h.closed.is_some());
-                if news.await.map(|_| ()).is_err() {
-                    return;
-                }
+                return;
             }
         }
     });
 }
 
-/// Pulls every unconfirmed file, a few at a time, until none is left; false when a pull got
-/// no answer (the server is busy past its deadline, or gone).
+/// Pulls every unconfirmed file, a few at a time, until none is left (files published
+/// later are surveyed in turn); false once the server is gone. A file asked twice without a full answer (pyright answers "unchanged" for a file
+/// it published but no longer holds) is taken as published, and counted in the log.
 async fn confirm_all(server: &Server) -> bool {
+    let mut failed_once: HashSet<Arc<str>> = HashSet::new();
     loop {
-        let (uris, _) = server.heard.borrow().published.unconfirmed(ROUND);
+        let (uris, left) = server.heard.borrow().published.unconfirmed(ROUND);
+        tracing::info!("{}: confirming {} of {left} files", server.id, uris.len());
         if uris.is_empty() {
-            server.heard.send_modify(|h| h.apply(Event::Surveyed));
             return true;
         }
         for part in uris.chunks(AT_ONCE) {
             let each = part.iter().map(|uri| async move {
-                let items = match uri_path(uri) {
-                    Some(path) => server.pulled_within(&path, server.timeout).await?,
-                    // Not a file it can be asked about: what it published is all there is.
-                    None => server.heard.borrow().published.get(uri)?.items.to_vec(),
+                match uri_path(uri) {
+                    Some(path) => server.pulled_within(&path, server.timeout).await,
+                    None => None,
+                }
+            });
+            let answers = futures::future::join_all(each).await;
+            for (uri, answer) in part.iter().zip(answers) {
+                let items = match answer {
+                    Some(items) => items,
+                    None if failed_once.insert(uri.clone()) => continue,
+                    None => {
+                        tracing::info!("{}: {uri} could not be confirmed", server.id);
+                        let published = server.heard.borrow().published.get(uri).cloned();
+                        published.map_or_else(Vec::new, |p| p.items.to_vec())
+                    }
                 };
                 let uri = uri.to_string();
                 server
                     .heard
                     .send_modify(|h| h.apply(Event::Pulled { uri, items }));
-                Some(())
-            });
-            let answered = futures::future::join_all(each).await;
-            if answered.iter().any(Option::is_none) {
-                tracing::info!("{}: a file's state could not be confirmed", server.id);
-                return false;
             }
             if server.peer.closed().is_some() {
                 return false;
