@@ -304,15 +304,15 @@ impl Server {
 
     /// Sends a request the server does not know and waits for its answer: a server handles
     /// messages in order, so everything it sent before the answer has been taken in by then.
-    /// Its id, to place the answer among the events ([`Event::Answered`]), when it was sent.
-    pub(crate) async fn barrier(&self) -> Option<i64> {
-        let pending = self.peer.send("tether/barrier", json!({})).await.ok()?;
-        let id = pending.id();
+    pub(crate) async fn barrier(&self) -> bool {
         // A method the server does not know is answered at once, with an error.
-        let cancel = tokio_util::sync::CancellationToken::new();
-        match pending.wait(TAKEN_IN, &cancel).await {
-            Ok(_) | Err(RpcError::Remote { .. }) => Some(id),
-            Err(_) => None,
+        match self
+            .peer
+            .request("tether/barrier", json!({}), TAKEN_IN)
+            .await
+        {
+            Ok(_) | Err(RpcError::Remote { .. }) => true,
+            Err(_) => false,
         }
     }
 

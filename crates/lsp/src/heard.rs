@@ -8,9 +8,6 @@ use std::collections::{HashMap, HashSet};
 use crate::protocol::Diagnostic;
 use crate::store::Publications;
 
-/// Answers remembered with what had begun by then, enough for the barriers in flight.
-const ANSWERS_KEPT: usize = 64;
-
 /// One thing the server said, or one thing we sent that later events are ordered against.
 #[derive(Debug)]
 pub(crate) enum Event {
@@ -45,13 +42,10 @@ pub(crate) enum Event {
     Sent,
     /// A `didSave` was sent.
     Saved,
-    /// The answer to request `id` was read, before anything read after it.
-    Answered(i64),
-    /// The server answered request `id`, sent after save number `save`: it has taken that
-    /// save in, so a check begun before this answer is not that save's.
+    /// The server answered a request sent after save number `save`: it has taken that save
+    /// in, so a check begun before this answer is not that save's.
     Barrier {
         save: u64,
-        id: i64,
     },
     /// The server answered a request sent once `ends` checks had ended: every publication of
     /// those checks came before this answer.
@@ -128,9 +122,6 @@ pub(crate) struct Heard {
     /// `checks_begun` at that answer.
     pub(crate) saves: u64,
     pub(crate) barred: (u64, u64),
-    /// The latest answers read, each with `checks_begun` when it was: what began before an
-    /// answer, in the order of the wire (the task that awaited it wakes later).
-    pub(crate) answers: std::collections::VecDeque<(i64, u64)>,
     /// `checks_ended` at the latest flush answered.
     pub(crate) flushed: u64,
     /// The latest publication per document URI, within bounds.
@@ -247,16 +238,9 @@ impl Heard {
             }
             Event::Sent => self.seq += 1,
             Event::Saved => self.saves += 1,
-            Event::Answered(id) => {
-                if self.answers.len() >= ANSWERS_KEPT {
-                    self.answers.pop_front();
-                }
-                self.answers.push_back((id, self.checks_begun));
-            }
-            Event::Barrier { save, id } => {
-                let begun = self.answers.iter().find(|(i, _)| *i == id);
+            Event::Barrier { save } => {
                 if save >= self.barred.0 {
-                    self.barred = (save, begun.map_or(self.checks_begun, |(_, b)| *b));
+                    self.barred = (save, self.checks_begun);
                 }
             }
             Event::Flushed { ends } => {
@@ -337,7 +321,7 @@ mod tests {
     }
 
     fn barrier(save: u64) -> Event {
-        Event::Barrier { save, id: -1 }
+        Event::Barrier { save }
     }
 
     fn end(token: &str) -> Event {
@@ -404,22 +388,6 @@ mod tests {
         assert!(heard.check_whole_after(wanted));
         let checked = heard.checked.as_ref().unwrap();
         assert_eq!(checked.get("file:///w/src/lib.rs").unwrap().items.len(), 1);
-    }
-
-    /// A check may begin right behind the barrier's answer, and the task that awaited the
-    /// answer may wake after the begin was read: the barrier counts what began before its
-    /// answer on the wire, so that check still answers for the save.
-    #[test]
-    fn a_check_begun_right_after_the_barrier_answers_for_the_save() {
-        let mut heard = fed(vec![
-            Event::Saved,
-            Event::Answered(7),
-            begin("flycheck", true),
-            end("flycheck"),
-        ]);
-        heard.apply(Event::Barrier { save: 1, id: 7 });
-        assert_eq!(heard.barred, (1, 0));
-        assert!(heard.check_ended_after(0));
     }
 
     /// A check that ran while the project was still loading answers for no save, and a flush

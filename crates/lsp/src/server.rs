@@ -147,14 +147,6 @@ impl Incoming for Client {
         self.heard
             .send_modify(|heard| heard.apply(Event::Closed(why)));
     }
-
-    fn answered(&self, id: i64) {
-        // Kept without waking anyone: only a barrier's own waiter looks.
-        self.heard.send_if_modified(|heard| {
-            heard.apply(Event::Answered(id));
-            false
-        });
-    }
 }
 
 impl Client {
@@ -680,9 +672,8 @@ impl Server {
         let told = self.notify("textDocument/didSave", params).await;
         // Unanswered (a server too busy to answer within the deadline), the save still counts
         // as taken in, so later saves are not held up behind it.
-        let id = self.barrier().await.unwrap_or(-1);
-        self.heard
-            .send_modify(|h| h.apply(Event::Barrier { save, id }));
+        self.barrier().await;
+        self.heard.send_modify(|h| h.apply(Event::Barrier { save }));
         told
     }
 

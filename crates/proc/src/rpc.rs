@@ -95,9 +95,6 @@ pub trait Incoming: Send + Sync + 'static {
     fn notification(&self, method: &str, params: Value);
     /// The connection ended, after every pending request was failed; waiters may look again.
     fn closed(&self, _why: &str) {}
-    /// The answer to our request `id` was read: told in order with the notifications, before
-    /// its waiter wakes, for state that must know what came before the answer and what after.
-    fn answered(&self, _id: i64) {}
 }
 
 /// A message id as the other side sent it: JSON-RPC allows numbers and strings.
@@ -324,11 +321,6 @@ impl<E: Envelope> Engine<E> {
 }
 
 impl<E: Envelope> Pending<E> {
-    /// The request's id, as [`Incoming::answered`] names it.
-    pub fn id(&self) -> i64 {
-        self.id
-    }
-
     /// The answer, within `deadline` and until `cancel`; a request given up on is dropped
     /// from the pending list and the other side told, when its protocol can be.
     pub async fn wait(
@@ -423,15 +415,13 @@ async fn read_loop<R, E>(
 fn dispatch<E: Envelope>(shared: &Arc<Shared<E>>, incoming: &Arc<dyn Incoming>, message: Value) {
     match shared.envelope.read(message) {
         Inbound::Response { id, reply } => {
-            let number = id.number();
-            let waiter = number.and_then(|n| lock(&shared.pending).remove(&n));
-            match (waiter, number) {
-                (Some(waiter), Some(n)) => {
-                    incoming.answered(n);
+            let waiter = id.number().and_then(|n| lock(&shared.pending).remove(&n));
+            match waiter {
+                Some(waiter) => {
                     let _ = waiter.send(reply);
                 }
                 // A late answer to a request we gave up on, or to none of ours.
-                _ => tracing::debug!("ignored an answer to {id}, which nothing awaits"),
+                None => tracing::debug!("ignored an answer to {id}, which nothing awaits"),
             }
         }
         Inbound::Request {
