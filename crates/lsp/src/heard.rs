@@ -183,7 +183,6 @@ impl Heard {
                 self.pulled_since_end = true;
             }
             Event::PullAnswered => self.pulls_out = self.pulls_out.saturating_sub(1),
-
             Event::Begin {
                 token,
                 check,
@@ -206,13 +205,6 @@ impl Heard {
                 // progress from a pull that began none, and that end means the pass is over.
                 self.progress.remove(&token);
                 self.ended += 1;
-                tracing::debug!(
-                    token,
-                    left = self.progress.len(),
-                    pulled = self.pulled_since_end,
-                    pulls_out = self.pulls_out,
-                    "progress ended"
-                );
                 if self.progress.is_empty() {
                     match self.confirms_by_pull && self.pulled_since_end {
                         true => self.survey_wanted = !self.passed,
@@ -320,10 +312,6 @@ mod tests {
         }
     }
 
-    fn barrier(save: u64) -> Event {
-        Event::Barrier { save }
-    }
-
     fn end(token: &str) -> Event {
         Event::End {
             token: token.into(),
@@ -360,7 +348,7 @@ mod tests {
                 health: None,
             },
             Event::Saved,
-            barrier(1),
+            Event::Barrier { save: 1 },
             begin(flycheck, true),
             // The second save comes while the first check runs.
             Event::Saved,
@@ -371,7 +359,7 @@ mod tests {
             !heard.check_ended_after(wanted),
             "the save is not taken in yet"
         );
-        heard.apply(barrier(2));
+        heard.apply(Event::Barrier { save: 2 });
         assert!(
             !heard.check_ended_after(wanted),
             "the cancelled check answered"
@@ -400,7 +388,7 @@ mod tests {
                 health: None,
             },
             Event::Saved,
-            barrier(1),
+            Event::Barrier { save: 1 },
             begin("flycheck", true),
             end("flycheck"),
         ]);

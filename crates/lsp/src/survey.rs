@@ -42,14 +42,15 @@ pub(crate) fn start(server: &Arc<Server>) {
     });
 }
 
-/// Pulls every unconfirmed file, a few at a time, until none is left (files published
-/// later are surveyed in turn); false once the server is gone. A file asked twice without a full answer (pyright answers "unchanged" for a file
-/// it published but no longer holds) is taken as published, and counted in the log.
+/// Pulls every unconfirmed file, a few at a time, until none is left (files published later
+/// are surveyed in turn); false once the server is gone. A file asked twice without a full
+/// answer (pyright answers "unchanged" for a file it published but no longer holds) is taken
+/// as published, and logged.
 async fn confirm_all(server: &Server) -> bool {
     let mut failed_once: HashSet<Arc<str>> = HashSet::new();
     loop {
         let (uris, left) = server.heard.borrow().published.unconfirmed(ROUND);
-        tracing::info!("{}: confirming {} of {left} files", server.id, uris.len());
+        tracing::debug!("{}: confirming {} of {left} files", server.id, uris.len());
         if uris.is_empty() {
             return true;
         }
