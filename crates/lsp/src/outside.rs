@@ -114,20 +114,13 @@ async fn handle(
         while let Ok(Some(change)) = tokio::time::timeout(QUIET, rx.recv()).await {
             burst.take(change, &follow);
         }
-        let Burst {
-            changes: mut burst,
-            dropped,
-        } = burst;
         // The system dropped events of this burst: the tree says what changed instead.
-        if dropped {
+        if burst.dropped {
             let root = watch.root().to_path_buf();
             let look = move || crate::watch::modified_since(&root, Some(began));
             let found = tokio::task::spawn_blocking(look).await.unwrap_or_default();
             let seen = found.len();
-            for path in found {
-                follow.ledger.changed_on_disk(&path);
-                burst.entry(path).or_insert(2);
-            }
+            burst.found(found, 2, &follow);
             follow.notices.push(
                 "outside edits",
                 format!(
@@ -142,6 +135,7 @@ async fn handle(
         // A folder created in the burst is watched from now on; what was put in it before
         // that raised no event, so its files are taken as created.
         let new_folders: Vec<PathBuf> = burst
+            .changes
             .iter()
             .filter(|(path, kind)| **kind == 1 && path.is_dir())
             .map(|(path, _)| path.clone())
@@ -149,11 +143,10 @@ async fn handle(
         for folder in new_folders {
             watch.watch_new_folder(&folder);
             let look = move || crate::watch::modified_since(&folder, None);
-            for path in tokio::task::spawn_blocking(look).await.unwrap_or_default() {
-                follow.ledger.changed_on_disk(&path);
-                burst.entry(path).or_insert(1);
-            }
+            let found = tokio::task::spawn_blocking(look).await.unwrap_or_default();
+            burst.found(found, 1, &follow);
         }
+        let burst = burst.changes;
         // A server started during the burst has no snapshot from before it: it is taken now,
         // before it hears of the burst (it re-checks the files it is told of at once).
         let mut before_burst = before_burst;
@@ -252,6 +245,15 @@ impl Burst {
         let seen = self.changes.entry(path).or_insert(kind);
         if kind != 2 {
             *seen = kind;
+        }
+    }
+
+    /// Takes in files found on disk rather than told by an event, as `kind` unless an event
+    /// already said what happened to them.
+    fn found(&mut self, paths: Vec<PathBuf>, kind: u8, follow: &Follow) {
+        for path in paths {
+            follow.ledger.changed_on_disk(&path);
+            self.changes.entry(path).or_insert(kind);
         }
     }
 }
