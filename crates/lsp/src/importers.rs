@@ -100,12 +100,14 @@ struct Pending {
 /// Gathers the watch's changes into `pending` until the channel ends (unsubscribed).
 fn gather(mut rx: mpsc::UnboundedReceiver<Change>, pending: Arc<Mutex<Pending>>) {
     tokio::spawn(async move {
-        while let Some((path, _)) = rx.recv().await {
+        while let Some(change) = rx.recv().await {
             let mut pending = lock(&pending);
-            if pending.paths.len() < PENDING_AT_MOST {
-                pending.paths.insert(path);
-            } else {
-                pending.overflowed = true;
+            match change {
+                Change::Path(path, _) if pending.paths.len() < PENDING_AT_MOST => {
+                    pending.paths.insert(path);
+                }
+                // Too many to keep, or the system dropped some: the next ask reads the tree.
+                _ => pending.overflowed = true,
             }
         }
     });

@@ -15,7 +15,7 @@ use crate::answers::Snapshot;
 use crate::follow::Follow;
 use crate::server::Server;
 use crate::supervisor::Supervisor;
-use crate::watch::SharedWatch;
+use crate::watch::{Change, SharedWatch};
 
 /// How long a burst of changes may go on before the files are looked at.
 const QUIET: Duration = Duration::from_millis(150);
@@ -23,10 +23,6 @@ const QUIET: Duration = Duration::from_millis(150);
 const AT_ONCE: usize = 16;
 /// Changes told to a server in one notification at most (more go in more notifications).
 const MAX_CHANGES: usize = 1000;
-
-/// How long before a burst's first event a file's change still counts as the burst's, when
-/// the system dropped its events and the tree is looked at instead.
-const DROPPED_MARGIN: Duration = Duration::from_secs(2);
 
 /// How changed files are labelled when nothing was known of them before.
 const NOT_SEEN: &str = "no baseline: tether had not seen this file before it changed";
@@ -93,14 +89,12 @@ impl Outside {
 /// Takes changed paths in bursts: every running server is told of them (so a new module is
 /// seen), a new folder is watched too, and each changed file is diagnosed once per burst.
 async fn handle(
-    mut rx: mpsc::UnboundedReceiver<(PathBuf, u8)>,
+    mut rx: mpsc::UnboundedReceiver<Change>,
     servers: Arc<Supervisor>,
     follow: Follow,
     watch: Arc<SharedWatch>,
 ) {
     while let Some(first) = rx.recv().await {
-        // A file changed a moment before the burst's first event still belongs to it.
-        let began = std::time::SystemTime::now() - DROPPED_MARGIN;
         let mut burst = Burst::default();
         // Noted at once, before any server hears of it: a follower of an earlier event must
         // not take what a server says of this change for that event's.
@@ -114,10 +108,21 @@ async fn handle(
         while let Ok(Some(change)) = tokio::time::timeout(QUIET, rx.recv()).await {
             burst.take(change, &follow);
         }
-        // The system dropped events of this burst: the tree says what changed instead.
-        if burst.dropped {
-            let root = watch.root().to_path_buf();
-            let look = move || crate::watch::modified_since(&root, Some(began));
+        tracing::debug!(
+            "a burst of {} outside changes{}",
+            burst.changes.len(),
+            if burst.lost_since.is_some() {
+                ", some dropped"
+            } else {
+                ""
+            }
+        );
+        // The system dropped events of this burst: the tree says what changed instead, from
+        // the moment the watch says they may have been lost (long before this burst began,
+        // when it waited behind a slow one).
+        if let Some(since) = burst.lost_since {
+            let watch = watch.clone();
+            let look = move || watch.rescan(since);
             let found = tokio::task::spawn_blocking(look).await.unwrap_or_default();
             let seen = found.len();
             burst.found(found, 2, &follow);
@@ -126,9 +131,10 @@ async fn handle(
                 format!(
                     "the system dropped change events during a burst of outside changes (more \
                      at once than fs.inotify.max_queued_events allows); tether looked for files \
-                     modified since the burst began instead and found {seen}, each diagnosed \
-                     below, but a file deleted then is not seen: ask `lsp` `diagnostics` about \
-                     one you need, or raise the limit"
+                     modified since just before they were lost instead and found {seen} (those a \
+                     language server covers are diagnosed below), but a file deleted then is not \
+                     seen: ask `lsp` \
+                     `diagnostics` about one you need, or raise the limit"
                 ),
             );
         }
@@ -226,20 +232,24 @@ async fn handle(
     }
 }
 
-/// The changes of one burst so far, and whether the system dropped some of its events.
+/// The changes of one burst so far, and since when changes may be lost, when the system
+/// dropped some of its events.
 #[derive(Default)]
 struct Burst {
     changes: BTreeMap<PathBuf, u8>,
-    dropped: bool,
+    lost_since: Option<std::time::SystemTime>,
 }
 
 impl Burst {
     /// Takes one change in, noting it in the ledger at once.
-    fn take(&mut self, (path, kind): (PathBuf, u8), follow: &Follow) {
-        if kind == crate::watch::DROPPED {
-            self.dropped = true;
-            return;
-        }
+    fn take(&mut self, change: Change, follow: &Follow) {
+        let (path, kind) = match change {
+            Change::Path(path, kind) => (path, kind),
+            Change::Dropped { since } => {
+                self.lost_since = Some(self.lost_since.map_or(since, |s| s.min(since)));
+                return;
+            }
+        };
         follow.ledger.changed_on_disk(&path);
         // Created then changed is still created; anything then deleted is deleted.
         let seen = self.changes.entry(path).or_insert(kind);
@@ -378,6 +388,7 @@ async fn changed(
             let now = follow.findings(&items);
             let how = crate::ledger::Judged::Written;
             let status = follow.conclude(&server, path, before.as_ref(), now, NOT_SEEN, how);
+            tracing::debug!("outside change to {rel}: {status:?}");
             if crate::follow::worth_telling(&status) {
                 reports.push(follow.report(&server, rel.clone(), status));
             }

@@ -1,10 +1,11 @@
 //! One watch over a workspace's folders for every run that shares it (a host's runs): one
 //! inotify instance however many runs, each run getting every change on a channel of its own.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use notify::{EventKind, RecursiveMode, Watcher};
 use tether_proc::lock;
@@ -14,13 +15,24 @@ use tokio::sync::mpsc;
 /// Folders not watched that `status` names, at most.
 const UNWATCHED_SHOWN: usize = 3;
 
-/// A changed path and the LSP `FileChangeType` it amounts to (1 created, 2 changed, 3 deleted),
-/// or [`DROPPED`] with no path.
-pub type Change = (PathBuf, u8);
+/// What the watch tells each subscriber.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// A changed path and the LSP `FileChangeType` it amounts to (1 created, 2 changed, 3
+    /// deleted).
+    Path(PathBuf, u8),
+    /// The system dropped change events (its queue overflowed, `fs.inotify.max_queued_events`,
+    /// or reading failed): a file modified since `since` may have changed unseen, and a
+    /// folder created then is not watched yet.
+    Dropped { since: SystemTime },
+}
 
-/// The system dropped change events (its queue overflowed, `fs.inotify.max_queued_events`):
-/// what changed then is not known from the events.
-pub const DROPPED: u8 = 0;
+/// A pause between two events at least this long means the watch had read everything.
+const CALM: Duration = Duration::from_millis(100);
+
+/// How far before the watch last had read everything a dropped change may still lie, for a
+/// reader that was behind without a pause.
+const LAG_MARGIN: Duration = Duration::from_secs(2);
 
 type Subscribers = Arc<Mutex<Vec<(u64, mpsc::UnboundedSender<Change>)>>>;
 
@@ -42,6 +54,9 @@ pub struct SharedWatch {
     /// Folders created since the start that could not be watched.
     later_unwatched: Mutex<Coverage>,
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    /// Every folder watched or refused, so one found again (a rescan, a new folder's walk)
+    /// is neither watched nor counted twice.
+    known: Mutex<HashSet<PathBuf>>,
     subscribers: Subscribers,
     next_id: AtomicU64,
 }
@@ -54,6 +69,7 @@ impl SharedWatch {
             started: OnceLock::new(),
             later_unwatched: Mutex::default(),
             watcher: Mutex::new(None),
+            known: Mutex::default(),
             subscribers: Arc::default(),
             next_id: AtomicU64::new(0),
         }
@@ -64,14 +80,19 @@ impl SharedWatch {
         self.started
             .get_or_init(|| {
                 let subscribers = self.subscribers.clone();
+                let mut calm = Calm::new(SystemTime::now());
                 let mut watcher =
                     notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                        calm.heard(SystemTime::now());
                         let subscribers = lock(&subscribers);
-                        // An overflow, or an error reading events, loses changes: said, so the
-                        // tree is looked at instead.
+                        // An overflow, or an error reading events, loses changes: said, with
+                        // the moment since which they may be lost, so the tree is looked at.
                         if event.as_ref().is_ok_and(|e| e.need_rescan()) || event.is_err() {
+                            let dropped = Change::Dropped {
+                                since: calm.lost_since(),
+                            };
                             for (_, tx) in subscribers.iter() {
-                                let _ = tx.send((PathBuf::new(), DROPPED));
+                                let _ = tx.send(dropped.clone());
                             }
                             return;
                         }
@@ -81,21 +102,22 @@ impl SharedWatch {
                         };
                         for path in event.paths.iter().filter(|p| !is_ours(p)) {
                             for (_, tx) in subscribers.iter() {
-                                let _ = tx.send((path.clone(), kind));
+                                let _ = tx.send(Change::Path(path.clone(), kind));
                             }
                         }
                     })
                     .map_err(|e| format!("cannot watch for outside edits: {e}"))?;
-                let coverage = watch_tree(&mut watcher, &self.root, &self.root, self.max_folders);
+                let mut known = lock(&self.known);
+                let coverage = watch_tree(
+                    &mut watcher,
+                    &mut known,
+                    (&self.root, &self.root),
+                    self.max_folders,
+                );
                 *lock(&self.watcher) = Some(watcher);
                 coverage
             })
             .clone()
-    }
-
-    /// The folder watched.
-    pub fn root(&self) -> &Path {
-        &self.root
     }
 
     /// A channel of every change from now on, and its id to give it back with.
@@ -116,7 +138,7 @@ impl SharedWatch {
         let watched = self.coverage().map_or(0, |c| c.watched + c.unwatched);
         let room = self.max_folders.saturating_sub(watched);
         if let Some(w) = lock(&self.watcher).as_mut()
-            && let Ok(added) = watch_tree(w, &self.root, path, room)
+            && let Ok(added) = watch_tree(w, &mut lock(&self.known), (&self.root, path), room)
             && added.unwatched > 0
         {
             let mut later = lock(&self.later_unwatched);
@@ -125,6 +147,22 @@ impl SharedWatch {
             later.examples.extend(added.examples);
             later.examples.truncate(UNWATCHED_SHOWN);
         }
+    }
+
+    /// After dropped events: watches every folder not watched yet (one whose creation was
+    /// among them) and gives the files modified at or after `since`.
+    pub fn rescan(&self, since: SystemTime) -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        for entry in walk(&self.root).flatten() {
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            if is_dir && !lock(&self.known).contains(entry.path()) {
+                tracing::debug!("watching {} after dropped events", entry.path().display());
+                self.watch_new_folder(entry.path());
+            } else if !is_dir && modified_at_or_after(&entry, since) {
+                files.push(entry.into_path());
+            }
+        }
+        files
     }
 
     /// How much of the tree is watched now, once started.
@@ -207,20 +245,47 @@ fn walk(from: &Path) -> ignore::Walk {
 /// The files under `root` the watch covers that were modified at or after `since` (all of
 /// them without): what a burst changed, when the system dropped its events, or what a new
 /// folder held before it was watched.
-pub fn modified_since(root: &Path, since: Option<std::time::SystemTime>) -> Vec<PathBuf> {
+pub fn modified_since(root: &Path, since: Option<SystemTime>) -> Vec<PathBuf> {
     walk(root)
         .flatten()
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-        .filter(|e| {
-            since.is_none_or(|since| {
-                e.metadata()
-                    .ok()
-                    .and_then(|m| m.modified().ok())
-                    .is_some_and(|at| at >= since)
-            })
-        })
+        .filter(|e| since.is_none_or(|since| modified_at_or_after(e, since)))
         .map(ignore::DirEntry::into_path)
         .collect()
+}
+
+fn modified_at_or_after(entry: &ignore::DirEntry, since: SystemTime) -> bool {
+    let modified = entry.metadata().ok().and_then(|m| m.modified().ok());
+    modified.is_some_and(|at| at >= since)
+}
+
+/// When the watch last had read every event: a change the system drops later was made after
+/// that moment, or at most [`LAG_MARGIN`] before it if the reader was behind without a pause.
+struct Calm {
+    last_event: SystemTime,
+    read_all_at: SystemTime,
+}
+
+impl Calm {
+    fn new(now: SystemTime) -> Self {
+        Calm {
+            last_event: now,
+            read_all_at: now,
+        }
+    }
+
+    /// Notes an event read at `now`: after a pause, everything before it had been read.
+    fn heard(&mut self, now: SystemTime) {
+        if now.duration_since(self.last_event).unwrap_or_default() >= CALM {
+            self.read_all_at = self.last_event;
+        }
+        self.last_event = now;
+    }
+
+    /// The moment since which dropped changes may lie.
+    fn lost_since(&self) -> SystemTime {
+        self.read_all_at - LAG_MARGIN
+    }
 }
 
 /// Watches every folder under `from` that git would not ignore, leaving out generated ones
@@ -228,13 +293,15 @@ pub fn modified_since(root: &Path, since: Option<std::time::SystemTime>) -> Vec<
 /// own, at most `room` of them: how many it watched, and the rest it could not, with why.
 fn watch_tree(
     watcher: &mut notify::RecommendedWatcher,
-    root: &Path,
-    from: &Path,
+    known: &mut HashSet<PathBuf>,
+    (root, from): (&Path, &Path),
     room: usize,
 ) -> Result<Coverage, String> {
     let mut coverage = Coverage::default();
     for entry in walk(from).flatten() {
-        if !entry.file_type().is_some_and(|t| t.is_dir()) {
+        if !entry.file_type().is_some_and(|t| t.is_dir())
+            || !known.insert(entry.path().to_path_buf())
+        {
             continue;
         }
         let refused = match coverage.why.is_some() || coverage.watched >= room {
@@ -300,5 +367,23 @@ mod tests {
         let found = modified_since(dir.path(), Some(since));
         assert_eq!(modified_since(dir.path(), None).len(), 2);
         assert_eq!(found, vec![dir.path().join("pkg/new.py")]);
+    }
+
+    #[test]
+    fn dropped_changes_are_looked_for_from_the_last_pause_before_them() {
+        let t0 = SystemTime::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        let mut calm = Calm::new(t0);
+        // A pause, then a flood read without one: whatever the flood lost came after the
+        // last event before the pause, however long the flood went on.
+        calm.heard(at(10));
+        calm.heard(at(500));
+        for ms in (510..60_000).step_by(10) {
+            calm.heard(at(ms));
+        }
+        assert_eq!(calm.lost_since(), at(10) - LAG_MARGIN);
+        // Another pause moves it on.
+        calm.heard(at(61_000));
+        assert_eq!(calm.lost_since(), at(59_990) - LAG_MARGIN);
     }
 }
