@@ -26,20 +26,14 @@ fn full_report(answer: Value) -> Option<Vec<Diagnostic>> {
     protocol::read::<protocol::DiagnosticReport>(answer).items
 }
 
-/// A pull under way, as [`Heard`] counts them: sent when made, answered when dropped.
-struct PullOut<'a>(&'a crate::server::Watched);
-
-impl<'a> PullOut<'a> {
-    fn new(heard: &'a crate::server::Watched) -> Self {
-        heard.send_modify(|h| h.apply(Event::PullSent));
-        PullOut(heard)
-    }
-}
-
-impl Drop for PullOut<'_> {
-    fn drop(&mut self) {
-        self.0.send_modify(|h| h.apply(Event::PullAnswered));
-    }
+/// What a diagnostics pull brought.
+pub(crate) enum Pull {
+    /// A full report: the file's diagnostics.
+    Full(Vec<Diagnostic>),
+    /// An answer with no report in it (pyright's "unchanged" for a file it does not hold).
+    NotFull,
+    /// No answer within the limit, or the server cannot be asked.
+    NoAnswer,
 }
 
 /// `textDocument/diagnostic`'s params for `path`.
@@ -71,10 +65,12 @@ const TAKEN_IN: Duration = Duration::from_secs(5);
 const FLUSH_ROUNDS: usize = 4;
 
 /// What a server had published for every file at one moment, and that moment.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Snapshot {
     /// The event count then; publications after it have a larger `seq`.
     pub seq: u64,
+    /// When it was taken: a file changed on disk after that is not news of its event.
+    pub taken: std::time::Instant,
     /// How many work-done progresses had begun by then.
     pub begun: u64,
     /// Every file's latest publication then, shared with the server's store; one map however
@@ -249,37 +245,44 @@ impl Server {
         if self.tsserver_pull {
             return self.tsserver_pulled(path, limit).await;
         }
+        match self.pull(path, limit).await {
+            Pull::Full(items) => Some(items),
+            Pull::NotFull | Pull::NoAnswer => None,
+        }
+    }
+
+    /// [`Server::pulled_within`] for a server that answers pulls itself, telling an answer
+    /// that holds no report apart from no answer at all.
+    pub(crate) async fn pull(&self, path: &Path, limit: Duration) -> Pull {
         let offered = self.capabilities.diagnostic_provider.on;
         if !offered && !self.may_pull.load(Ordering::Relaxed) {
-            return None;
+            return Pull::NoAnswer;
         }
         let end = tokio::time::Instant::now() + limit;
-        let params = pull_params(path)?;
+        let Some(params) = pull_params(path) else {
+            return Pull::NoAnswer;
+        };
         loop {
             let left = end.saturating_duration_since(tokio::time::Instant::now());
-            let answer = {
-                // Counted out until answered, or given up on (a caller's deadline may drop this
-                // future mid-wait): a pull never answered must not stay counted out.
-                let _out = PullOut::new(&self.heard);
-                self.peer
-                    .request("textDocument/diagnostic", params.clone(), left)
-                    .await
-            };
+            let answer = self
+                .peer
+                .request("textDocument/diagnostic", params.clone(), left)
+                .await;
             match answer {
-                Ok(pull) => return full_report(pull),
+                Ok(pull) => return full_report(pull).map_or(Pull::NotFull, Pull::Full),
                 // A server that never offered pulls and refuses one is not asked again.
                 Err(RpcError::Remote { error, .. })
                     if !offered && error.code == METHOD_NOT_FOUND =>
                 {
                     self.may_pull.store(false, Ordering::Relaxed);
-                    return None;
+                    return Pull::NoAnswer;
                 }
                 Err(_) if self.peer.closed().is_none() && left > PULL_AGAIN => {
                     // Asked again once the server has news, or after a moment without.
                     let seq = self.heard.borrow().seq;
                     self.until(PULL_AGAIN, |h| h.seq != seq).await;
                 }
-                Err(_) => return None,
+                Err(_) => return Pull::NoAnswer,
             }
         }
     }
@@ -503,7 +506,6 @@ impl Server {
     pub fn unconfirmed(&self, path: &Path) -> bool {
         let heard = self.heard.borrow();
         heard.confirms_by_pull
-            && !heard.passed
             && heard
                 .published
                 .get(&file_uri(path))
@@ -547,6 +549,7 @@ impl Server {
         let files = self.whole(&heard).into_owned();
         Snapshot {
             seq: heard.seq,
+            taken: std::time::Instant::now(),
             begun: heard.begun,
             lossless: files.whole(),
             files,

@@ -352,7 +352,8 @@ impl Follow {
         let me = self.clone();
         self.spawn(async move {
             let end = tokio::time::Instant::now() + window;
-            let began = std::time::Instant::now();
+            // A file changed on disk since the event began is another change's news.
+            let began = snap.taken;
             // From the event's snapshot on: what came before this follower started is looked
             // at too (what the event's own answer told is in the ledger, so not told again).
             let mut since = snap.seq;

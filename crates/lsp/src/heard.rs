@@ -29,9 +29,7 @@ pub(crate) enum Event {
         percentage: Option<u32>,
     },
     /// A work-done progress ended.
-    End {
-        token: String,
-    },
+    End { token: String },
     /// `experimental/serverStatus`: whether it is done loading, and what it said of its health
     /// when that was a warning or an error.
     Status {
@@ -44,23 +42,12 @@ pub(crate) enum Event {
     Saved,
     /// The server answered a request sent after save number `save`: it has taken that save
     /// in, so a check begun before this answer is not that save's.
-    Barrier {
-        save: u64,
-    },
+    Barrier { save: u64 },
     /// The server answered a request sent once `ends` checks had ended: every publication of
     /// those checks came before this answer.
-    Flushed {
-        ends: u64,
-    },
-    /// A diagnostics pull was sent, and later answered (or given up): pyright reports a pull
-    /// as analysis progress of its own, ending the progress of its whole pass with it.
-    PullSent,
-    PullAnswered,
+    Flushed { ends: u64 },
     /// A pull's answer for a file, its real state, kept as its confirmed publication.
-    Pulled {
-        uri: String,
-        items: Vec<Diagnostic>,
-    },
+    Pulled { uri: String, items: Vec<Diagnostic> },
     /// A request missed its deadline.
     Degraded(String),
     /// The connection ended.
@@ -104,17 +91,12 @@ pub(crate) struct Heard {
     /// Whether a progress has ended with none left running: the server has been over the
     /// project once, so what it publishes from then on is each file's real state (a server of
     /// the whole workspace first publishes every file empty, before it has looked at any).
+    /// Never set for a server that confirms by pull.
     pub(crate) passed: bool,
-    /// Whether the server's pass is known to be over only once each file it published is
-    /// confirmed by a pull, when a pull ran during the progress that ended it (pyright ends
-    /// its pass's progress when a pull is answered, with the pass still running).
+    /// Whether a file's publication counts as its state only once a pull confirmed it: pyright
+    /// counts each pull as analysis progress on the reporter of its pass, so its progress ends
+    /// and begins again mid-pass, with or without pulls, and tells nothing of the pass's end.
     pub(crate) confirms_by_pull: bool,
-    /// Pulls sent and not answered yet, and whether one was sent since the last progress end.
-    pub(crate) pulls_out: u32,
-    pub(crate) pulled_since_end: bool,
-    /// A progress ended with none running while pulls were under way: the pass may be over or
-    /// not, and each file's publication is confirmed by a pull instead ([`crate::survey`]).
-    pub(crate) survey_wanted: bool,
     /// How many work-done progresses have begun, and ended, so far.
     pub(crate) begun: u64,
     pub(crate) ended: u64,
@@ -178,11 +160,6 @@ impl Heard {
                 };
                 self.published.insert(&uri, version, seq, items, true);
             }
-            Event::PullSent => {
-                self.pulls_out += 1;
-                self.pulled_since_end = true;
-            }
-            Event::PullAnswered => self.pulls_out = self.pulls_out.saturating_sub(1),
             Event::Begin {
                 token,
                 check,
@@ -205,12 +182,8 @@ impl Heard {
                 // progress from a pull that began none, and that end means the pass is over.
                 self.progress.remove(&token);
                 self.ended += 1;
-                if self.progress.is_empty() {
-                    match self.confirms_by_pull && self.pulled_since_end {
-                        true => self.survey_wanted = !self.passed,
-                        false => self.passed = true,
-                    }
-                    self.pulled_since_end = self.pulls_out > 0;
+                if self.progress.is_empty() && !self.confirms_by_pull {
+                    self.passed = true;
                 }
                 let Some(left) = self.checks.get_mut(&token) else {
                     return;
@@ -257,16 +230,16 @@ impl Heard {
         !self.checks.is_empty()
     }
 
-    /// Until a server whose files are confirmed one by one is known to be through its pass,
-    /// how many of the files it published are confirmed (a percentage); `None` once it is,
-    /// or once every file it published is confirmed with no progress running.
+    /// For a server whose files are confirmed one by one, the share of the files it published
+    /// that are confirmed (a percentage) until all are; `None` once they are, or for another
+    /// server. Before it published anything, the end of a progress says it has nothing to.
     pub(crate) fn confirming(&self) -> Option<u32> {
-        if !self.confirms_by_pull || self.passed {
+        if !self.confirms_by_pull {
             return None;
         }
         let files = self.published.files();
         let (_, left) = self.published.unconfirmed(0);
-        if self.survey_wanted && files > 0 && left == 0 && self.progress.is_empty() {
+        if left == 0 && (files > 0 || self.ended > 0) {
             return None;
         }
         Some((100 * (files - left.min(files)) / files.max(1)) as u32)
@@ -274,7 +247,7 @@ impl Heard {
 
     /// Whether files wait to be confirmed one by one ([`crate::survey`]).
     pub(crate) fn wants_survey(&self) -> bool {
-        self.survey_wanted && !self.passed && self.published.unconfirmed(0).1 > 0
+        self.confirms_by_pull && self.published.unconfirmed(0).1 > 0
     }
 
     /// What the server is busy with, if anything.
@@ -407,22 +380,21 @@ mod tests {
         assert!(!heard.check_whole_after(0));
     }
 
-    /// pyright reports a pull as analysis progress of its own: the end of a progress while a
-    /// pull ran says nothing of its pass, so the files are confirmed one by one instead, and
-    /// a confirmed file keeps its place in the order and stays confirmed.
+    /// pyright's progress ends mid-pass (with a pull's answer, or between its own chunks of
+    /// work), so no end makes a server that confirms by pull pass: its files are confirmed one
+    /// by one, and a confirmed file keeps its place in the order and stays confirmed.
     #[test]
-    fn a_progress_ended_by_a_pull_leaves_the_pass_to_be_confirmed() {
+    fn a_server_that_confirms_by_pull_is_ready_once_each_file_is_confirmed() {
         let mut heard = Heard {
             confirms_by_pull: true,
             ..Heard::default()
         };
         heard.apply(publish("file:///w/a.py", None, 0));
+        assert!(heard.wants_survey() && heard.confirming() == Some(0));
+        // An end with no pull under way, as pyright sends between chunks of its pass.
         heard.apply(begin("analysis", false));
-        heard.apply(Event::PullSent);
         heard.apply(end("analysis"));
-        heard.apply(Event::PullAnswered);
-        assert!(!heard.passed && heard.survey_wanted);
-        assert_eq!(heard.confirming(), Some(0));
+        assert!(!heard.passed && heard.confirming() == Some(0));
         let seq = heard.published.get("file:///w/a.py").unwrap().seq;
         let Event::Published { items, .. } = publish("file:///w/a.py", None, 2) else {
             unreachable!()
@@ -436,18 +408,19 @@ mod tests {
         heard.apply(publish("file:///w/a.py", None, 1));
         assert!(heard.published.get("file:///w/a.py").unwrap().confirmed);
         assert!(!heard.wants_survey() && heard.confirming().is_none());
-        // A file published later, unconfirmed, is surveyed in turn.
+        // A file published later, unconfirmed, is surveyed in turn, progress or not.
+        heard.apply(begin("analysis", false));
         heard.apply(publish("file:///w/b.py", None, 0));
         assert!(heard.wants_survey() && heard.confirming() == Some(50));
-        assert!(!heard.passed);
-        // A progress with no pull under way ends a pass for real.
-        let mut clean = Heard {
+        // A server with nothing to publish is ready once a progress ended.
+        let mut empty = Heard {
             confirms_by_pull: true,
             ..Heard::default()
         };
-        clean.apply(begin("analysis", false));
-        clean.apply(end("analysis"));
-        assert!(clean.passed && !clean.survey_wanted);
+        assert_eq!(empty.confirming(), Some(0));
+        empty.apply(begin("analysis", false));
+        empty.apply(end("analysis"));
+        assert!(empty.confirming().is_none() && !empty.passed);
     }
 
     /// pyright publishes the files that import a changed module a while after the written

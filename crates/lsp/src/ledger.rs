@@ -95,12 +95,17 @@ impl Ledger {
         lock(&self.changed_on_disk).insert(path.to_path_buf(), Instant::now());
     }
 
-    /// Whether the watch saw `path` change on disk after `since`: what a server says of it
-    /// then may be that change's, not an earlier event's.
+    /// Whether `path` changed on disk after `since`, as the watch saw it or, before the watch
+    /// has told it (a file in a new folder is found a moment later), as its modification
+    /// time says: what a server says of it then may be that change's, not an earlier event's.
     pub fn changed_on_disk_since(&self, path: &Path, since: Instant) -> bool {
-        lock(&self.changed_on_disk)
+        let seen = lock(&self.changed_on_disk)
             .get(path)
-            .is_some_and(|at| *at > since)
+            .is_some_and(|at| *at > since);
+        seen || std::time::SystemTime::now()
+            .checked_sub(since.elapsed())
+            .zip(std::fs::metadata(path).and_then(|m| m.modified()).ok())
+            .is_some_and(|(since, modified)| modified > since)
     }
 
     /// Whether a write is changing any file now.

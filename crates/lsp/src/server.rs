@@ -434,14 +434,17 @@ impl Server {
         if let Some(why) = &heard.degraded {
             return State::Degraded(why.clone());
         }
+        // pyright's progress begins and ends mid-pass: only its files' confirmations count.
+        if let Some(pct) = heard.confirming() {
+            return State::Indexing(Some(pct));
+        }
+        if heard.confirms_by_pull {
+            return State::Ready;
+        }
         match heard.busy() {
             Busy::Progress(pct) => State::Indexing(pct),
             Busy::Loading => State::Indexing(None),
-            // Its files' states are still being confirmed: what it published may be old.
-            Busy::Idle => match heard.confirming() {
-                Some(pct) => State::Indexing(Some(pct)),
-                None => State::Ready,
-            },
+            Busy::Idle => State::Ready,
         }
     }
 

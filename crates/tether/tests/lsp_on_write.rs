@@ -347,8 +347,9 @@ fn a_broken_caller_among_thousands_of_files_is_in_the_writes_own_result() {
 }
 
 /// A cold pyright in workspace mode publishes a file empty first, then with its import errors
-/// alone, then whole; with short waits, a write that comes while it is still at it must not
-/// take one of those early words for a file's state and call the rest new.
+/// alone, then whole, and its progress ends and begins again mid-pass; with short waits, a
+/// write that comes while it is still at it must not take one of those early words for a
+/// file's state and call the rest new.
 #[test]
 fn old_problems_a_cold_server_publishes_late_are_never_new_to_a_later_write() {
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -358,9 +359,12 @@ fn old_problems_a_cold_server_publishes_late_are_never_new_to_a_later_write() {
         let project = "[project]\nname = \"w\"\nversion = \"0.1\"\n";
         common::write(&ws, "pyproject.toml", project);
         common::write(&ws, "lib.py", "def area(w: int) -> int:\n    return w\n");
-        for i in 0..300 {
+        // A chain of 1,500 modules, each calling the one before: a pass long enough that
+        // pyright's progress ends and begins again while it runs (at 600 it did not).
+        for i in 0..1500_usize {
+            let prev = i.saturating_sub(1);
             let body = format!(
-                "import missing_{i}\n\ndef f{i}(x: int) -> int:\n    return x\n\nY{i}: int = \"y\"\n"
+                "import missing_{i}\nfrom pkg{}.m{prev:03} import f{prev}\n\ndef f{i}(x: int) -> int:\n    return f{prev}(x)\n\nY{i}: int = \"y\"\n", prev % 10
             );
             common::write(&ws, &format!("pkg{}/m{i:03}.py", i % 10), &body);
         }
