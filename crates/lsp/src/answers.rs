@@ -269,7 +269,13 @@ impl Server {
                 .request("textDocument/diagnostic", params.clone(), left)
                 .await;
             match answer {
-                Ok(pull) => return full_report(pull).map_or(Pull::NotFull, Pull::Full),
+                Ok(pull) => {
+                    let Some(items) = full_report(pull) else {
+                        return Pull::NotFull;
+                    };
+                    self.confirm(path, &items);
+                    return Pull::Full(items);
+                }
                 // A server that never offered pulls and refuses one is not asked again.
                 Err(RpcError::Remote { error, .. })
                     if !offered && error.code == METHOD_NOT_FOUND =>
@@ -285,6 +291,20 @@ impl Server {
                 Err(_) => return Pull::NoAnswer,
             }
         }
+    }
+
+    /// Keeps a pull's answer as the confirmed state of a file a server that confirms by pull
+    /// has published (any pull's answer is the file's real state, not only the survey's).
+    fn confirm(&self, path: &Path, items: &[Diagnostic]) {
+        let uri = file_uri(path);
+        self.heard.send_if_modified(|h| {
+            let kept = h.confirms_by_pull && h.published.get(&uri).is_some();
+            if kept {
+                let items = items.to_vec();
+                h.apply(Event::Pulled { uri, items });
+            }
+            kept
+        });
     }
 
     /// How many separate checks have begun so far, for [`Server::check_after`].

@@ -85,7 +85,8 @@ async fn confirm_all(server: &Server) -> bool {
             let answers = futures::future::join_all(each).await;
             for (uri, answer) in part.iter().zip(answers) {
                 let items = match answer {
-                    Pull::Full(items) => items,
+                    // Kept as confirmed by the pull itself.
+                    Pull::Full(_) => continue,
                     Pull::NoAnswer => {
                         unanswered.insert(uri.clone());
                         continue;
