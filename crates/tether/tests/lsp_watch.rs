@@ -10,6 +10,33 @@ use std::time::Duration;
 
 use serde_json::json;
 
+/// `status` once the server says it is ready (through its first pass, so every module's
+/// state is known), or as it last was after a minute.
+async fn ready(run: &tether::Run) -> String {
+    let mut status = String::new();
+    for _ in 0..240 {
+        status = common::call_text(run, "lsp", json!({"action": "status"})).await;
+        if status.contains(": ready,") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    status
+}
+
+/// The first cheap call's result that carries an outside-change notice, or nothing after a
+/// minute.
+async fn outside_notice(run: &tether::Run) -> String {
+    for _ in 0..120 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let out = common::call_text(run, "read", json!({"path": "core.py"})).await;
+        if out.contains("outside change") {
+            return out;
+        }
+    }
+    String::new()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tree_past_the_watch_limit_is_said_to_be_watched_in_part() {
     let dir = tempfile::tempdir().unwrap();
@@ -88,14 +115,7 @@ async fn a_branch_switch_of_1500_files_is_told_whole_and_counted() {
     .await;
     // Once the server is through its first pass, every module's state is known: a change
     // before that would have no baseline.
-    let mut status = String::new();
-    for _ in 0..240 {
-        status = common::call_text(&run, "lsp", json!({"action": "status"})).await;
-        if status.contains(": ready,") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    let status = ready(&run).await;
     assert!(status.contains(": ready,"), "{status}");
     // Every module breaks at once, as a checkout of another branch would do it.
     for n in 0..1500 {
@@ -105,15 +125,7 @@ async fn a_branch_switch_of_1500_files_is_told_whole_and_counted() {
         )
         .unwrap();
     }
-    let mut told = String::new();
-    for _ in 0..120 {
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        let out = common::call_text(&run, "read", json!({"path": "core.py"})).await;
-        if out.contains("outside change") {
-            told = out;
-            break;
-        }
-    }
+    let told = outside_notice(&run).await;
     // The server was told of all 1500 (a thousand a message), so each file's answer is for
     // its new text, and the cut notice still counts them all.
     assert!(
@@ -142,14 +154,7 @@ async fn files_put_in_a_new_folder_before_it_is_watched_are_seen() {
         json!({"path": "core.py", "content": "def target(x: int) -> int:\n    return x + 1\n"}),
     )
     .await;
-    let mut status = String::new();
-    for _ in 0..240 {
-        status = common::call_text(&run, "lsp", json!({"action": "status"})).await;
-        if status.contains(": ready,") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    let status = ready(&run).await;
     assert!(status.contains(": ready,"), "{status}");
     // The folder and its files at once, before any watch on it can exist.
     let fresh = ws.join("fresh/inner");
@@ -158,15 +163,7 @@ async fn files_put_in_a_new_folder_before_it_is_watched_are_seen() {
         let text = format!("from core import target\n\nV{n}: str = target({n})\n");
         std::fs::write(fresh.join(format!("m{n}.py")), text).unwrap();
     }
-    let mut told = String::new();
-    for _ in 0..120 {
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        let out = common::call_text(&run, "read", json!({"path": "core.py"})).await;
-        if out.contains("outside change") {
-            told = out;
-            break;
-        }
-    }
+    let told = outside_notice(&run).await;
     assert!(
         told.contains(
             "after an outside change to fresh/inner/m0.py, fresh/inner/m1.py, fresh/inner/m2.py, 2 more"
