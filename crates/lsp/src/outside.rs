@@ -147,8 +147,8 @@ async fn handle(
             .map(|(path, _)| path.clone())
             .collect();
         for folder in new_folders {
-            watch.watch_new_folder(&folder);
-            let look = move || crate::watch::modified_since(&folder, None);
+            let watch = watch.clone();
+            let look = move || watch.watch_new_folder(&folder);
             let found = tokio::task::spawn_blocking(look).await.unwrap_or_default();
             burst.found(found, 1, &follow);
         }

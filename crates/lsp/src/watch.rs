@@ -113,6 +113,7 @@ impl SharedWatch {
                     &mut known,
                     (&self.root, &self.root),
                     self.max_folders,
+                    None,
                 );
                 *lock(&self.watcher) = Some(watcher);
                 coverage
@@ -133,12 +134,18 @@ impl SharedWatch {
         lock(&self.subscribers).retain(|(i, _)| *i != id);
     }
 
-    /// Watches a folder created since the start, and the folders in it.
-    pub fn watch_new_folder(&self, path: &Path) {
+    /// Watches a folder created since the start, and the folders in it: the files it holds,
+    /// found on the same walk (what was put in it before it was watched raised no event).
+    pub fn watch_new_folder(&self, path: &Path) -> Vec<PathBuf> {
         let watched = self.coverage().map_or(0, |c| c.watched + c.unwatched);
         let room = self.max_folders.saturating_sub(watched);
-        if let Some(w) = lock(&self.watcher).as_mut()
-            && let Ok(added) = watch_tree(w, &mut lock(&self.known), (&self.root, path), room)
+        let mut files = Vec::new();
+        let mut watcher = lock(&self.watcher);
+        let Some(w) = watcher.as_mut() else {
+            return files;
+        };
+        let known = &mut lock(&self.known);
+        if let Ok(added) = watch_tree(w, known, (&self.root, path), room, Some(&mut files))
             && added.unwatched > 0
         {
             let mut later = lock(&self.later_unwatched);
@@ -147,6 +154,7 @@ impl SharedWatch {
             later.examples.extend(added.examples);
             later.examples.truncate(UNWATCHED_SHOWN);
         }
+        files
     }
 
     /// After dropped events: watches every folder not watched yet (one whose creation was
@@ -157,6 +165,7 @@ impl SharedWatch {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
             if is_dir && !lock(&self.known).contains(entry.path()) {
                 tracing::debug!("watching {} after dropped events", entry.path().display());
+                // Its files are taken below, by their modification time.
                 self.watch_new_folder(entry.path());
             } else if !is_dir && modified_at_or_after(&entry, since) {
                 files.push(entry.into_path());
@@ -242,18 +251,6 @@ fn walk(from: &Path) -> ignore::Walk {
         .build()
 }
 
-/// The files under `root` the watch covers that were modified at or after `since` (all of
-/// them without): what a burst changed, when the system dropped its events, or what a new
-/// folder held before it was watched.
-pub fn modified_since(root: &Path, since: Option<SystemTime>) -> Vec<PathBuf> {
-    walk(root)
-        .flatten()
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-        .filter(|e| since.is_none_or(|since| modified_at_or_after(e, since)))
-        .map(ignore::DirEntry::into_path)
-        .collect()
-}
-
 fn modified_at_or_after(entry: &ignore::DirEntry, since: SystemTime) -> bool {
     let modified = entry.metadata().ok().and_then(|m| m.modified().ok());
     modified.is_some_and(|at| at >= since)
@@ -291,17 +288,22 @@ impl Calm {
 /// Watches every folder under `from` that git would not ignore, leaving out generated ones
 /// (dependencies, virtual environments, tagged caches such as `target/`), each folder on its
 /// own, at most `room` of them: how many it watched, and the rest it could not, with why.
+/// With `files`, the files it passes are put there.
 fn watch_tree(
     watcher: &mut notify::RecommendedWatcher,
     known: &mut HashSet<PathBuf>,
     (root, from): (&Path, &Path),
     room: usize,
+    mut files: Option<&mut Vec<PathBuf>>,
 ) -> Result<Coverage, String> {
     let mut coverage = Coverage::default();
     for entry in walk(from).flatten() {
-        if !entry.file_type().is_some_and(|t| t.is_dir())
-            || !known.insert(entry.path().to_path_buf())
-        {
+        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+        if !is_dir && let Some(files) = files.as_deref_mut() {
+            files.push(entry.into_path());
+            continue;
+        }
+        if !is_dir || !known.insert(entry.path().to_path_buf()) {
             continue;
         }
         let refused = match coverage.why.is_some() || coverage.watched >= room {
@@ -349,7 +351,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn files_modified_since_a_moment_are_found_and_generated_folders_left_out() {
+    fn a_rescan_finds_files_modified_since_a_moment_and_a_new_folder_gives_its_files() {
         let dir = tempfile::tempdir().unwrap();
         let old = dir.path().join("old.py");
         std::fs::write(&old, "x = 1\n").unwrap();
@@ -360,13 +362,23 @@ mod tests {
             .unwrap()
             .set_modified(past)
             .unwrap();
+        let watch = SharedWatch::new(dir.path().to_path_buf(), 100);
+        assert_eq!(watch.start().unwrap().watched, 1);
         let since = std::time::SystemTime::now() - Duration::from_secs(1);
         std::fs::create_dir_all(dir.path().join("pkg/node_modules/dep")).unwrap();
         std::fs::write(dir.path().join("pkg/new.py"), "y = 2\n").unwrap();
         std::fs::write(dir.path().join("pkg/node_modules/dep/i.js"), "").unwrap();
-        let found = modified_since(dir.path(), Some(since));
-        assert_eq!(modified_since(dir.path(), None).len(), 2);
-        assert_eq!(found, vec![dir.path().join("pkg/new.py")]);
+        // The rescan watches the folder it had not seen, and leaves generated ones out.
+        assert_eq!(watch.rescan(since), vec![dir.path().join("pkg/new.py")]);
+        assert!(lock(&watch.known).contains(&dir.path().join("pkg")));
+        // A new folder gives every file in it, old or new, and is watched once.
+        std::fs::create_dir_all(dir.path().join("fresh")).unwrap();
+        std::fs::write(dir.path().join("fresh/a.py"), "").unwrap();
+        let folder = dir.path().join("fresh");
+        assert_eq!(watch.watch_new_folder(&folder), vec![folder.join("a.py")]);
+        assert_eq!(watch.watch_new_folder(&folder), vec![folder.join("a.py")]);
+        assert_eq!(lock(&watch.known).len(), 3);
+        watch.close();
     }
 
     #[test]
