@@ -26,6 +26,26 @@ fn full_report(answer: Value) -> Option<Vec<Diagnostic>> {
     protocol::read::<protocol::DiagnosticReport>(answer).items
 }
 
+/// What a server said of one file: a publication as it stood when read, or a pull's answer.
+pub struct Said {
+    pub path: PathBuf,
+    pub items: Vec<Diagnostic>,
+    /// Whether it is the file's real state: a pull's answer, or a publication that was
+    /// confirmed when it was read, not a placeholder of a pass under way.
+    pub real: bool,
+}
+
+impl Said {
+    /// A pull's answer, the file's real state.
+    pub fn pulled((path, items): (PathBuf, Vec<Diagnostic>)) -> Self {
+        Said {
+            path,
+            items,
+            real: true,
+        }
+    }
+}
+
 /// What a diagnostics pull brought.
 pub(crate) enum Pull {
     /// A full report: the file's diagnostics.
@@ -521,17 +541,6 @@ impl Server {
         self.heard.borrow().confirms_by_pull
     }
 
-    /// Whether `path`'s publication is not known to be its real state yet: the server's pass
-    /// may be running and no pull has confirmed it.
-    pub fn unconfirmed(&self, path: &Path) -> bool {
-        let heard = self.heard.borrow();
-        heard.confirms_by_pull
-            && heard
-                .published
-                .get(&file_uri(path))
-                .is_none_or(|p| !p.confirmed)
-    }
-
     /// Whether problems a change causes in other files come from this server too.
     pub fn reports_other_files(&self) -> bool {
         self.separate_check || self.workspace_mode
@@ -594,15 +603,23 @@ impl Server {
         self.heard.borrow().published.files()
     }
 
-    /// The files whose diagnostics were published after `seq`, with what was published.
-    pub fn published_since(&self, seq: u64) -> Vec<(PathBuf, Vec<Diagnostic>)> {
+    /// The files whose diagnostics were published after `seq`, with what was published and
+    /// whether it was confirmed at that same moment (a pull's answer may confirm it a moment
+    /// later, with other items: asking again then would pair the old items with the new mark).
+    pub fn published_since(&self, seq: u64) -> Vec<Said> {
         let heard = self.heard.borrow();
-        let mut out: Vec<(PathBuf, Vec<Diagnostic>)> = self
+        let mut out: Vec<Said> = self
             .whole(&heard)
             .since(seq)
-            .filter_map(|(uri, p)| Some((uri_path(uri)?, p.items.to_vec())))
+            .filter_map(|(uri, p)| {
+                Some(Said {
+                    path: uri_path(uri)?,
+                    items: p.items.to_vec(),
+                    real: !heard.confirms_by_pull || p.confirmed,
+                })
+            })
             .collect();
-        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out.sort_by(|a, b| a.path.cmp(&b.path));
         out
     }
 

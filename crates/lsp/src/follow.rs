@@ -10,7 +10,7 @@ use std::time::Duration;
 use tether_tool::{FileReport, FileStatus, Finding, NoticeQueue, format_reports_after};
 use tokio_util::sync::CancellationToken;
 
-use crate::answers::Snapshot;
+use crate::answers::{Said, Snapshot};
 use crate::catalog::Done;
 use crate::ledger::{Judged, Ledger, Severities, findings, judge_held, silenced};
 use crate::protocol::Diagnostic;
@@ -208,13 +208,14 @@ impl Follow {
         }
         let words = crate::named::module_words(touched);
         let mut answers = Vec::new();
-        for (path, items) in server.published_since(since) {
+        for said in server.published_since(since) {
+            let path = said.path.clone();
             // A file changed on disk since is that change's news, told by the watch.
             let elsewhere = self.ledger.changed_on_disk_since(&path, began);
             if touched.contains(&path) || !path.starts_with(&self.workspace) || elsewhere {
                 continue;
             }
-            let now = self.findings(&items);
+            let now = self.findings(&said.items);
             let news = match self
                 .ledger
                 .latest(&path)
@@ -227,21 +228,26 @@ impl Follow {
                     .is_ok_and(|text| words.iter().any(|w| crate::named::names_word(&text, w))),
             };
             match news {
-                true => answers.push((path, items)),
-                // A publication not confirmed may be a placeholder, never a baseline.
-                false if server.unconfirmed(&path) => {}
+                true => answers.push(said),
+                // A publication not confirmed when read may be a placeholder, never a
+                // baseline (asked again now, a pull may have confirmed other items since).
+                false if !said.real => {}
                 false => self.ledger.record(path, None, now),
             }
         }
         if server.done == Done::Pull && !answers.is_empty() {
-            let files: Vec<PathBuf> = answers.into_iter().map(|(path, _)| path).collect();
+            let files: Vec<PathBuf> = answers.into_iter().map(|said| said.path).collect();
             let end = tokio::time::Instant::now() + self.budget;
-            answers = self
+            let pulled = self
                 .pulled(server, &files[..files.len().min(PULLED)], end)
                 .await;
             // A file that changed on disk while it was asked about was asked with its new
             // text: that is the watch's news, not this event's.
-            answers.retain(|(path, _)| !self.ledger.changed_on_disk_since(path, began));
+            answers = pulled
+                .into_iter()
+                .filter(|(path, _)| !self.ledger.changed_on_disk_since(path, began))
+                .map(Said::pulled)
+                .collect();
         }
         self.compared(server, snap, answers, touched)
     }
@@ -253,11 +259,11 @@ impl Follow {
         &self,
         server: &Server,
         snap: &Snapshot,
-        answers: Vec<(PathBuf, Vec<Diagnostic>)>,
+        answers: Vec<Said>,
         touched: &HashSet<PathBuf>,
     ) -> Vec<FileReport> {
         let mut out = Vec::new();
-        for (path, items) in answers {
+        for Said { path, items, real } in answers {
             if touched.contains(&path) || !path.starts_with(&self.workspace) {
                 continue;
             }
@@ -266,7 +272,7 @@ impl Follow {
             let before = known.clone().or_else(|| snap.before(&path, self));
             // A file known neither before nor now (a pass still under way) is neither told
             // nor kept: its publication may be a placeholder, and a later real one is no news.
-            let unknown = before.is_none() && server.unconfirmed(&path);
+            let unknown = before.is_none() && !real;
             if known.as_ref() == Some(&now) || unknown {
                 continue;
             }
