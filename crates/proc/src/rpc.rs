@@ -188,11 +188,15 @@ pub trait Envelope: Send + Sync + 'static {
     fn read(&self, message: Value) -> Inbound;
 }
 
-type Writer = Box<dyn AsyncWrite + Unpin + Send>;
+/// A frame for the writer task, and where to say how its write went.
+type Outgoing = (Vec<u8>, oneshot::Sender<std::io::Result<()>>);
 
 struct Shared<E> {
     envelope: E,
-    writer: tokio::sync::Mutex<Writer>,
+    /// Frames go out through one task, whole: a caller that gives up while its message is
+    /// being written (a pipe full while the other side is busy) must not leave half a frame,
+    /// which would garble every message after it.
+    outbox: tokio::sync::mpsc::UnboundedSender<Outgoing>,
     pending: Mutex<HashMap<i64, oneshot::Sender<Reply>>>,
     numbers: Numbers,
     /// Why the connection ended, once it has.
@@ -229,9 +233,11 @@ impl<E: Envelope> Engine<E> {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        let (outbox, frames) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(write_loop(output, frames));
         let shared = Arc::new(Shared {
             envelope,
-            writer: tokio::sync::Mutex::new(Box::new(output)),
+            outbox,
             pending: Mutex::default(),
             numbers: Numbers(AtomicI64::new(1)),
             closed: Mutex::default(),
@@ -377,10 +383,25 @@ fn closed(method: &str, why: String) -> RpcError {
     }
 }
 
+/// Queues `message` for the writer task and waits until it is written. It is queued before
+/// the first wait, so a caller dropped at any await still has it go out whole.
 async fn send<E>(shared: &Shared<E>, message: &Value) -> std::io::Result<()> {
     let body = serde_json::to_vec(message)?;
-    let mut writer = shared.writer.lock().await;
-    write_frame(&mut *writer, &body).await
+    let (done, written) = oneshot::channel();
+    let gone = || std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the writer has ended");
+    shared.outbox.send((body, done)).map_err(|_| gone())?;
+    written.await.unwrap_or_else(|_| Err(gone()))
+}
+
+/// Writes each queued frame in order until every sender is gone, then drops `output`, which
+/// closes the other side's input.
+async fn write_loop<W>(mut output: W, mut frames: tokio::sync::mpsc::UnboundedReceiver<Outgoing>)
+where
+    W: AsyncWrite + Unpin,
+{
+    while let Some((body, done)) = frames.recv().await {
+        let _ = done.send(write_frame(&mut output, &body).await);
+    }
 }
 
 /// Reads messages until the stream ends or turns to garbage, then fails what is pending.

@@ -275,3 +275,35 @@ fn error_codes_are_named() {
     assert_eq!(codes::CONTENT_MODIFIED, -32801);
     assert_eq!(codes::SERVER_CANCELLED, -32802);
 }
+
+/// A message given up on while its frame is part written (the other side reads nothing for a
+/// while, so the pipe is full) still goes out whole, and what follows is read as it was sent.
+#[tokio::test]
+async fn a_message_given_up_on_mid_write_still_goes_out_whole() {
+    let (ours, theirs) = tokio::io::duplex(1024);
+    let (input, output) = tokio::io::split(ours);
+    let (their_in, their_out) = tokio::io::split(theirs);
+    let mut other = Other {
+        input: BufReader::new(their_in),
+        output: their_out,
+    };
+    let peer = Peer::start(input, output, Arc::new(Heard::default()), None);
+    let text = "x".repeat(64 * 1024);
+    let big = peer.notify("textDocument/didOpen", json!({ "text": text }));
+    assert!(
+        tokio::time::timeout(SHORT, big).await.is_err(),
+        "the pipe was not full"
+    );
+    let after = tokio::spawn({
+        let peer = peer.clone();
+        async move { peer.notify("after", json!({})).await }
+    });
+    let first = tokio::time::timeout(LONG, other.read()).await.unwrap();
+    assert_eq!(
+        first["params"]["text"].as_str().map(str::len),
+        Some(text.len())
+    );
+    let second = tokio::time::timeout(LONG, other.read()).await.unwrap();
+    assert_eq!(second["method"], "after");
+    after.await.unwrap().unwrap();
+}
