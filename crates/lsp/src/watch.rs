@@ -1,7 +1,7 @@
 //! One watch over a workspace's folders for every run that shares it (a host's runs): one
 //! inotify instance however many runs, each run getting every change on a channel of its own.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -46,17 +46,21 @@ pub struct Coverage {
     pub examples: Vec<String>,
 }
 
+/// Every folder the watch has taken up, true when watched and false when refused: one found
+/// again (a rescan, a new folder's walk) is neither watched nor counted twice, and one deleted
+/// is dropped, so the same path made again is watched again.
+type Folders = Arc<Mutex<HashMap<PathBuf, bool>>>;
+
 /// The watch of one workspace root, kept in the run's pool.
 pub struct SharedWatch {
     root: PathBuf,
     max_folders: usize,
-    started: OnceLock<Result<Coverage, String>>,
-    /// Folders created since the start that could not be watched.
-    later_unwatched: Mutex<Coverage>,
+    /// Whether the watch could start, or why not.
+    started: OnceLock<Result<(), String>>,
+    /// Why the first folder refused was refused.
+    refused_why: Mutex<Option<String>>,
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
-    /// Every folder watched or refused, so one found again (a rescan, a new folder's walk)
-    /// is neither watched nor counted twice.
-    known: Mutex<HashSet<PathBuf>>,
+    known: Folders,
     subscribers: Subscribers,
     next_id: AtomicU64,
 }
@@ -67,9 +71,9 @@ impl SharedWatch {
             root,
             max_folders,
             started: OnceLock::new(),
-            later_unwatched: Mutex::default(),
+            refused_why: Mutex::default(),
             watcher: Mutex::new(None),
-            known: Mutex::default(),
+            known: Folders::default(),
             subscribers: Arc::default(),
             next_id: AtomicU64::new(0),
         }
@@ -77,48 +81,57 @@ impl SharedWatch {
 
     /// Starts watching once: how much of the tree, or why none of it.
     pub fn start(&self) -> Result<Coverage, String> {
-        self.started
-            .get_or_init(|| {
-                let subscribers = self.subscribers.clone();
-                let mut calm = Calm::new(SystemTime::now());
-                let mut watcher =
-                    notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-                        calm.heard(SystemTime::now());
-                        let subscribers = lock(&subscribers);
-                        // An overflow, or an error reading events, loses changes: said, with
-                        // the moment since which they may be lost, so the tree is looked at.
-                        if event.as_ref().is_ok_and(|e| e.need_rescan()) || event.is_err() {
-                            let dropped = Change::Dropped {
-                                since: calm.lost_since(),
-                            };
-                            for (_, tx) in subscribers.iter() {
-                                let _ = tx.send(dropped.clone());
-                            }
-                            return;
-                        }
-                        let Ok(event) = event else { return };
-                        let Some(kind) = change_kind(&event.kind) else {
-                            return;
+        let started = self.started.get_or_init(|| {
+            let subscribers = self.subscribers.clone();
+            let known = self.known.clone();
+            let mut calm = Calm::new(SystemTime::now());
+            let mut watcher =
+                notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                    calm.heard(SystemTime::now());
+                    let subscribers = lock(&subscribers);
+                    // An overflow, or an error reading events, loses changes: said, with
+                    // the moment since which they may be lost, so the tree is looked at.
+                    if event.as_ref().is_ok_and(|e| e.need_rescan()) || event.is_err() {
+                        let dropped = Change::Dropped {
+                            since: calm.lost_since(),
                         };
-                        for path in event.paths.iter().filter(|p| !is_ours(p)) {
-                            for (_, tx) in subscribers.iter() {
-                                let _ = tx.send(Change::Path(path.clone(), kind));
-                            }
+                        for (_, tx) in subscribers.iter() {
+                            let _ = tx.send(dropped.clone());
                         }
-                    })
-                    .map_err(|e| format!("cannot watch for outside edits: {e}"))?;
-                let mut known = lock(&self.known);
-                let coverage = watch_tree(
-                    &mut watcher,
-                    &mut known,
-                    (&self.root, &self.root),
-                    self.max_folders,
-                    None,
-                );
-                *lock(&self.watcher) = Some(watcher);
-                coverage
-            })
-            .clone()
+                        return;
+                    }
+                    let Ok(event) = event else { return };
+                    let Some(kind) = change_kind(&event.kind) else {
+                        return;
+                    };
+                    if kind == 3 {
+                        forget_folders(&known, &event.paths);
+                    }
+                    for path in event.paths.iter().filter(|p| !is_ours(p)) {
+                        for (_, tx) in subscribers.iter() {
+                            let _ = tx.send(Change::Path(path.clone(), kind));
+                        }
+                    }
+                })
+                .map_err(|e| format!("cannot watch for outside edits: {e}"))?;
+            let mut known = lock(&self.known);
+            let why = watch_tree(
+                &mut watcher,
+                &mut known,
+                (&self.root, &self.root),
+                (self.max_folders, self.max_folders),
+                None,
+            )?;
+            *lock(&self.refused_why) = why;
+            *lock(&self.watcher) = Some(watcher);
+            Ok(())
+        });
+        match started {
+            Ok(()) => self
+                .coverage()
+                .ok_or_else(|| "the watch has ended".to_string()),
+            Err(why) => Err(why.clone()),
+        }
     }
 
     /// A channel of every change from now on, and its id to give it back with.
@@ -137,22 +150,22 @@ impl SharedWatch {
     /// Watches a folder created since the start, and the folders in it: the files it holds,
     /// found on the same walk (what was put in it before it was watched raised no event).
     pub fn watch_new_folder(&self, path: &Path) -> Vec<PathBuf> {
-        let watched = self.coverage().map_or(0, |c| c.watched + c.unwatched);
-        let room = self.max_folders.saturating_sub(watched);
         let mut files = Vec::new();
         let mut watcher = lock(&self.watcher);
         let Some(w) = watcher.as_mut() else {
             return files;
         };
         let known = &mut lock(&self.known);
-        if let Ok(added) = watch_tree(w, known, (&self.root, path), room, Some(&mut files))
-            && added.unwatched > 0
-        {
-            let mut later = lock(&self.later_unwatched);
-            later.unwatched += added.unwatched;
-            later.why = later.why.take().or(added.why);
-            later.examples.extend(added.examples);
-            later.examples.truncate(UNWATCHED_SHOWN);
+        let watched = known.values().filter(|w| **w).count();
+        let room = self.max_folders.saturating_sub(watched);
+        if let Ok(Some(why)) = watch_tree(
+            w,
+            known,
+            (&self.root, path),
+            (room, self.max_folders),
+            Some(&mut files),
+        ) {
+            lock(&self.refused_why).get_or_insert(why);
         }
         files
     }
@@ -163,7 +176,7 @@ impl SharedWatch {
         let mut files = Vec::new();
         for entry in walk(&self.root).flatten() {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            if is_dir && !lock(&self.known).contains(entry.path()) {
+            if is_dir && !lock(&self.known).contains_key(entry.path()) {
                 tracing::debug!("watching {} after dropped events", entry.path().display());
                 // Its files are taken below, by their modification time.
                 self.watch_new_folder(entry.path());
@@ -176,13 +189,23 @@ impl SharedWatch {
 
     /// How much of the tree is watched now, once started.
     pub fn coverage(&self) -> Option<Coverage> {
-        let mut all = self.started.get()?.as_ref().ok()?.clone();
-        let later = lock(&self.later_unwatched);
-        all.unwatched += later.unwatched;
-        all.why = all.why.or(later.why.clone());
-        all.examples.extend(later.examples.iter().cloned());
-        all.examples.truncate(UNWATCHED_SHOWN);
-        Some(all)
+        self.started.get()?.as_ref().ok()?;
+        let known = lock(&self.known);
+        let mut refused: Vec<&PathBuf> =
+            known.iter().filter(|(_, w)| !**w).map(|(p, _)| p).collect();
+        refused.sort();
+        let shown = |p: &&PathBuf| {
+            p.strip_prefix(&self.root)
+                .unwrap_or(p)
+                .display()
+                .to_string()
+        };
+        Some(Coverage {
+            watched: known.len() - refused.len(),
+            unwatched: refused.len(),
+            why: lock(&self.refused_why).clone(),
+            examples: refused.iter().take(UNWATCHED_SHOWN).map(shown).collect(),
+        })
     }
 
     /// What `status` (and, once, the next result) says of the watch: all of it, or which
@@ -287,62 +310,66 @@ impl Calm {
 
 /// Watches every folder under `from` that git would not ignore, leaving out generated ones
 /// (dependencies, virtual environments, tagged caches such as `target/`), each folder on its
-/// own, at most `room` of them: how many it watched, and the rest it could not, with why.
-/// With `files`, the files it passes are put there.
+/// own, at most `room` more of them, each noted in `known` as watched or refused; gives why
+/// the first refused was. With `files`, the files it passes are put there.
 fn watch_tree(
     watcher: &mut notify::RecommendedWatcher,
-    known: &mut HashSet<PathBuf>,
+    known: &mut HashMap<PathBuf, bool>,
     (root, from): (&Path, &Path),
-    room: usize,
+    (room, max): (usize, usize),
     mut files: Option<&mut Vec<PathBuf>>,
-) -> Result<Coverage, String> {
-    let mut coverage = Coverage::default();
+) -> Result<Option<String>, String> {
+    let mut watched = 0;
+    let mut why: Option<String> = None;
     for entry in walk(from).flatten() {
         let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
         if !is_dir && let Some(files) = files.as_deref_mut() {
             files.push(entry.into_path());
             continue;
         }
-        if !is_dir || !known.insert(entry.path().to_path_buf()) {
+        if !is_dir || known.contains_key(entry.path()) {
             continue;
         }
-        let refused = match coverage.why.is_some() || coverage.watched >= room {
+        let refused = match why.is_some() || watched >= room {
             true => Some(None),
             false => match watcher.watch(entry.path(), RecursiveMode::NonRecursive) {
                 Ok(()) => None,
                 Err(e) => Some(Some(e)),
             },
         };
-        match refused {
-            None => coverage.watched += 1,
-            Some(error) => {
-                if coverage.watched == 0
-                    && from == root
-                    && let Some(e) = error
-                {
-                    return Err(format!("cannot watch for outside edits: {e}"));
-                }
-                coverage.why = coverage.why.or_else(|| {
-                    Some(match error {
-                        Some(e) => format!(
-                            "the system refused more watches: {e}; on Linux raise \
-                             fs.inotify.max_user_watches (it is shared with every program of \
-                             the user)"
-                        ),
-                        None => {
-                            format!("`[lsp] watch_folders_max` is {room}; raise it in tether.toml")
-                        }
-                    })
-                });
-                coverage.unwatched += 1;
-                if coverage.examples.len() < UNWATCHED_SHOWN {
-                    let shown = entry.path().strip_prefix(root).unwrap_or(entry.path());
-                    coverage.examples.push(shown.display().to_string());
-                }
-            }
+        known.insert(entry.path().to_path_buf(), refused.is_none());
+        let Some(error) = refused else {
+            watched += 1;
+            continue;
+        };
+        if watched == 0
+            && from == root
+            && let Some(e) = error
+        {
+            return Err(format!("cannot watch for outside edits: {e}"));
+        }
+        why = why.or_else(|| {
+            Some(match error {
+                Some(e) => format!(
+                    "the system refused more watches: {e}; on Linux raise \
+                     fs.inotify.max_user_watches (it is shared with every program of the user)"
+                ),
+                None => format!("`[lsp] watch_folders_max` is {max}; raise it in tether.toml"),
+            })
+        });
+    }
+    Ok(why)
+}
+
+/// Drops deleted folders, and every folder under them, from `known`: inotify ends a deleted
+/// folder's watch, and a folder made again at the same path must be watched again.
+fn forget_folders(known: &Mutex<HashMap<PathBuf, bool>>, deleted: &[PathBuf]) {
+    let mut known = lock(known);
+    for path in deleted {
+        if known.contains_key(path) {
+            known.retain(|folder, _| !folder.starts_with(path));
         }
     }
-    Ok(coverage)
 }
 
 #[cfg(test)]
@@ -370,7 +397,7 @@ mod tests {
         std::fs::write(dir.path().join("pkg/node_modules/dep/i.js"), "").unwrap();
         // The rescan watches the folder it had not seen, and leaves generated ones out.
         assert_eq!(watch.rescan(since), vec![dir.path().join("pkg/new.py")]);
-        assert!(lock(&watch.known).contains(&dir.path().join("pkg")));
+        assert_eq!(lock(&watch.known).get(&dir.path().join("pkg")), Some(&true));
         // A new folder gives every file in it, old or new, and is watched once.
         std::fs::create_dir_all(dir.path().join("fresh")).unwrap();
         std::fs::write(dir.path().join("fresh/a.py"), "").unwrap();
@@ -378,6 +405,29 @@ mod tests {
         assert_eq!(watch.watch_new_folder(&folder), vec![folder.join("a.py")]);
         assert_eq!(watch.watch_new_folder(&folder), vec![folder.join("a.py")]);
         assert_eq!(lock(&watch.known).len(), 3);
+        watch.close();
+    }
+
+    #[test]
+    fn a_folder_deleted_and_made_again_is_watched_again_and_counted_once() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("pkg/inner")).unwrap();
+        let watch = SharedWatch::new(dir.path().to_path_buf(), 100);
+        assert_eq!(watch.start().unwrap().watched, 3);
+        std::fs::remove_dir_all(dir.path().join("pkg")).unwrap();
+        // The deletion's events come on the watch's own thread.
+        let end = std::time::Instant::now() + Duration::from_secs(10);
+        while lock(&watch.known).len() > 1 && std::time::Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(watch.coverage().unwrap().watched, 1);
+        std::fs::create_dir_all(dir.path().join("pkg/inner")).unwrap();
+        watch.watch_new_folder(&dir.path().join("pkg"));
+        assert_eq!(
+            lock(&watch.known).get(&dir.path().join("pkg/inner")),
+            Some(&true)
+        );
+        assert_eq!(watch.coverage().unwrap().watched, 3);
         watch.close();
     }
 

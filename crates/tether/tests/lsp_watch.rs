@@ -170,5 +170,34 @@ async fn files_put_in_a_new_folder_before_it_is_watched_are_seen() {
         ),
         "{told}"
     );
+    // Deleted and made again (a branch switch and back): the new folders are watched too,
+    // so an edit in them later is seen.
+    std::fs::remove_dir_all(ws.join("fresh")).unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    std::fs::create_dir_all(&fresh).unwrap();
+    let again = fresh.join("again.py");
+    std::fs::write(&again, "from core import target\n\nA: str = target(1)\n").unwrap();
+    let told = notice_naming(&run, "fresh/inner/again.py").await;
+    assert!(told.contains("\"str\""), "{told}");
+    std::fs::write(
+        &again,
+        "from core import target\n\nA: str = target(1)\nB: bytes = target(2)\n",
+    )
+    .unwrap();
+    let told = notice_naming(&run, "fresh/inner/again.py").await;
+    assert!(told.contains("\"bytes\""), "{told}");
     run.shutdown(Duration::from_secs(5)).await;
+}
+
+/// The first cheap call's result whose outside-change notice names `file`, or nothing after a
+/// minute.
+async fn notice_naming(run: &tether::Run, file: &str) -> String {
+    for _ in 0..120 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let out = common::call_text(run, "read", json!({"path": "core.py"})).await;
+        if out.contains("outside change") && out.contains(file) {
+            return out;
+        }
+    }
+    String::new()
 }
