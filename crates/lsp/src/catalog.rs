@@ -51,6 +51,10 @@ pub struct Behaviour {
     /// The separate check stops reporting warnings once there are errors (rustc's lints), so
     /// a warning gone while errors stand was not checked again, not fixed.
     pub warnings_silenced_by_errors: bool,
+    /// The log messages (`*`: any text) that say the server has listed the project's files;
+    /// from then on its queries search every file when asked (pyright), whole while its
+    /// diagnostics pass still runs.
+    pub listed_files_log: Vec<String>,
     /// What of the project's code the server can run, when it can (build scripts, …).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub builds: Option<String>,

@@ -48,6 +48,8 @@ pub(crate) enum Event {
     Flushed { ends: u64 },
     /// A pull's answer for a file, its real state, kept as its confirmed publication.
     Pulled { uri: String, items: Vec<Diagnostic> },
+    /// The server logged that it has listed the project's files.
+    Listed,
     /// A request missed its deadline.
     Degraded(String),
     /// The connection ended.
@@ -116,6 +118,8 @@ pub(crate) struct Heard {
     /// findings are still on their way (rust-analyzer empties a file at the start of a check
     /// and sends its findings again from a pool of threads, in no fixed order with answers).
     pub(crate) cleared: HashSet<String>,
+    /// Whether the server logged that it has listed the project's files.
+    pub(crate) listed_files: bool,
     /// Counts publications and documents sent, to tell which came after which.
     pub(crate) seq: u64,
     /// When the server last said anything, or was last sent a text: the one clock here, set
@@ -202,6 +206,7 @@ impl Heard {
                 self.health = health;
             }
             Event::Sent => self.seq += 1,
+            Event::Listed => self.listed_files = true,
             Event::Saved => self.saves += 1,
             Event::Barrier { save } => {
                 if save >= self.barred.0 {

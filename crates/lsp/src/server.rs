@@ -57,6 +57,8 @@ struct Client {
     heard: Arc<Watched>,
     /// Set while a write call takes the server's own edits.
     edits: Arc<Mutex<Option<EditPort>>>,
+    /// The log messages that say the server has listed the project's files.
+    listed_files_log: Vec<String>,
 }
 
 impl Incoming for Client {
@@ -111,6 +113,13 @@ impl Incoming for Client {
                 Event::Status {
                     quiescent: status.quiescent,
                     health,
+                }
+            }
+            "window/logMessage" => {
+                let said = params.get("message").and_then(Value::as_str).unwrap_or("");
+                match self.listed_files_log.iter().any(|p| glob_match(p, said)) {
+                    true => Event::Listed,
+                    false => return,
                 }
             }
             "$/progress" => {
@@ -297,8 +306,30 @@ pub struct Server {
     pub tsserver_pull: bool,
     /// Its check stops reporting warnings while errors stand.
     pub warnings_silenced_by_errors: bool,
+    /// Its queries search every file when asked: whole while its diagnostics pass runs.
+    pub queries_on_demand: bool,
     /// Cleared once the server said it has no pull diagnostics, though it never offered them.
     pub(crate) may_pull: std::sync::atomic::AtomicBool,
+}
+
+/// Whether `text` fits `pattern`, whose `*` matches any text (none included).
+fn glob_match(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or("");
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let mut parts = parts.peekable();
+    while let Some(part) = parts.next() {
+        if parts.peek().is_none() {
+            return rest.ends_with(part);
+        }
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.is_empty()
 }
 
 /// Whether `settings` ask a pyright-like server to diagnose every file of the workspace.
@@ -343,6 +374,7 @@ impl Server {
             edits: edits.clone(),
             settings: options.settings.clone(),
             heard: heard.clone(),
+            listed_files_log: entry.behaviour.listed_files_log.clone(),
         });
         let peer = Peer::start(input, output, client, Some("$/cancelRequest"));
         let crate::restrict::Options {
@@ -410,6 +442,7 @@ impl Server {
             tsserver_pull: entry.behaviour.tsserver_pull,
             warnings_silenced_by_errors: entry.behaviour.warnings_silenced_by_errors
                 && allowed.builds,
+            queries_on_demand: !entry.behaviour.listed_files_log.is_empty(),
             languages,
             may_pull: std::sync::atomic::AtomicBool::new(true),
             restricted,
@@ -462,10 +495,22 @@ impl Server {
         })
     }
 
-    /// Waits, at most `limit`, until the server has finished indexing; true if it has. A
+    /// Whether a list the server gives now covers the whole project without waiting for its
+    /// indexing: one whose queries search every file when asked, once it logged that it has
+    /// listed them (until then pyright searches the open files alone: "1 found" for a function
+    /// 60 modules call, after its first publications).
+    pub fn searches_whole_project(&self) -> bool {
+        self.queries_on_demand && self.heard.borrow().listed_files
+    }
+
+    /// Waits, at most `limit`, until the server has finished indexing, or for a server whose
+    /// queries search every file when asked, until it has found them; true if so. A
     /// server says it is busy only a moment after a request, so a begin is looked for first,
     /// for a short while.
     pub async fn settled(&self, limit: Duration) -> bool {
+        if self.queries_on_demand {
+            return self.until(limit, |h| h.listed_files).await;
+        }
         let begun = self.heard.borrow().begun;
         let first = Duration::from_millis(300).min(limit);
         self.until(first, |h| h.begun > begun).await;
@@ -824,6 +869,20 @@ pub fn uri_path(uri: &str) -> Option<PathBuf> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn a_log_pattern_star_matches_any_text() {
+        let found = "Found * source file*";
+        assert!(glob_match(found, "Found 2786 source files"));
+        assert!(glob_match(found, "Found 1 source file"));
+        assert!(!glob_match(found, "Found 3 files to analyze"));
+        assert!(!glob_match(found, "Searching for source files"));
+        assert!(glob_match(
+            "No source files found*",
+            "No source files found."
+        ));
+        assert!(!glob_match("exact", "exact and more"));
+    }
 
     #[test]
     fn uris_round_trip_through_spaces_and_non_ascii() {

@@ -285,6 +285,9 @@ async fn navigate(
                 false => ToolError::failed(e),
             })
     };
+    // Whether the answer covers every file, as the server stood when it was asked (pyright
+    // sends an answer from its open files, then at once the log that it has listed the rest).
+    let mut whole = t.server.searches_whole_project();
     let mut answer = ask().await?;
     // While a server indexes, an empty answer (or references holding only the declaration)
     // is not final: wait for it to finish, within the request's deadline, and ask again.
@@ -294,12 +297,13 @@ async fn navigate(
         _ => false,
     };
     let mut incomplete = false;
-    if thin(&answer) {
+    if thin(&answer) && !whole {
         cx.progress(&format!(
             "{} is indexing; waiting to ask again",
             t.server.id
         ));
         if t.server.settled(t.server.timeout()).await {
+            whole = t.server.searches_whole_project();
             answer = ask().await?;
         } else {
             incomplete = true;
@@ -346,7 +350,7 @@ async fn navigate(
     };
     let list = locations(&found, cx.workspace(), t.server.encoding, cap).await;
     let n = found.len();
-    let partial = match (partial_note(&t.server).await, incomplete) {
+    let partial = match (partial_note(&t.server, whole).await, incomplete) {
         (Some(note), _) => format!("{note}\n"),
         (None, true) => format!(
             "partial: {} was still indexing when it answered, so this list may miss what it \
@@ -363,8 +367,21 @@ async fn navigate(
 
 /// A line saying a list may be short, when the server that gave it is still indexing: a
 /// list it gives now may miss what it has not reached, and a short list read as the whole
-/// (one reference: "unused") is a wrong answer that looks right.
-async fn partial_note(server: &Server) -> Option<String> {
+/// (one reference: "unused") is a wrong answer that looks right. A server whose queries
+/// search every file when asked (pyright) answers whole while its diagnostics pass runs,
+/// when it had listed the project's files before it was asked (`whole`).
+async fn partial_note(server: &Server, whole: bool) -> Option<String> {
+    match (server.queries_on_demand, whole) {
+        (true, true) => return None,
+        (true, false) => {
+            return Some(format!(
+                "partial: {} had not listed the project's files yet when it answered, so this \
+                 list may miss files it had not opened; ask again",
+                server.id
+            ));
+        }
+        (false, _) => {}
+    }
     match server.state().await {
         crate::server::State::Indexing(pct) => Some(format!(
             "partial: {} is still indexing{}, so this list may miss what it has not reached; \
@@ -571,6 +588,7 @@ async fn symbols(servers: &Supervisor, cx: &CallCx, args: &LspArgs) -> Result<St
                 work_done_progress_params: Default::default(),
                 partial_result_params: Default::default(),
             };
+            let whole = server.searches_whole_project();
             let answer = server
                 .request("workspace/symbol", params, cx.cancel_token())
                 .await
@@ -587,7 +605,7 @@ async fn symbols(servers: &Supervisor, cx: &CallCx, args: &LspArgs) -> Result<St
                 ));
             }
             let list = locations(&found, cx.workspace(), server.encoding, QUERY_CAP).await;
-            let partial = partial_note(&server)
+            let partial = partial_note(&server, whole)
                 .await
                 .map_or(String::new(), |note| format!("{note}\n"));
             Ok(format!(

@@ -177,3 +177,40 @@ fn status_names_a_language_whose_server_finds_no_project_marker() {
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
+
+/// pyright searches every file when asked for references, so its answer is whole while its
+/// diagnostics pass still runs: the count is exact at once, with no "partial" note and no
+/// wait for the pass (on Django the note held a complete answer back for a minute).
+#[test]
+fn pyright_references_are_whole_while_its_pass_runs() {
+    pyright_on_path();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        common::write(&ws, "pyproject.toml", "[project]\nname = \"w\"\n");
+        common::write(&ws, "lib.py", "def area(w: int) -> int:\n    return w\n");
+        // A pass long enough to be running when the question comes; every 25th module calls
+        // `area`.
+        for i in 0..1500_usize {
+            let body = match i % 25 {
+                0 => format!("from lib import area\n\nV{i}: int = area({i})\n"),
+                _ => format!("import missing_{i}\n\nY{i}: int = \"y\"\n"),
+            };
+            common::write(&ws, &format!("pkg{}/m{i:04}.py", i % 10), &body);
+        }
+        let run = common::run_with_config(dir.path(), common::LSP_BUDGETS);
+        let out = call(
+            &run,
+            "lsp",
+            json!({"action": "references", "file": "lib.py", "line": 1, "symbol": "area"}),
+        )
+        .await;
+        // The definition, and an import and a call in each of 60 modules.
+        assert!(out.contains("(121 found)"), "{out}");
+        assert!(!out.contains("partial"), "{out}");
+        let status = call(&run, "lsp", json!({"action": "status"})).await;
+        eprintln!("status then: {status}");
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
