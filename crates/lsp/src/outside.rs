@@ -229,6 +229,16 @@ async fn handle(
         for r in reached {
             tell_burst(&follow, r).await;
         }
+        // A branch switch written in spurts is several bursts, each diagnosed in turn: the
+        // model must not take this one's notice for all of it.
+        if !rx.is_empty() {
+            follow.notices.push(
+                "outside edits",
+                "more outside changes came while these were diagnosed (a branch switch or \
+                 generator still writing, or another edit): they are diagnosed next and told \
+                 in a later notice, so the notice above is not all of them yet",
+            );
+        }
     }
 }
 

@@ -117,24 +117,48 @@ async fn a_branch_switch_of_1500_files_is_told_whole_and_counted() {
     // before that would have no baseline.
     let status = ready(&run).await;
     assert!(status.contains(": ready,"), "{status}");
-    // Every module breaks at once, as a checkout of another branch would do it.
-    for n in 0..1500 {
-        std::fs::write(
-            ws.join(format!("pkg{}/m{n}.py", n / 100)),
-            module(n, "str(a)"),
-        )
-        .unwrap();
-    }
-    let told = outside_notice(&run).await;
-    // The server was told of all 1500 (a thousand a message), so each file's answer is for
-    // its new text, and the cut notice still counts them all.
-    assert!(
-        told.contains("in all, 1500 files: 1500 new problems in 1500 files"),
-        "{}",
+    // Every module breaks, as a checkout of another branch would do it, in two spurts: the
+    // second comes while the first is being diagnosed.
+    let break_modules = |range: std::ops::Range<usize>| {
+        for n in range {
+            let path = ws.join(format!("pkg{}/m{n}.py", n / 100));
+            std::fs::write(path, module(n, "str(a)")).unwrap();
+        }
+    };
+    break_modules(0..1200);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    break_modules(1200..1500);
+    let brief = |told: &str| {
         told.lines()
             .filter(|l| !l.starts_with("    line") && !l.starts_with("  pkg"))
             .collect::<Vec<_>>()
             .join("\n")
+    };
+    let told = outside_notice(&run).await;
+    // The server was told of all 1200 (a thousand a message), so each file's answer is for
+    // its new text, and the cut notice still counts them all; it says it is not all yet.
+    assert!(
+        told.contains("in all, 1200 files: 1200 new problems in 1200 files"),
+        "{}",
+        brief(&told)
+    );
+    assert!(
+        told.contains("more outside changes came"),
+        "{}",
+        brief(&told)
+    );
+    let mut later = String::new();
+    for _ in 0..120 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        later = common::call_text(&run, "read", json!({"path": "core.py"})).await;
+        if later.contains("in all, 300 files") {
+            break;
+        }
+    }
+    assert!(
+        later.contains("in all, 300 files: 300 new problems in 300 files"),
+        "{}",
+        brief(&later)
     );
     run.shutdown(Duration::from_secs(5)).await;
 }
