@@ -49,7 +49,11 @@ pub struct Coverage {
 /// Every folder the watch has taken up, true when watched and false when refused: one found
 /// again (a rescan, a new folder's walk) is neither watched nor counted twice, and one deleted
 /// is dropped, so the same path made again is watched again.
-type Folders = Arc<Mutex<HashMap<PathBuf, bool>>>;
+type Folders = Mutex<HashMap<PathBuf, bool>>;
+
+/// Paths deleted, as the watch's thread heard them, for [`SharedWatch::folders`] to drop. That
+/// thread must never wait on the folder map: adding a watch holds the map and waits on it.
+type Deleted = Arc<Mutex<Vec<PathBuf>>>;
 
 /// The watch of one workspace root, kept in the run's pool.
 pub struct SharedWatch {
@@ -61,6 +65,7 @@ pub struct SharedWatch {
     refused_why: Mutex<Option<String>>,
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
     known: Folders,
+    deleted: Deleted,
     subscribers: Subscribers,
     next_id: AtomicU64,
 }
@@ -74,6 +79,7 @@ impl SharedWatch {
             refused_why: Mutex::default(),
             watcher: Mutex::new(None),
             known: Folders::default(),
+            deleted: Deleted::default(),
             subscribers: Arc::default(),
             next_id: AtomicU64::new(0),
         }
@@ -83,7 +89,7 @@ impl SharedWatch {
     pub fn start(&self) -> Result<Coverage, String> {
         let started = self.started.get_or_init(|| {
             let subscribers = self.subscribers.clone();
-            let known = self.known.clone();
+            let deleted = self.deleted.clone();
             let mut calm = Calm::new(SystemTime::now());
             let mut watcher =
                 notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
@@ -105,7 +111,7 @@ impl SharedWatch {
                         return;
                     };
                     if kind == 3 {
-                        forget_folders(&known, &event.paths);
+                        lock(&deleted).extend(event.paths.iter().cloned());
                     }
                     for path in event.paths.iter().filter(|p| !is_ours(p)) {
                         for (_, tx) in subscribers.iter() {
@@ -114,10 +120,9 @@ impl SharedWatch {
                     }
                 })
                 .map_err(|e| format!("cannot watch for outside edits: {e}"))?;
-            let mut known = lock(&self.known);
             let why = watch_tree(
                 &mut watcher,
-                &mut known,
+                &mut self.folders(),
                 (&self.root, &self.root),
                 (self.max_folders, self.max_folders),
                 None,
@@ -155,7 +160,7 @@ impl SharedWatch {
         let Some(w) = watcher.as_mut() else {
             return files;
         };
-        let known = &mut lock(&self.known);
+        let known = &mut self.folders();
         let watched = known.values().filter(|w| **w).count();
         let room = self.max_folders.saturating_sub(watched);
         if let Ok(Some(why)) = watch_tree(
@@ -176,7 +181,7 @@ impl SharedWatch {
         let mut files = Vec::new();
         for entry in walk(&self.root).flatten() {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            if is_dir && !lock(&self.known).contains_key(entry.path()) {
+            if is_dir && !self.folders().contains_key(entry.path()) {
                 tracing::debug!("watching {} after dropped events", entry.path().display());
                 // Its files are taken below, by their modification time.
                 self.watch_new_folder(entry.path());
@@ -187,10 +192,18 @@ impl SharedWatch {
         files
     }
 
+    /// The folder map, with the deletions heard since it was last looked at taken out.
+    fn folders(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, bool>> {
+        let mut known = lock(&self.known);
+        let deleted = std::mem::take(&mut *lock(&self.deleted));
+        forget_folders(&mut known, deleted);
+        known
+    }
+
     /// How much of the tree is watched now, once started.
     pub fn coverage(&self) -> Option<Coverage> {
         self.started.get()?.as_ref().ok()?;
-        let known = lock(&self.known);
+        let known = self.folders();
         let mut refused: Vec<&PathBuf> =
             known.iter().filter(|(_, w)| !**w).map(|(p, _)| p).collect();
         refused.sort();
@@ -363,11 +376,10 @@ fn watch_tree(
 
 /// Drops deleted folders, and every folder under them, from `known`: inotify ends a deleted
 /// folder's watch, and a folder made again at the same path must be watched again.
-fn forget_folders(known: &Mutex<HashMap<PathBuf, bool>>, deleted: &[PathBuf]) {
-    let mut known = lock(known);
+fn forget_folders(known: &mut HashMap<PathBuf, bool>, deleted: Vec<PathBuf>) {
     for path in deleted {
-        if known.contains_key(path) {
-            known.retain(|folder, _| !folder.starts_with(path));
+        if known.contains_key(&path) {
+            known.retain(|folder, _| !folder.starts_with(&path));
         }
     }
 }
@@ -397,14 +409,14 @@ mod tests {
         std::fs::write(dir.path().join("pkg/node_modules/dep/i.js"), "").unwrap();
         // The rescan watches the folder it had not seen, and leaves generated ones out.
         assert_eq!(watch.rescan(since), vec![dir.path().join("pkg/new.py")]);
-        assert_eq!(lock(&watch.known).get(&dir.path().join("pkg")), Some(&true));
+        assert_eq!(watch.folders().get(&dir.path().join("pkg")), Some(&true));
         // A new folder gives every file in it, old or new, and is watched once.
         std::fs::create_dir_all(dir.path().join("fresh")).unwrap();
         std::fs::write(dir.path().join("fresh/a.py"), "").unwrap();
         let folder = dir.path().join("fresh");
         assert_eq!(watch.watch_new_folder(&folder), vec![folder.join("a.py")]);
         assert_eq!(watch.watch_new_folder(&folder), vec![folder.join("a.py")]);
-        assert_eq!(lock(&watch.known).len(), 3);
+        assert_eq!(watch.folders().len(), 3);
         watch.close();
     }
 
@@ -417,17 +429,51 @@ mod tests {
         std::fs::remove_dir_all(dir.path().join("pkg")).unwrap();
         // The deletion's events come on the watch's own thread.
         let end = std::time::Instant::now() + Duration::from_secs(10);
-        while lock(&watch.known).len() > 1 && std::time::Instant::now() < end {
+        while watch.folders().len() > 1 && std::time::Instant::now() < end {
             std::thread::sleep(Duration::from_millis(20));
         }
         assert_eq!(watch.coverage().unwrap().watched, 1);
         std::fs::create_dir_all(dir.path().join("pkg/inner")).unwrap();
         watch.watch_new_folder(&dir.path().join("pkg"));
         assert_eq!(
-            lock(&watch.known).get(&dir.path().join("pkg/inner")),
+            watch.folders().get(&dir.path().join("pkg/inner")),
             Some(&true)
         );
         assert_eq!(watch.coverage().unwrap().watched, 3);
+        watch.close();
+    }
+
+    /// The watch's thread hears deletions while a new folder is being watched (which holds
+    /// the folder map and waits on that thread): neither may wait on the other.
+    #[test]
+    fn folders_deleted_while_new_ones_are_watched_do_not_stall_the_watch() {
+        let dir = tempfile::tempdir().unwrap();
+        let watch = Arc::new(SharedWatch::new(dir.path().to_path_buf(), 100_000));
+        watch.start().unwrap();
+        let root = dir.path().to_path_buf();
+        let flipping = root.join("flip");
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
+        let flipper = std::thread::spawn(move || {
+            while !stopped.load(Ordering::Relaxed) {
+                let _ = std::fs::create_dir_all(flipping.join("inner"));
+                let _ = std::fs::remove_dir_all(&flipping);
+            }
+        });
+        let (done, finished) = std::sync::mpsc::channel();
+        let watching = watch.clone();
+        std::thread::spawn(move || {
+            for n in 0..2_000 {
+                let folder = root.join(format!("new{n}"));
+                let _ = std::fs::create_dir_all(folder.join("inner"));
+                watching.watch_new_folder(&folder);
+            }
+            let _ = done.send(());
+        });
+        let within = finished.recv_timeout(Duration::from_secs(60));
+        assert!(within.is_ok(), "the watch stalled");
+        stop.store(true, Ordering::Relaxed);
+        flipper.join().unwrap();
         watch.close();
     }
 
