@@ -96,12 +96,8 @@ impl Tool for LspRenameTool {
                 )));
             }
         }
-        // A server whose queries search every file once it has listed them is given the
-        // moment that takes (pyright: about a second); one still indexing renames the uses it
-        // has reached: said beside the count, so the leftovers below are read as likely.
-        if server.queries_on_demand && !server.searches_whole_project() {
-            server.settled(server.timeout()).await;
-        }
+        // A server still indexing renames the uses it has reached: said beside the count, so
+        // the leftovers below are read as likely, not as odd.
         let indexing = match server.searches_whole_project() {
             true => None,
             false => match server.state().await {
