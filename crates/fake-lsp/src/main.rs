@@ -17,8 +17,9 @@
 //! well-behaved server of a language tether's catalog does not have: it publishes an error
 //! for each line holding `BAD`, and its hover names the `languageId` it was given),
 //! `late-check` (a server that checks on save, as rust-analyzer does, whose check's finding
-//! is sent only after the answer to the request that follows the check's end: rust-analyzer
-//! sends publications from a pool of threads, and one may lose the race to a later answer).
+//! is sent only after the answer to the request that follows the check's end; that answer is
+//! `null`, as rust-analyzer's is while it loads files, from outside the worker its
+//! publications are sent from).
 
 #![forbid(unsafe_code)]
 
@@ -221,6 +222,19 @@ fn main() {
             }
             ("hang", m) if m != "shutdown" => {
                 eprintln!("fake-lsp: not answering `{m}`");
+            }
+            // Answered from the worker (a list) once the finding is out; before, `null`, as
+            // rust-analyzer answers while it loads files, from outside its worker.
+            ("late-check", "textDocument/foldingRange") => {
+                let owed = matches!(
+                    *OWED.lock().unwrap_or_else(|p| p.into_inner()),
+                    Owed::Finding(_)
+                );
+                let result = if owed { json!(null) } else { json!([]) };
+                write(
+                    &mut out,
+                    &json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                );
             }
             ("touch-on-rename", "textDocument/rename") => {
                 let uri = message["params"]["textDocument"]["uri"].clone();

@@ -80,9 +80,6 @@ const PULL_AGAIN: Duration = Duration::from_millis(50);
 
 /// How long the server may take to answer the request that shows it has taken a save in.
 const TAKEN_IN: Duration = Duration::from_secs(5);
-/// Flushes after a check's end, at most, while a file it emptied has not been reported again
-/// or the last flush brought publications.
-const FLUSH_ROUNDS: usize = 4;
 
 /// What a server had published for every file at one moment, and that moment.
 #[derive(Clone)]
@@ -376,13 +373,15 @@ impl Server {
         Some(items)
     }
 
-    /// Asks the server something it answers from its worker pool, behind the publications a
-    /// check's end queued there: rust-analyzer sends each publication from a job on that pool,
-    /// and jobs start first in, first out, so `foldingRange` on `path`, queued after them,
-    /// starts after they did. Any answer, an error included, will do.
-    async fn flush(&self, path: &Path) {
+    /// Asks the server something it answers from its worker, behind the publications a check's
+    /// end queued there; true when the answer came from that worker. rust-analyzer sends each
+    /// publication from a job on its pool, which runs one job at a time in queue order (the
+    /// catalog's `in_order_init`), so `foldingRange` on `path`, queued after them, is answered
+    /// after they were sent. Any answer but `null`, an error included, came from the worker:
+    /// while it loads files, rust-analyzer answers `null` at once, from outside the pool.
+    async fn flush(&self, path: &Path, limit: Duration) -> bool {
         let Ok(text_document) = protocol::document(path) else {
-            return;
+            return false;
         };
         let params = lsp_types::FoldingRangeParams {
             text_document,
@@ -390,12 +389,16 @@ impl Server {
             partial_result_params: Default::default(),
         };
         let Ok(params) = protocol::to_params("textDocument/foldingRange", params) else {
-            return;
+            return false;
         };
-        let _ = self
+        let answer = self
             .peer
-            .request("textDocument/foldingRange", params, TAKEN_IN)
+            .request("textDocument/foldingRange", params, limit.min(TAKEN_IN))
             .await;
+        match answer {
+            Ok(value) => !value.is_null(),
+            Err(e) => matches!(e, tether_proc::RpcError::Remote { .. }),
+        }
     }
 
     /// Waits, at most `limit`, for a separate check that began after `begun` checks (and after
@@ -434,18 +437,13 @@ impl Server {
                 continue;
             }
             let ends = self.heard.borrow().checks_ended;
-            // The pool has more than one thread, so a publication's job that started before
-            // the flush's may still be sending when the flush is answered. The flush is asked
-            // again behind the first answer, and then while the last round brought a
-            // publication or a file the check emptied has not been reported on again, a few
-            // times at most (a file that stays empty was fixed).
-            for round in 0..FLUSH_ROUNDS {
-                let seq = self.heard.borrow().seq;
-                self.flush(path).await;
-                let heard = self.heard.borrow();
-                if round > 0 && heard.cleared.is_empty() && heard.seq == seq {
-                    break;
-                }
+            // Answered from outside the worker, the flush is asked again once the server says
+            // something more (it loads files while it answers so).
+            let said = self.heard.borrow().news_at;
+            if !self.flush(path, left).await {
+                let left = end.saturating_duration_since(tokio::time::Instant::now());
+                self.until(left, |h| h.news_at != said).await;
+                continue;
             }
             self.heard.send_modify(|h| h.apply(Event::Flushed { ends }));
             if self.heard.borrow().check_whole_after(begun) {

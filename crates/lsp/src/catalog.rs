@@ -37,6 +37,10 @@ pub struct ServerEntry {
 pub struct Behaviour {
     /// A check runs on save apart from the server's analysis, and a write awaits it.
     pub separate_check: bool,
+    /// Merged into `initializationOptions` over any override: the options under which the
+    /// server works one job at a time, in queue order, which the check's flush relies on.
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub in_order_init: Value,
     /// The server says when it has loaded the project, and answers wait for that.
     pub announces_loading: bool,
     /// How a write knows the server is done with it (see [`Done`]).

@@ -3,7 +3,7 @@
 //! publications, and its word on loading. The state is pure (no clock); a server publishes it
 //! through a `watch`, so every wait is a condition on it that ends the moment it holds.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use crate::protocol::Diagnostic;
 use crate::store::Publications;
@@ -114,10 +114,6 @@ pub(crate) struct Heard {
     /// flushed: a check clears a file's findings before it reports them again, so only this
     /// copy is whole between checks.
     pub(crate) checked: Option<Publications>,
-    /// Files a check emptied that have not been reported on since: each is fixed, or its
-    /// findings are still on their way (rust-analyzer empties a file at the start of a check
-    /// and sends its findings again from a pool of threads, in no fixed order with answers).
-    pub(crate) cleared: HashSet<String>,
     /// Whether the server logged that it has listed the project's files.
     pub(crate) listed_files: bool,
     /// Counts publications and documents sent, to tell which came after which.
@@ -137,15 +133,6 @@ impl Heard {
                 items,
             } => {
                 self.seq += 1;
-                let had = self
-                    .published
-                    .get(&uri)
-                    .is_some_and(|p| !p.items.is_empty());
-                match items.is_empty() {
-                    true if had && self.checking() => _ = self.cleared.insert(uri.clone()),
-                    true => {}
-                    false => _ = self.cleared.remove(&uri),
-                }
                 // Only a server whose files are confirmed one by one marks them so; the others'
                 // publications are judged by their checks and passes alone.
                 let confirmed = self.passed && self.confirms_by_pull;
@@ -216,7 +203,6 @@ impl Heard {
             Event::Flushed { ends } => {
                 if ends == self.checks_ended && self.checks.is_empty() {
                     self.checked = Some(self.published.clone());
-                    self.cleared.clear();
                 }
                 self.flushed = self.flushed.max(ends);
             }
@@ -464,27 +450,38 @@ mod tests {
         assert!(!heard.checking());
     }
 
-    /// Recorded with a bench target that keeps its error: the check empties the file, ends,
-    /// and the flush is answered before the file's findings, sent from another thread, come.
+    /// A check empties a file and ends, and its findings come after the end: the copy kept
+    /// whole between checks is taken at the flush, never at the end.
     #[test]
-    fn a_file_a_check_emptied_is_in_doubt_until_reported_again() {
+    fn the_state_a_check_leaves_is_kept_at_its_flush() {
         let flycheck = "rust-analyzer/flycheck/0";
         let bench = "file:///w/benches/b.rs";
         let mut heard = fed(vec![publish(bench, None, 3), begin(flycheck, true)]);
         heard.apply(publish(bench, None, 0));
         heard.apply(end(flycheck));
-        assert!(heard.cleared.contains(bench), "emptied by the check");
+        assert!(heard.checked.is_none(), "not flushed yet");
         heard.apply(publish(bench, None, 3));
-        assert!(heard.cleared.is_empty(), "reported again");
-        // A file that stays empty was fixed: the flush that keeps the check's state ends it.
-        heard.apply(begin(flycheck, true));
-        heard.apply(publish(bench, None, 0));
-        heard.apply(end(flycheck));
-        assert!(heard.cleared.contains(bench));
         heard.apply(Event::Flushed {
             ends: heard.checks_ended,
         });
-        assert!(heard.cleared.is_empty());
+        assert_eq!(
+            heard
+                .checked
+                .as_ref()
+                .unwrap()
+                .get(bench)
+                .unwrap()
+                .items
+                .len(),
+            3
+        );
+        // A file that stays empty was fixed.
+        heard.apply(begin(flycheck, true));
+        heard.apply(publish(bench, None, 0));
+        heard.apply(end(flycheck));
+        heard.apply(Event::Flushed {
+            ends: heard.checks_ended,
+        });
         assert!(
             heard
                 .checked

@@ -68,6 +68,9 @@ pub fn options(entry: &ServerEntry, root: &Path, allowed: Allowed) -> Result<Opt
     let mut init = object(&entry.init_options);
     let mut settings = object(&entry.settings);
     let mut restricted = None;
+    if !flags.in_order_init.is_null() {
+        merge(&mut init, &flags.in_order_init);
+    }
     if let Some(what) = &flags.builds {
         if allowed.builds {
             merge(&mut init, &flags.builds_on_init);
@@ -172,4 +175,35 @@ fn global_tsserver(root: &Path) -> Option<PathBuf> {
     // `bin/tsserver` is a link to `<typescript>/bin/tsserver`; the server is in `lib/`.
     let lib = real.parent()?.parent()?.join("lib/tsserver.js");
     (lib.exists() && !lib.starts_with(root)).then_some(lib)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::catalog::{ServerData, apply, builtin};
+
+    #[test]
+    fn rust_analyzer_works_on_one_thread_whatever_its_options_say() {
+        let ra = builtin()["rust-analyzer"].clone();
+        let data: ServerData = toml::from_str("init_options = { numThreads = 8 }\n").unwrap();
+        let changed = apply(ra, data).unwrap();
+        let root = Path::new("/nonexistent");
+        for builds in [false, true] {
+            let allowed = Allowed {
+                trusted: builds,
+                builds,
+            };
+            let init = options(&changed, root, allowed).unwrap().init;
+            assert_eq!(init["numThreads"], 1, "{init}");
+        }
+        // A server without the flag keeps its options as they are.
+        let clangd = builtin()["clangd"].clone();
+        let untrusted = Allowed {
+            trusted: false,
+            builds: false,
+        };
+        let init = options(&clangd, root, untrusted).unwrap().init;
+        assert!(init.get("numThreads").is_none(), "{init}");
+    }
 }

@@ -508,8 +508,9 @@ async fn places_outside_the_workspace_or_not_regular_files_are_named_not_read() 
 }
 
 /// A server that checks on save sends the check's finding only after the answer to the
-/// request that follows the check's end (rust-analyzer's pool of threads can order them so):
-/// the first answer behind the check is not taken as proof that its findings are all in.
+/// request that follows the check's end, an answer of `null` that did not come from the worker
+/// its publications are sent from (rust-analyzer answers so while it loads files): that answer
+/// is not taken as proof that the check's findings are all in.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_checks_finding_sent_after_the_next_answer_is_still_waited_for() {
     let _one_at_a_time = SERIAL.lock().await;

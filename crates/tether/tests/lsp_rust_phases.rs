@@ -179,3 +179,39 @@ fn an_unknown_name_reads_as_one_problem_in_two_phrases() {
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
+
+/// Forty warnings in one file, which cargo check reports a few at a time: rust-analyzer
+/// publishes the file once per batch, and with more than one worker an older batch could
+/// arrive last. Each write must leave all forty standing, neither fixed nor new.
+#[test]
+fn a_file_with_many_findings_is_whole_after_every_write() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let lib: String = (0..40)
+            .map(|i| format!("pub fn f{i}() -> u32 {{\n    let unused{i} = {i};\n    1\n}}\n"))
+            .collect();
+        let run = trusted(dir.path(), &[("src/lib.rs", &lib)]);
+        let file = json!({"action": "diagnostics", "file": "src/lib.rs"});
+        let first = call(&run, "lsp", file.clone()).await;
+        assert_eq!(first.matches("unused variable").count(), 40, "{first}");
+        for n in 0..12 {
+            let text = format!("{lib}// edit {n}\n");
+            let out = call(
+                &run,
+                "write",
+                json!({"path": "src/lib.rs", "content": text}),
+            )
+            .await;
+            assert!(!out.contains("fixed"), "write {n}:\n{out}");
+            assert!(!out.contains("new problem"), "write {n}:\n{out}");
+            let now = call(&run, "lsp", file.clone()).await;
+            assert_eq!(
+                now.matches("unused variable").count(),
+                40,
+                "write {n}:\n{now}"
+            );
+        }
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
