@@ -4,8 +4,8 @@
 //! after initialize), `garbage` (answers the first request with bytes that are not a frame),
 //! `silent` (answers everything but never publishes diagnostics), `indexing-silent` (begins
 //! and ends an indexing progress when a document opens, and never publishes), `indexing`
-//! (begins an indexing progress at 41% that never ends, and answers references with two
-//! places in the document asked about), `hang` (answers initialize
+//! (begins an indexing progress at 41% that never ends, answers references with two places
+//! in the document asked about and a rename with one edit there), `hang` (answers initialize
 //! and shutdown, nothing else), `touch-on-rename` (changes the file on disk while it computes
 //! a rename), `unhealthy` (says the project failed to load, then answers nothing useful),
 //! `apply-edit` (asks the
@@ -246,9 +246,7 @@ fn main() {
                 let mut text = std::fs::read_to_string(&path).unwrap_or_default();
                 text.push_str("// touched\n");
                 let _ = std::fs::write(&path, text);
-                let edit = json!({"changes": {uri.as_str().unwrap_or(""): [{"range": {
-                    "start": {"line": 0, "character": 3}, "end": {"line": 0, "character": 7}},
-                    "newText": "renamed"}]}});
+                let edit = rename_edit(uri.as_str().unwrap_or(""));
                 write(
                     &mut out,
                     &json!({"jsonrpc": "2.0", "id": id, "result": edit}),
@@ -305,6 +303,14 @@ fn main() {
                     &json!({"jsonrpc": "2.0", "id": id, "result": {"contents": contents}}),
                 );
             }
+            ("indexing", "textDocument/rename") => {
+                let uri = message["params"]["textDocument"]["uri"].clone();
+                let edit = rename_edit(uri.as_str().unwrap_or(""));
+                write(
+                    &mut out,
+                    &json!({"jsonrpc": "2.0", "id": id, "result": edit}),
+                );
+            }
             ("indexing", "textDocument/references") => {
                 let uri = message["params"]["textDocument"]["uri"].clone();
                 let at = |line: u32| {
@@ -340,4 +346,11 @@ fn main() {
             late_check_answered(&mut out);
         }
     }
+}
+
+/// A rename's edit: `main` on the first line of the document at `uri` becomes `renamed`.
+fn rename_edit(uri: &str) -> Value {
+    json!({"changes": {uri: [{"range": {
+        "start": {"line": 0, "character": 3}, "end": {"line": 0, "character": 7}},
+        "newText": "renamed"}]}})
 }

@@ -96,6 +96,19 @@ impl Tool for LspRenameTool {
                 )));
             }
         }
+        // A server whose queries search every file once it has listed them is given the
+        // moment that takes (pyright: about a second); one still indexing renames the uses it
+        // has reached: said beside the count, so the leftovers below are read as likely.
+        if server.queries_on_demand && !server.searches_whole_project() {
+            server.settled(server.timeout()).await;
+        }
+        let indexing = match server.searches_whole_project() {
+            true => None,
+            false => match server.state().await {
+                crate::server::State::Indexing(pct) => Some(pct),
+                _ => None,
+            },
+        };
         let params = lsp::RenameParams {
             text_document_position: at,
             new_name: args.new_name.clone(),
@@ -119,6 +132,15 @@ impl Tool for LspRenameTool {
             args.new_name,
             counted(report.len(), "file")
         );
+        if let Some(pct) = indexing {
+            head.push_str(&format!(
+                " ({} was still indexing{} when it renamed, so it may have missed uses it had \
+                 not reached: check the search for leftovers below, or rename again once `lsp \
+                 status` says it is ready)",
+                server.id,
+                pct.map_or(String::new(), |p| format!(" ({p}%)"))
+            ));
+        }
         // The server picks the files; what it left is searched, unless the name did not change.
         let mut left = String::new();
         if let (Some(lang), true) = (

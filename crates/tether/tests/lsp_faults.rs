@@ -187,6 +187,18 @@ async fn faults_end_within_their_deadlines_and_leave_nothing_running() {
         head[1].starts_with("partial: fake is still indexing (41%)"),
         "{refs}"
     );
+    // A rename it makes meanwhile may have missed uses, and says so beside the count.
+    let args = json!({"file": "main.rs", "line": 1, "symbol": "main", "new_name": "renamed"});
+    let renamed = run
+        .runtime()
+        .call(Surface::Agent, "lsp_rename", args, CancellationToken::new())
+        .await
+        .map(|o| o.to_text())
+        .unwrap();
+    assert!(
+        renamed.contains("fake was still indexing (41%) when it renamed"),
+        "{renamed}"
+    );
     none_left(run).await;
 
     // Indexes for a moment, then never publishes: the timed-out wait says the server was

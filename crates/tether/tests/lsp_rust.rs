@@ -130,7 +130,8 @@ fn rust_analyzer_answers_navigation_queries() {
             .await
             .unwrap()
             .to_text();
-        assert!(renamed.starts_with("renamed `Square` to `Quad` in 2 files:"), "{renamed}");
+        // Two files, with or without a word that rust-analyzer was still indexing.
+        assert!(renamed.starts_with("renamed `Square` to `Quad` in 2 files"), "{renamed}");
         assert!(renamed.contains("src/lib.rs: 2 edits") && renamed.contains("src/shapes.rs: 4 edits"), "{renamed}");
         let lib = std::fs::read_to_string(ws.join("src/lib.rs")).unwrap();
         assert_eq!(lib, LIB.replace("Square", "Quad"));
