@@ -70,7 +70,19 @@ impl Mcp {
         loop {
             let mut line = String::new();
             let read = self.output.read_line(&mut line).unwrap();
-            assert!(read > 0, "serve closed");
+            if read == 0 {
+                // How it ended (an exit code, or the signal that killed it) says where to look;
+                // its stderr is the test's own.
+                let end = Instant::now() + Duration::from_secs(5);
+                let status = loop {
+                    match self.child.try_wait().unwrap() {
+                        Some(status) => break format!("{status}"),
+                        None if Instant::now() > end => break "still running".into(),
+                        None => std::thread::sleep(Duration::from_millis(20)),
+                    }
+                };
+                panic!("serve closed its output ({status})");
+            }
             let message: Value = serde_json::from_str(&line).unwrap();
             if wanted(&message) {
                 return message;
