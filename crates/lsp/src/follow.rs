@@ -305,14 +305,18 @@ impl Follow {
     ) -> Vec<(PathBuf, Vec<crate::protocol::Diagnostic>)> {
         let each = files.iter().map(|file| async move {
             let left = end.saturating_duration_since(tokio::time::Instant::now());
-            let text = crate::named::read(&self.files, file).await.ok()?;
-            // A file the server holds with other text changed on disk since it was given it
-            // (the write door keeps what tether writes in step): that change is the watch's
-            // news, and asking now would take it for this event's.
-            if server.holds(file, &text).await == Some(false) {
-                return None;
+            // A file a stat shows unchanged since the server was given it is not read again:
+            // the files that import a module are asked about at every write to it.
+            if !server.holds_as_on_disk(file).await {
+                let text = crate::named::read(&self.files, file).await.ok()?;
+                // A file the server holds with other text changed on disk since it was given
+                // it (the write door keeps what tether writes in step): that change is the
+                // watch's news, and asking now would take it for this event's.
+                if server.holds(file, &text).await == Some(false) {
+                    return None;
+                }
+                server.sync(file, &text).await.ok()?;
             }
-            server.sync(file, &text).await.ok()?;
             let items = server.pulled_within(file, left).await?;
             Some((file.clone(), items))
         });

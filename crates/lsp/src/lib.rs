@@ -26,6 +26,7 @@ mod repo_config;
 mod restrict;
 mod server;
 mod settings;
+mod stamp;
 mod store;
 mod supervisor;
 mod survey;

@@ -247,15 +247,12 @@ pub(crate) struct Open {
     hash: u64,
     /// The event count when this version was sent.
     pub(crate) sent_seq: u64,
-    /// Size and modification time when it was last read, for a cheap look before requests.
-    stamp: Option<(u64, std::time::SystemTime)>,
+    /// Size and modification time when it was last read, for a cheap look before requests;
+    /// `None` when they prove nothing ([`settled_stamp`]).
+    stamp: Option<Stamp>,
 }
 
-/// A file's size and modification time, if it can be stat'ed.
-fn stamp(path: &Path) -> Option<(u64, std::time::SystemTime)> {
-    let m = std::fs::metadata(path).ok()?;
-    Some((m.len(), m.modified().ok()?))
-}
+use crate::stamp::{Stamp, settled_stamp, stamp};
 
 /// A started, initialized language server.
 pub struct Server {
@@ -617,6 +614,13 @@ impl Server {
         (guard, edits)
     }
 
+    /// Whether the server holds `path` with the text on disk, as a stat alone shows: the file
+    /// has the size and time it had when its text was last given, and that stamp was settled.
+    pub async fn holds_as_on_disk(&self, path: &Path) -> bool {
+        let held = self.open.lock().await.get(path).and_then(|doc| doc.stamp);
+        held.is_some() && held == stamp(path)
+    }
+
     /// Whether the server has `path` open.
     pub async fn has_open(&self, path: &Path) -> bool {
         self.open.lock().await.contains_key(path)
@@ -770,7 +774,7 @@ impl Server {
         };
         match open.get_mut(path) {
             Some(doc) if doc.hash == hash => {
-                doc.stamp = stamp(path);
+                doc.stamp = settled_stamp(path);
                 Ok(())
             }
             Some(doc) => {
@@ -778,7 +782,7 @@ impl Server {
                 doc.version += 1;
                 doc.hash = hash;
                 doc.sent_seq = now;
-                doc.stamp = stamp(path);
+                doc.stamp = settled_stamp(path);
                 let params = lsp::DidChangeTextDocumentParams {
                     text_document: lsp::VersionedTextDocumentIdentifier::new(uri, doc.version),
                     content_changes: vec![lsp::TextDocumentContentChangeEvent {
@@ -795,7 +799,7 @@ impl Server {
                     version: 1,
                     hash,
                     sent_seq: now,
-                    stamp: stamp(path),
+                    stamp: settled_stamp(path),
                 };
                 open.insert(path.to_path_buf(), doc);
                 let params = lsp::DidOpenTextDocumentParams {
