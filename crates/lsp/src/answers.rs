@@ -214,7 +214,11 @@ impl Server {
         limit: Duration,
     ) -> Result<Vec<Diagnostic>, String> {
         let end = tokio::time::Instant::now() + limit;
-        let begun = self.heard.borrow().indexing_begun();
+        // The wait began when the text was sent: what the server did since is part of it.
+        let begun = match self.open.lock().await.get(path) {
+            Some(doc) => doc.sent_begun,
+            None => self.heard.borrow().indexing_begun(),
+        };
         let Some(mut items) = self.diagnostics_within(path, limit).await else {
             return Err(format!(
                 "{} published no diagnostics for the current text within {} s ({}); ask \

@@ -59,6 +59,9 @@ pub struct Behaviour {
     /// from then on its queries search every file when asked (pyright), whole while its
     /// diagnostics pass still runs.
     pub listed_files_log: Vec<String>,
+    /// Folder names (`*`: any text) whose files the server never lists (pyright's automatic
+    /// exclusions): their creation leaves its listing as it was.
+    pub unlisted_dirs: Vec<String>,
     /// What of the project's code the server can run, when it can (build scripts, …).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub builds: Option<String>,

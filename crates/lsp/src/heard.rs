@@ -50,6 +50,12 @@ pub(crate) enum Event {
     Pulled { uri: String, items: Vec<Diagnostic> },
     /// The server logged that it has listed the project's files.
     Listed,
+    /// A file was said to be created or deleted, which the server's listing lacks until it
+    /// lists the files again.
+    Relist,
+    /// The server answered a request sent after relist number `asked`: it has taken that
+    /// change in, so a listing it logs from then on includes it.
+    RelistBarrier { asked: u64 },
     /// A request missed its deadline.
     Degraded(String),
     /// The connection ended.
@@ -114,8 +120,15 @@ pub(crate) struct Heard {
     /// flushed: a check clears a file's findings before it reports them again, so only this
     /// copy is whole between checks.
     pub(crate) checked: Option<Publications>,
-    /// Whether the server logged that it has listed the project's files.
-    pub(crate) listed_files: bool,
+    /// How many times the server logged that it has listed the project's files.
+    pub(crate) listings: u64,
+    /// Creations and deletions told so far, and the latest one the server answered a barrier
+    /// after, with `listings` at that answer.
+    pub(crate) relists: u64,
+    pub(crate) relist_barred: (u64, u64),
+    /// `listings` when the latest creation or deletion was told, and whether a listing was
+    /// still due then (for an earlier one), so the next listing logged may predate the news.
+    pub(crate) relist_from: (u64, bool),
     /// Counts publications and documents sent, to tell which came after which.
     pub(crate) seq: u64,
     /// When the server last said anything, or was last sent a text: the one clock here, set
@@ -193,7 +206,16 @@ impl Heard {
                 self.health = health;
             }
             Event::Sent => self.seq += 1,
-            Event::Listed => self.listed_files = true,
+            Event::Listed => self.listings += 1,
+            Event::Relist => {
+                self.relist_from = (self.listings, self.relists > 0 && !self.listed());
+                self.relists += 1;
+            }
+            Event::RelistBarrier { asked } => {
+                if asked >= self.relist_barred.0 {
+                    self.relist_barred = (asked, self.listings);
+                }
+            }
             Event::Saved => self.saves += 1,
             Event::Barrier { save } => {
                 if save >= self.barred.0 {
@@ -208,6 +230,20 @@ impl Heard {
             }
             Event::Degraded(why) => self.degraded = Some(why),
             Event::Closed(why) => self.closed = Some(why),
+        }
+    }
+
+    /// Whether the server's listing of the project's files is current: it has listed them,
+    /// and again after the latest creation or deletion it was told of. The server lists again
+    /// only when told of such a change, so any listing logged after the news is for it, unless
+    /// one was still due for earlier news: then only a listing logged after the barrier behind
+    /// the news counts (one logged before may predate it).
+    pub(crate) fn listed(&self) -> bool {
+        let (from, due) = self.relist_from;
+        match self.relists {
+            0 => self.listings > 0,
+            _ if !due => self.listings > from,
+            asked => self.relist_barred.0 == asked && self.listings > self.relist_barred.1,
         }
     }
 
@@ -448,6 +484,38 @@ mod tests {
         assert_eq!(heard.busy(), Busy::Progress(Some(40)));
         assert!(!heard.passed);
         assert!(!heard.checking());
+    }
+
+    /// A creation told to a server whose queries search its listed files makes them stale
+    /// until a listing logged after the barrier behind the news.
+    #[test]
+    fn a_listing_counts_only_once_logged_after_the_news_it_must_include() {
+        let mut heard = Heard::default();
+        assert!(!heard.listed());
+        heard.apply(Event::Listed);
+        assert!(heard.listed());
+        heard.apply(Event::Relist);
+        assert!(!heard.listed(), "told of a creation");
+        // No listing was due before the news, so the next one is for it (pyright logs it
+        // before the barrier's answer when it lists before reading the barrier).
+        heard.apply(Event::Listed);
+        assert!(heard.listed());
+        heard.apply(Event::RelistBarrier { asked: 1 });
+        assert!(heard.listed());
+        // News while a listing is still due: the listing then logged may be the earlier one's.
+        heard.apply(Event::Relist);
+        heard.apply(Event::Relist);
+        heard.apply(Event::Listed);
+        assert!(!heard.listed());
+        heard.apply(Event::RelistBarrier { asked: 2 });
+        assert!(
+            !heard.listed(),
+            "the barrier behind the third news has not come back"
+        );
+        heard.apply(Event::RelistBarrier { asked: 3 });
+        assert!(!heard.listed(), "no listing since that barrier");
+        heard.apply(Event::Listed);
+        assert!(heard.listed());
     }
 
     /// A check empties a file and ends, and its findings come after the end: the copy kept

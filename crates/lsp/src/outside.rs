@@ -21,8 +21,6 @@ use crate::watch::{Change, SharedWatch};
 const QUIET: Duration = Duration::from_millis(150);
 /// Changed files diagnosed at once.
 const AT_ONCE: usize = 16;
-/// Changes told to a server in one notification at most (more go in more notifications).
-const MAX_CHANGES: usize = 1000;
 
 /// How changed files are labelled when nothing was known of them before.
 const NOT_SEEN: &str = "no baseline: tether had not seen this file before it changed";
@@ -182,15 +180,8 @@ async fn handle(
                     changes.push(lsp_types::FileEvent { uri, typ });
                 }
             }
-            // Every change is told (a branch switch changes thousands), a thousand a message.
-            for part in changes.chunks(MAX_CHANGES) {
-                let params = lsp_types::DidChangeWatchedFilesParams {
-                    changes: part.to_vec(),
-                };
-                let _ = server
-                    .notify("workspace/didChangeWatchedFiles", params)
-                    .await;
-            }
+            // Every change is told (a branch switch changes thousands).
+            server.tell_watched(changes).await;
         }
         // Files are asked about a few at a time: a branch switch changes thousands, and one
         // after the other each would wait out the server's turn alone.

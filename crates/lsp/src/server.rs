@@ -238,6 +238,9 @@ fn section(settings: &Value, name: Option<&str>) -> Value {
     at.clone()
 }
 
+/// Changes per `didChangeWatchedFiles` message, at most: a branch switch changes thousands.
+const WATCHED_PER_MESSAGE: usize = 1000;
+
 /// How many of the latest texts sent keep what the server had published before them.
 const SENT_KEPT: usize = 16;
 
@@ -247,6 +250,9 @@ pub(crate) struct Open {
     hash: u64,
     /// The event count when this version was sent.
     pub(crate) sent_seq: u64,
+    /// How many progresses other than checks had begun when it was sent: work the server
+    /// began on it from then on is part of any wait for its diagnostics.
+    pub(crate) sent_begun: u64,
     /// Size and modification time when it was last read, for a cheap look before requests;
     /// `None` when they prove nothing ([`settled_stamp`]).
     stamp: Option<Stamp>,
@@ -305,6 +311,9 @@ pub struct Server {
     pub warnings_silenced_by_errors: bool,
     /// Its queries search every file when asked: whole while its diagnostics pass runs.
     pub queries_on_demand: bool,
+    /// Folders (`*`: any text) whose files the server never lists: a creation there is no
+    /// change to its listing.
+    unlisted_dirs: Vec<String>,
     /// Cleared once the server said it has no pull diagnostics, though it never offered them.
     pub(crate) may_pull: std::sync::atomic::AtomicBool,
 }
@@ -440,6 +449,7 @@ impl Server {
             warnings_silenced_by_errors: entry.behaviour.warnings_silenced_by_errors
                 && allowed.builds,
             queries_on_demand: !entry.behaviour.listed_files_log.is_empty(),
+            unlisted_dirs: entry.behaviour.unlisted_dirs.clone(),
             languages,
             may_pull: std::sync::atomic::AtomicBool::new(true),
             restricted,
@@ -497,7 +507,14 @@ impl Server {
     /// listed them (until then pyright searches the open files alone: "1 found" for a function
     /// 60 modules call, after its first publications).
     pub fn searches_whole_project(&self) -> bool {
-        self.queries_on_demand && self.heard.borrow().listed_files
+        self.queries_on_demand && self.heard.borrow().listed()
+    }
+
+    /// Whether a server whose queries search its listed files has listed them once, and owes
+    /// a new listing for a creation or deletion it was told of since.
+    pub fn relisting(&self) -> bool {
+        let heard = self.heard.borrow();
+        self.queries_on_demand && heard.listings > 0 && !heard.listed()
     }
 
     /// Waits, at most `limit`, until the server has finished indexing, or for a server whose
@@ -506,7 +523,7 @@ impl Server {
     /// for a short while.
     pub async fn settled(&self, limit: Duration) -> bool {
         if self.queries_on_demand {
-            return self.until(limit, |h| h.listed_files).await;
+            return self.until(limit, |h| h.listed()).await;
         }
         let begun = self.heard.borrow().begun;
         let first = Duration::from_millis(300).min(limit);
@@ -701,8 +718,51 @@ impl Server {
             uri,
             typ: lsp::FileChangeType::CREATED,
         }];
-        let params = lsp::DidChangeWatchedFilesParams { changes };
-        let _ = self.notify("workspace/didChangeWatchedFiles", params).await;
+        self.tell_watched(changes).await;
+    }
+
+    /// Tells the server of files changed on disk, a thousand a message. A creation or deletion
+    /// of a file it lists makes its listing stale until it logs a new one after a barrier
+    /// behind the news: pyright, asked right after, answers from the old listing.
+    pub async fn tell_watched(&self, changes: Vec<lsp::FileEvent>) {
+        let relists = self.queries_on_demand
+            && changes
+                .iter()
+                .any(|c| c.typ != lsp::FileChangeType::CHANGED && self.listable(&c.uri));
+        let asked = relists.then(|| {
+            self.heard.send_modify(|h| h.apply(Event::Relist));
+            self.heard.borrow().relists
+        });
+        for part in changes.chunks(WATCHED_PER_MESSAGE) {
+            let params = lsp::DidChangeWatchedFilesParams {
+                changes: part.to_vec(),
+            };
+            let _ = self.notify("workspace/didChangeWatchedFiles", params).await;
+        }
+        if let Some(asked) = asked
+            && self.barrier().await
+        {
+            self.heard
+                .send_modify(|h| h.apply(Event::RelistBarrier { asked }));
+        }
+    }
+
+    /// Whether the file at `uri` is one the server lists: of its languages, and in no folder
+    /// it leaves out.
+    fn listable(&self, uri: &lsp::Uri) -> bool {
+        let Some(path) = uri_path(uri.as_str()) else {
+            return false;
+        };
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        // Its folders below the root only: the root itself may sit in a hidden folder.
+        let Ok(inside) = path.strip_prefix(&self.root) else {
+            return false;
+        };
+        let parents = inside.parent().into_iter().flat_map(Path::components);
+        self.extensions().iter().any(|e| e == ext)
+            && !parents
+                .filter_map(|c| c.as_os_str().to_str())
+                .any(|dir| self.unlisted_dirs.iter().any(|p| glob_match(p, dir)))
     }
 
     /// Tells the server `path` was saved (after [`Server::sync`] gave it the saved text). For a
@@ -765,12 +825,13 @@ impl Server {
         let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
         let mut open = self.open.lock().await;
         let uri = protocol::uri(path).map_err(|e| format!("{}: {e}", self.id))?;
-        let now = {
+        let (now, sent_begun) = {
             self.heard.send_modify(|heard| {
                 heard.apply(Event::Sent);
                 heard.news_at = Some(tokio::time::Instant::now());
             });
-            self.heard.borrow().seq
+            let heard = self.heard.borrow();
+            (heard.seq, heard.indexing_begun())
         };
         match open.get_mut(path) {
             Some(doc) if doc.hash == hash => {
@@ -782,6 +843,7 @@ impl Server {
                 doc.version += 1;
                 doc.hash = hash;
                 doc.sent_seq = now;
+                doc.sent_begun = sent_begun;
                 doc.stamp = settled_stamp(path);
                 let params = lsp::DidChangeTextDocumentParams {
                     text_document: lsp::VersionedTextDocumentIdentifier::new(uri, doc.version),
@@ -799,6 +861,7 @@ impl Server {
                     version: 1,
                     hash,
                     sent_seq: now,
+                    sent_begun,
                     stamp: settled_stamp(path),
                 };
                 open.insert(path.to_path_buf(), doc);

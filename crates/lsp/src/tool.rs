@@ -285,6 +285,11 @@ async fn navigate(
                 false => ToolError::failed(e),
             })
     };
+    // A server listing its files again, after a creation or deletion it was told of, is done
+    // in a moment (pyright: a fraction of a second): waited for, so the answer is whole.
+    if t.server.relisting() {
+        t.server.settled(t.server.timeout()).await;
+    }
     // Whether the answer covers every file, as the server stood when it was asked (pyright
     // sends an answer from its open files, then at once the log that it has listed the rest).
     let mut whole = t.server.searches_whole_project();
@@ -374,9 +379,13 @@ async fn partial_note(server: &Server, whole: bool) -> Option<String> {
     match (server.queries_on_demand, whole) {
         (true, true) => return None,
         (true, false) => {
+            let what = match server.relisting() {
+                true => "the files created or deleted since it last listed them",
+                false => "the project's files",
+            };
             return Some(format!(
-                "partial: {} had not listed the project's files yet when it answered, so this \
-                 list may miss files it had not opened; ask again",
+                "partial: {} had not listed {what} yet when it answered, so this list may miss \
+                 files it had not opened; ask again",
                 server.id
             ));
         }

@@ -237,3 +237,52 @@ fn a_rename_by_a_server_still_indexing_says_it_may_have_missed_uses() {
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
+
+/// Modules created outside tether reach pyright's listing: references asked while it lists
+/// its files again wait for that (asked at once, pyright answers from its old listing), and
+/// files it never lists (a text file, a module under node_modules) hold no answer back.
+#[test]
+fn references_find_modules_created_outside_once_pyright_lists_them() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let run = long_pass_run(dir.path());
+        let ask = json!({"action": "references", "file": "lib.py", "line": 1, "symbol": "area"});
+        let out = call(&run, "lsp", ask.clone()).await;
+        assert!(out.contains("(121 found)"), "{out}");
+        // As `serve` does once it has started: the watch of outside changes runs from here.
+        run.warm().await;
+        let ws = dir.path().join("ws");
+        common::write(&ws, "notes.txt", "area\n");
+        common::write(&ws, "node_modules/x/area.py", "from lib import area\n");
+        let out = call(&run, "lsp", ask.clone()).await;
+        assert!(
+            out.contains("(121 found)") && !out.contains("partial"),
+            "{out}"
+        );
+        for i in 0..20 {
+            let body = "from lib import area\n\nZ: int = area(1)\n";
+            common::write(&ws, &format!("fresh/n{i:02}.py"), body);
+        }
+        // The watch tells the run a moment later: asked until the count takes them in.
+        // Two places in each: 161, and the module under node_modules too once it was opened
+        // to diagnose it (pyright counts open files whatever its exclusions).
+        let found = |out: &str| {
+            let n = out.split(" found)").next()?.rsplit('(').next()?;
+            n.parse::<usize>().ok()
+        };
+        // Asked while pyright lists them again, the answer waits for the listing: never a
+        // note, and the count is 121 only while the run has not heard of them yet.
+        let mut last = String::new();
+        for _ in 0..60 {
+            last = call(&run, "lsp", ask.clone()).await;
+            assert!(!last.contains("partial"), "{last}");
+            if found(&last) >= Some(161) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(found(&last) >= Some(161), "{last}");
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
