@@ -10,6 +10,7 @@ mod catalog;
 mod checker;
 mod config;
 mod documents;
+mod file_events;
 mod follow;
 mod heard;
 mod importers;

@@ -238,9 +238,6 @@ fn section(settings: &Value, name: Option<&str>) -> Value {
     at.clone()
 }
 
-/// Changes per `didChangeWatchedFiles` message, at most: a branch switch changes thousands.
-const WATCHED_PER_MESSAGE: usize = 1000;
-
 /// How many of the latest texts sent keep what the server had published before them.
 const SENT_KEPT: usize = 16;
 
@@ -279,7 +276,7 @@ pub struct Server {
     pub(crate) open: tokio::sync::Mutex<HashMap<PathBuf, Open>>,
     /// Files whose creation the server was told of. It is kept here, not per run, because
     /// runs share a server, and each telling makes pyright re-resolve every import.
-    told_created: Mutex<std::collections::HashSet<PathBuf>>,
+    pub(crate) told_created: Mutex<std::collections::HashSet<PathBuf>>,
     /// The latest texts it was sent, each with what it had published just before: a run that
     /// shares the server and learns of such a change later judges it against that, not
     /// against what the change already brought. Bounded, as each holds a whole snapshot.
@@ -313,13 +310,16 @@ pub struct Server {
     pub queries_on_demand: bool,
     /// Folders (`*`: any text) whose files the server never lists: a creation there is no
     /// change to its listing.
-    unlisted_dirs: Vec<String>,
+    pub(crate) unlisted_dirs: Vec<String>,
+    /// Held while file events are told and their barrier awaited, so news told by two tasks
+    /// at once is numbered in the order it is sent.
+    pub(crate) telling: tokio::sync::Mutex<()>,
     /// Cleared once the server said it has no pull diagnostics, though it never offered them.
     pub(crate) may_pull: std::sync::atomic::AtomicBool,
 }
 
 /// Whether `text` fits `pattern`, whose `*` matches any text (none included).
-fn glob_match(pattern: &str, text: &str) -> bool {
+pub(crate) fn glob_match(pattern: &str, text: &str) -> bool {
     let mut parts = pattern.split('*');
     let first = parts.next().unwrap_or("");
     let Some(mut rest) = text.strip_prefix(first) else {
@@ -450,6 +450,7 @@ impl Server {
                 && allowed.builds,
             queries_on_demand: !entry.behaviour.listed_files_log.is_empty(),
             unlisted_dirs: entry.behaviour.unlisted_dirs.clone(),
+            telling: tokio::sync::Mutex::new(()),
             languages,
             may_pull: std::sync::atomic::AtomicBool::new(true),
             restricted,
@@ -687,82 +688,6 @@ impl Server {
             sent.pop_front();
         }
         sent.push_back((path.to_path_buf(), hash, snap));
-    }
-
-    /// Whether the creation of `path` is news to the server: true the first time a creation is
-    /// told, and again after a deletion was.
-    pub(crate) fn creation_is_news(&self, path: &Path, kind: lsp::FileChangeType) -> bool {
-        let mut told = lock(&self.told_created);
-        match kind {
-            lsp::FileChangeType::CREATED => told.insert(path.to_path_buf()),
-            lsp::FileChangeType::DELETED => {
-                told.remove(path);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Tells a server of the whole workspace, once, that `path` exists: it resolves imports
-    /// from its own listing of the disk, and a module written just now (or created outside a
-    /// moment ago, before the watch told it) would otherwise be unresolved for the files that
-    /// import it.
-    pub async fn tell_exists(&self, path: &Path) {
-        if !self.workspace_mode || !self.creation_is_news(path, lsp::FileChangeType::CREATED) {
-            return;
-        }
-        let Ok(uri) = protocol::uri(path) else {
-            return;
-        };
-        let changes = vec![lsp::FileEvent {
-            uri,
-            typ: lsp::FileChangeType::CREATED,
-        }];
-        self.tell_watched(changes).await;
-    }
-
-    /// Tells the server of files changed on disk, a thousand a message. A creation or deletion
-    /// of a file it lists makes its listing stale until it logs a new one after a barrier
-    /// behind the news: pyright, asked right after, answers from the old listing.
-    pub async fn tell_watched(&self, changes: Vec<lsp::FileEvent>) {
-        let relists = self.queries_on_demand
-            && changes
-                .iter()
-                .any(|c| c.typ != lsp::FileChangeType::CHANGED && self.listable(&c.uri));
-        let asked = relists.then(|| {
-            self.heard.send_modify(|h| h.apply(Event::Relist));
-            self.heard.borrow().relists
-        });
-        for part in changes.chunks(WATCHED_PER_MESSAGE) {
-            let params = lsp::DidChangeWatchedFilesParams {
-                changes: part.to_vec(),
-            };
-            let _ = self.notify("workspace/didChangeWatchedFiles", params).await;
-        }
-        if let Some(asked) = asked
-            && self.barrier().await
-        {
-            self.heard
-                .send_modify(|h| h.apply(Event::RelistBarrier { asked }));
-        }
-    }
-
-    /// Whether the file at `uri` is one the server lists: of its languages, and in no folder
-    /// it leaves out.
-    fn listable(&self, uri: &lsp::Uri) -> bool {
-        let Some(path) = uri_path(uri.as_str()) else {
-            return false;
-        };
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        // Its folders below the root only: the root itself may sit in a hidden folder.
-        let Ok(inside) = path.strip_prefix(&self.root) else {
-            return false;
-        };
-        let parents = inside.parent().into_iter().flat_map(Path::components);
-        self.extensions().iter().any(|e| e == ext)
-            && !parents
-                .filter_map(|c| c.as_os_str().to_str())
-                .any(|dir| self.unlisted_dirs.iter().any(|p| glob_match(p, dir)))
     }
 
     /// Tells the server `path` was saved (after [`Server::sync`] gave it the saved text). For a
