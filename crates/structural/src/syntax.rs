@@ -3,9 +3,10 @@
 //! by the kind of node that holds them, so an error that only moved or changed shape is not new.
 
 use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tether_fs::{ChangeKind, FileReceipt, Workspace, WritePath};
 use tether_tool::{Baseline, BoxFuture, FileReport, FileStatus, Finding, WriteHook, cut_line};
@@ -17,41 +18,84 @@ use crate::lang::Lang;
 pub struct SyntaxCheck {
     /// Files are read beneath the workspace's descriptor, like every other read.
     workspace: Arc<Workspace>,
+    /// The last text parsed per file: a file written again was parsed after the last write,
+    /// and its baseline is that same text.
+    parsed: Arc<Parsed>,
 }
 
 /// Problems per file, taken before a write.
 type Before = HashMap<PathBuf, Vec<Finding>>;
 
+/// Per file, the hash of the text last parsed and its problems.
+type Parsed = Mutex<HashMap<PathBuf, (u64, Vec<Finding>)>>;
+
+/// Files whose last parse is kept, at most; past it the memory starts over.
+const PARSED_KEPT: usize = 256;
+
 impl SyntaxCheck {
     /// A hook reading files of `workspace`.
     pub fn new(workspace: Arc<Workspace>) -> Self {
-        SyntaxCheck { workspace }
+        SyntaxCheck {
+            workspace,
+            parsed: Arc::default(),
+        }
     }
 }
 
 /// [`problems`] on a blocking thread, so a large parse never stalls the async runtime and the
 /// hook's time budget can cut it off.
-async fn problems_off_thread(ws: &Arc<Workspace>, path: &Path) -> Option<Vec<Finding>> {
-    let path = path.to_path_buf();
-    let ws = ws.clone();
-    tokio::task::spawn_blocking(move || problems(&ws, &path))
+async fn problems_off_thread(
+    ws: &Arc<Workspace>,
+    parsed: &Arc<Parsed>,
+    path: &Path,
+) -> Option<Vec<Finding>> {
+    let (ws, parsed, path) = (ws.clone(), parsed.clone(), path.to_path_buf());
+    tokio::task::spawn_blocking(move || problems(&ws, &parsed, &path))
         .await
         .ok()
         .flatten()
 }
 
 /// [`written_problems`] on a blocking thread, like [`problems_off_thread`].
-async fn written_off_thread(path: &Path, bytes: Arc<[u8]>) -> Option<Vec<Finding>> {
-    let path = path.to_path_buf();
-    tokio::task::spawn_blocking(move || written_problems(&path, &bytes))
+async fn written_off_thread(
+    parsed: &Arc<Parsed>,
+    path: &Path,
+    bytes: Arc<[u8]>,
+) -> Option<Vec<Finding>> {
+    let (parsed, path) = (parsed.clone(), path.to_path_buf());
+    tokio::task::spawn_blocking(move || written_problems(&parsed, &path, &bytes))
         .await
         .ok()
         .flatten()
 }
 
+/// [`problems_in`], unless `text` is the text last parsed for `path`.
+fn problems_remembered(parsed: &Parsed, path: &Path, lang: Lang, text: &str) -> Vec<Finding> {
+    let mut hasher = DefaultHasher::new();
+    text.hash(&mut hasher);
+    let hash = hasher.finish();
+    if let Some((_, found)) = lock_parsed(parsed).get(path).filter(|(h, _)| *h == hash) {
+        return found.clone();
+    }
+    let found = problems_in(lang, text);
+    lock_parsed(parsed).insert(path.to_path_buf(), (hash, found.clone()));
+    found
+}
+
+/// The memory of last parses, started over once it holds [`PARSED_KEPT`] files.
+fn lock_parsed(
+    parsed: &Parsed,
+) -> std::sync::MutexGuard<'_, HashMap<PathBuf, (u64, Vec<Finding>)>> {
+    let mut map = parsed.lock().unwrap_or_else(|e| e.into_inner());
+    if map.len() > PARSED_KEPT {
+        map.clear();
+    }
+    map
+}
+
 /// The problems of a file on disk (the baseline), or None if it is not a bundled language, not
 /// readable text, or larger than structural search reads.
-fn problems(ws: &Workspace, path: &Path) -> Option<Vec<Finding>> {
+fn problems(ws: &Workspace, parsed: &Parsed, path: &Path) -> Option<Vec<Finding>> {
     let lang = Lang::from_path(path)?;
     let file = ws.open_read(path).ok()?;
     if file.metadata().ok()?.len() > crate::search::MAX_FILE_BYTES {
@@ -59,17 +103,18 @@ fn problems(ws: &Workspace, path: &Path) -> Option<Vec<Finding>> {
     }
     let mut text = String::new();
     (&file).read_to_string(&mut text).ok()?;
-    Some(problems_in(lang, &text))
+    Some(problems_remembered(parsed, path, lang, &text))
 }
 
 /// The problems of the bytes a write left at `path` (its receipt's), by the same rules as
 /// [`problems`]: the file is not read again, since it may have changed since.
-fn written_problems(path: &Path, bytes: &[u8]) -> Option<Vec<Finding>> {
+fn written_problems(parsed: &Parsed, path: &Path, bytes: &[u8]) -> Option<Vec<Finding>> {
     let lang = Lang::from_path(path)?;
     if bytes.len() as u64 > crate::search::MAX_FILE_BYTES {
         return None;
     }
-    Some(problems_in(lang, std::str::from_utf8(bytes).ok()?))
+    let text = std::str::from_utf8(bytes).ok()?;
+    Some(problems_remembered(parsed, path, lang, text))
 }
 
 /// The outermost ERROR and MISSING nodes of `text`, each keyed by its parent's kind.
@@ -123,7 +168,7 @@ impl WriteHook for SyntaxCheck {
                 if Lang::from_path(path.abs()).is_none() {
                     continue;
                 }
-                let found = problems_off_thread(&self.workspace, path.abs())
+                let found = problems_off_thread(&self.workspace, &self.parsed, path.abs())
                     .await
                     .unwrap_or_default();
                 seen.insert(path.abs().to_path_buf(), found);
@@ -173,7 +218,7 @@ impl WriteHook for SyntaxCheck {
                     });
                     continue;
                 }
-                let Some(now) = written_off_thread(abs, bytes).await else {
+                let Some(now) = written_off_thread(&self.parsed, abs, bytes).await else {
                     continue;
                 };
                 let status = match &before {
@@ -196,5 +241,30 @@ impl WriteHook for SyntaxCheck {
             }
             reports
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A text parsed before gives its problems without a parse; any other text is parsed,
+    /// so a file's last problems never stand for a new text.
+    #[test]
+    fn a_remembered_parse_is_used_only_for_the_same_text() {
+        let parsed = Parsed::default();
+        let path = Path::new("/w/a.py");
+        let lang = Lang::from_path(path).expect("python");
+        let broken = "def f(:\n    return 1\n";
+        let first = problems_remembered(&parsed, path, lang, broken);
+        assert_eq!(first.len(), 1, "{first:?}");
+        assert_eq!(problems_remembered(&parsed, path, lang, broken), first);
+        let fixed = "def f():\n    return 1\n";
+        assert!(problems_remembered(&parsed, path, lang, fixed).is_empty());
+        assert_eq!(problems_remembered(&parsed, path, lang, broken), first);
+        // Another file with the same text is its own entry.
+        let other = Path::new("/w/b.py");
+        assert_eq!(problems_remembered(&parsed, other, lang, broken), first);
+        assert_eq!(parsed.lock().unwrap_or_else(|e| e.into_inner()).len(), 2);
     }
 }
