@@ -50,10 +50,11 @@ impl Server {
     /// of a file it lists makes its listing stale until it logs a new one after a barrier
     /// behind the news: pyright, asked right after, answers from the old listing.
     pub async fn tell_watched(&self, changes: Vec<lsp::FileEvent>) {
+        let extensions = self.extensions();
         let relists = self.queries_on_demand
-            && changes
-                .iter()
-                .any(|c| c.typ != lsp::FileChangeType::CHANGED && self.listable(&c.uri));
+            && changes.iter().any(|c| {
+                c.typ != lsp::FileChangeType::CHANGED && self.listable(&c.uri, &extensions)
+            });
         let _in_order = self.telling.lock().await;
         let asked = relists.then(|| {
             let mut asked = 0;
@@ -77,9 +78,9 @@ impl Server {
         }
     }
 
-    /// Whether the file at `uri` is one the server lists: of its languages, and in no folder
-    /// it leaves out.
-    fn listable(&self, uri: &lsp::Uri) -> bool {
+    /// Whether the file at `uri` is one the server lists: of its languages (`extensions`), and
+    /// in no folder it leaves out.
+    fn listable(&self, uri: &lsp::Uri, extensions: &[String]) -> bool {
         let Some(path) = uri_path(uri.as_str()) else {
             return false;
         };
@@ -89,7 +90,7 @@ impl Server {
             return false;
         };
         let parents = inside.parent().into_iter().flat_map(Path::components);
-        self.extensions().iter().any(|e| e == ext)
+        extensions.iter().any(|e| e == ext)
             && !parents
                 .filter_map(|c| c.as_os_str().to_str())
                 .any(|dir| self.unlisted_dirs.iter().any(|p| glob_match(p, dir)))

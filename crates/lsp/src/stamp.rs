@@ -27,6 +27,15 @@ pub(crate) fn settled_stamp(path: &Path) -> Option<Stamp> {
     settled.then_some((len, modified))
 }
 
+/// Sets `path`'s modification time a minute back, for tests of what a file's age decides.
+#[cfg(test)]
+pub(crate) fn backdate(path: &Path) {
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    let file = std::fs::File::options().write(true).open(path);
+    file.and_then(|f| f.set_modified(past))
+        .unwrap_or_else(|e| panic!("cannot backdate {}: {e}", path.display()));
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -39,13 +48,7 @@ mod tests {
         std::fs::write(&path, "x = 1\n").unwrap();
         assert!(stamp(&path).is_some());
         assert_eq!(settled_stamp(&path), None, "changed within {RACY:?}");
-        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-        std::fs::File::options()
-            .write(true)
-            .open(&path)
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
+        backdate(&path);
         assert_eq!(settled_stamp(&path), stamp(&path));
         assert_eq!(settled_stamp(&dir.path().join("gone.py")), None);
     }

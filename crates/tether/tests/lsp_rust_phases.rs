@@ -33,6 +33,16 @@ fn trusted(dir: &Path, files: &[(&str, &str)]) -> Run {
     common::run_with_config(dir, &format!("{}{waits}", common::LSP_BUDGETS))
 }
 
+/// Writes `lib` with comment `n` added to src/lib.rs, which changes no problem: the report
+/// must call nothing fixed or new. Returns the report.
+async fn comment_edit(run: &Run, lib: &str, n: usize) -> String {
+    let text = format!("{lib}// edit {n}\n");
+    let out = call(run, "write", json!({"path": "src/lib.rs", "content": text})).await;
+    assert!(!out.contains("fixed"), "write {n}:\n{out}");
+    assert!(!out.contains("new problem"), "write {n}:\n{out}");
+    out
+}
+
 /// Three unused variables in the body the write breaks: rustc reports them only while that
 /// body type-checks.
 const UNUSED: &str = "pub fn total() -> u32 {\n    let a = 1;\n    let b = 2;\n    let c = 3;\n    \
@@ -121,16 +131,8 @@ fn an_error_in_a_target_the_write_did_not_touch_keeps_its_label() {
         .await;
         eprintln!("{first}");
         for n in 0..3 {
-            let text = format!("{lib}// edit {n}\n");
-            let out = call(
-                &run,
-                "write",
-                json!({"path": "src/lib.rs", "content": text}),
-            )
-            .await;
+            let out = comment_edit(&run, lib, n).await;
             eprintln!("write {n}:\n{out}");
-            assert!(!out.contains("fixed"), "write {n}:\n{out}");
-            assert!(!out.contains("new problem"), "write {n}:\n{out}");
         }
         let all = call(&run, "lsp", json!({"action": "diagnostics", "file": "*"})).await;
         eprintln!("{all}");
@@ -197,15 +199,7 @@ fn a_file_with_many_findings_is_whole_after_every_write() {
         let first = call(&run, "lsp", file.clone()).await;
         assert_eq!(first.matches("unused variable").count(), 40, "{first}");
         for n in 0..12 {
-            let text = format!("{lib}// edit {n}\n");
-            let out = call(
-                &run,
-                "write",
-                json!({"path": "src/lib.rs", "content": text}),
-            )
-            .await;
-            assert!(!out.contains("fixed"), "write {n}:\n{out}");
-            assert!(!out.contains("new problem"), "write {n}:\n{out}");
+            comment_edit(&run, &lib, n).await;
             let now = call(&run, "lsp", file.clone()).await;
             assert_eq!(
                 now.matches("unused variable").count(),
