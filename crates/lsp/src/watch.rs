@@ -156,6 +156,16 @@ impl SharedWatch {
     /// found on the same walk (what was put in it before it was watched raised no event).
     pub fn watch_new_folder(&self, path: &Path) -> Vec<PathBuf> {
         let mut files = Vec::new();
+        // A walk never filters the folder it starts from: a generated one made after the
+        // watch began (`npm install` making node_modules) is left out here, as the first walk
+        // from the root leaves it out.
+        let below = path.strip_prefix(&self.root).unwrap_or(Path::new(""));
+        let generated = below
+            .ancestors()
+            .any(|rel| rel != Path::new("") && left_out(&self.root.join(rel)));
+        if generated {
+            return files;
+        }
         let mut watcher = lock(&self.watcher);
         let Some(w) = watcher.as_mut() else {
             return files;
@@ -280,11 +290,15 @@ fn is_ours(path: &Path) -> bool {
 fn walk(from: &Path) -> ignore::Walk {
     ignore::WalkBuilder::new(from)
         .filter_entry(|e| {
-            let generated = e.file_type().is_some_and(|t| t.is_dir())
-                && tether_fs::generated_folder(e.path()).is_some();
+            let generated = e.file_type().is_some_and(|t| t.is_dir()) && left_out(e.path());
             e.file_name() != ".tether" && !generated
         })
         .build()
+}
+
+/// A folder the watch leaves out: a generated one, or tether's own.
+fn left_out(dir: &Path) -> bool {
+    dir.file_name() == Some(".tether".as_ref()) || tether_fs::generated_folder(dir).is_some()
 }
 
 fn modified_at_or_after(entry: &ignore::DirEntry, since: SystemTime) -> bool {
@@ -389,18 +403,34 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
+    /// A generated folder made after the watch began is neither watched nor read, as one
+    /// there from the start is not.
+    #[test]
+    fn a_node_modules_made_after_the_start_is_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
+        let watch = SharedWatch::new(dir.path().to_path_buf(), 100);
+        assert_eq!(watch.start().unwrap().watched, 1);
+        let made = dir.path().join("node_modules/x");
+        std::fs::create_dir_all(&made).unwrap();
+        std::fs::write(made.join("area.py"), "y = 2\n").unwrap();
+        let top = dir.path().join("node_modules");
+        assert_eq!(watch.watch_new_folder(&top), Vec::<PathBuf>::new());
+        assert_eq!(watch.watch_new_folder(&made), Vec::<PathBuf>::new());
+        assert!(!watch.folders().contains_key(&top));
+        // An ordinary new folder is still watched and gives its files.
+        let pkg = dir.path().join("pkg");
+        std::fs::create_dir_all(&pkg).unwrap();
+        std::fs::write(pkg.join("m.py"), "z = 3\n").unwrap();
+        assert_eq!(watch.watch_new_folder(&pkg), vec![pkg.join("m.py")]);
+    }
+
     #[test]
     fn a_rescan_finds_files_modified_since_a_moment_and_a_new_folder_gives_its_files() {
         let dir = tempfile::tempdir().unwrap();
         let old = dir.path().join("old.py");
         std::fs::write(&old, "x = 1\n").unwrap();
-        let past = std::time::SystemTime::now() - Duration::from_secs(60);
-        std::fs::File::options()
-            .write(true)
-            .open(&old)
-            .unwrap()
-            .set_modified(past)
-            .unwrap();
+        crate::stamp::backdate(&old);
         let watch = SharedWatch::new(dir.path().to_path_buf(), 100);
         assert_eq!(watch.start().unwrap().watched, 1);
         let since = std::time::SystemTime::now() - Duration::from_secs(1);
