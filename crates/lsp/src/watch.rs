@@ -156,14 +156,10 @@ impl SharedWatch {
     /// found on the same walk (what was put in it before it was watched raised no event).
     pub fn watch_new_folder(&self, path: &Path) -> Vec<PathBuf> {
         let mut files = Vec::new();
-        // A walk never filters the folder it starts from: a generated one made after the
-        // watch began (`npm install` making node_modules) is left out here, as the first walk
-        // from the root leaves it out.
-        let below = path.strip_prefix(&self.root).unwrap_or(Path::new(""));
-        let generated = below
-            .ancestors()
-            .any(|rel| rel != Path::new("") && left_out(&self.root.join(rel)));
-        if generated {
+        // A walk never filters the folder it starts from: one the first walk would have left
+        // out (`npm install` making node_modules, a build writing a git-ignored `build/`) is
+        // left out here too.
+        if !walk_reaches(&self.root, path) {
             return files;
         }
         let mut watcher = lock(&self.watcher);
@@ -288,12 +284,38 @@ fn is_ours(path: &Path) -> bool {
 /// What the watch covers under `from`: what git would not ignore, less generated folders
 /// (dependencies, virtual environments, tagged caches such as `target/`) and tether's own.
 fn walk(from: &Path) -> ignore::Walk {
-    ignore::WalkBuilder::new(from)
-        .filter_entry(|e| {
-            let generated = e.file_type().is_some_and(|t| t.is_dir()) && left_out(e.path());
-            e.file_name() != ".tether" && !generated
-        })
+    walker(from).build()
+}
+
+fn walker(from: &Path) -> ignore::WalkBuilder {
+    let mut builder = ignore::WalkBuilder::new(from);
+    builder.filter_entry(|e| {
+        let generated = e.file_type().is_some_and(|t| t.is_dir()) && left_out(e.path());
+        e.file_name() != ".tether" && !generated
+    });
+    builder
+}
+
+/// Whether the walk from `root` reaches the folder `path`: no folder on the way is generated,
+/// and its parent's listing, read with every ignore rule that applies there, keeps it.
+fn walk_reaches(root: &Path, path: &Path) -> bool {
+    let Ok(below) = path.strip_prefix(root) else {
+        return false;
+    };
+    if below
+        .ancestors()
+        .any(|rel| rel != Path::new("") && left_out(&root.join(rel)))
+    {
+        return false;
+    }
+    let Some(parent) = path.parent().filter(|_| below != Path::new("")) else {
+        return true;
+    };
+    walker(parent)
+        .max_depth(Some(1))
         .build()
+        .flatten()
+        .any(|entry| entry.path() == path)
 }
 
 /// A folder the watch leaves out: a generated one, or tether's own.
@@ -423,6 +445,40 @@ mod tests {
         std::fs::create_dir_all(&pkg).unwrap();
         std::fs::write(pkg.join("m.py"), "z = 3\n").unwrap();
         assert_eq!(watch.watch_new_folder(&pkg), vec![pkg.join("m.py")]);
+    }
+
+    /// A folder git ignores, or a hidden one, made after the watch began is neither watched
+    /// nor read, as one there from the start is not.
+    #[test]
+    fn an_ignored_folder_made_after_the_start_is_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "build/\n").unwrap();
+        std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
+        let watch = SharedWatch::new(dir.path().to_path_buf(), 100);
+        assert_eq!(watch.start().unwrap().watched, 1);
+        for name in ["build", "pkg/build", ".cache"] {
+            let made = dir.path().join(name).join("sub");
+            std::fs::create_dir_all(&made).unwrap();
+            std::fs::write(made.join("m.py"), "y = 2\n").unwrap();
+            let top = dir.path().join(name);
+            assert_eq!(
+                watch.watch_new_folder(&top),
+                Vec::<PathBuf>::new(),
+                "{name}"
+            );
+            assert!(!watch.folders().contains_key(&top), "{name}");
+        }
+        // Its sibling, and a folder the rules keep, are watched and give their files.
+        let kept = dir.path().join("pkg/src");
+        std::fs::create_dir_all(&kept).unwrap();
+        std::fs::write(kept.join("m.py"), "z = 3\n").unwrap();
+        assert_eq!(
+            watch.watch_new_folder(&dir.path().join("pkg")),
+            vec![kept.join("m.py")]
+        );
+        assert_eq!(watch.folders().get(&dir.path().join("pkg/build")), None);
+        watch.close();
     }
 
     #[test]
