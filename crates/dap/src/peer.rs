@@ -62,8 +62,8 @@ impl Incoming for Adapter {
         Box::pin(async move { Err(refusal) })
     }
 
-    fn notification(&self, event: &str, body: Value) {
-        self.listener.event(&Event::read(event, body));
+    fn notification(&self, event: &str, body: tether_proc::Payload) {
+        self.listener.event(&Event::read(event, body.into_value()));
     }
 
     fn closed(&self, _why: &str) {

@@ -22,7 +22,7 @@ const RESAVE_AFTER: Duration = Duration::from_secs(2);
 
 /// The diagnostics of a full document diagnostic report; anything else (`null` from a server
 /// that does not know the request) is no answer.
-fn full_report(answer: Value) -> Option<Vec<Diagnostic>> {
+fn full_report(answer: tether_proc::Payload) -> Option<Vec<Diagnostic>> {
     protocol::read::<protocol::DiagnosticReport>(answer).items
 }
 
@@ -179,7 +179,9 @@ impl Server {
         if self.may_pull.load(Ordering::Relaxed)
             && let Some(params) = pull_params(path)
         {
-            let pull = self.peer.request("textDocument/diagnostic", params, limit);
+            let pull = self
+                .peer
+                .request_payload("textDocument/diagnostic", params, limit);
             tokio::pin!(pull);
             tokio::select! {
                 biased;
@@ -287,7 +289,7 @@ impl Server {
             let left = end.saturating_duration_since(tokio::time::Instant::now());
             let answer = self
                 .peer
-                .request("textDocument/diagnostic", params.clone(), left)
+                .request_payload("textDocument/diagnostic", params.clone(), left)
                 .await;
             match answer {
                 Ok(pull) => {

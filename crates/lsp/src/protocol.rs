@@ -10,10 +10,12 @@ use serde::de::{DeserializeOwned, Deserializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::lax::{lax, lax_list, lax_list_or_none};
+
 /// Reads an answer or a notification's params; one that does not fit at all reads as the
 /// default (with every field lenient, only a value of the wrong shape altogether does not fit).
-pub fn read<T: DeserializeOwned + Default>(value: Value) -> T {
-    serde_json::from_value(value).unwrap_or_else(|e| {
+pub fn read<T: DeserializeOwned + Default>(value: impl Into<tether_proc::Payload>) -> T {
+    value.into().read().unwrap_or_else(|e| {
         tracing::debug!("an LSP message that does not fit: {e}");
         T::default()
     })
@@ -203,9 +205,9 @@ pub fn initialize_params(root: &Path, init: Value) -> Result<lsp::InitializePara
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
 #[serde(default)]
 pub struct Position {
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "lax")]
     pub line: u32,
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "lax")]
     pub character: u32,
 }
 
@@ -213,9 +215,9 @@ pub struct Position {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
 pub struct Range {
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "lax")]
     pub start: Position,
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "lax")]
     pub end: Position,
 }
 
@@ -247,16 +249,16 @@ impl std::fmt::Display for NumberOrString {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct Diagnostic {
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "lax")]
     pub range: Range,
     /// 1 error, 2 warning, 3 information, 4 hint; absent means error to tether.
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "lax")]
     pub severity: Option<u64>,
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "lax")]
     pub code: Option<NumberOrString>,
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "lax")]
     pub source: Option<String>,
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "lax")]
     pub message: String,
 }
 
@@ -325,11 +327,11 @@ impl From<&Diagnostic> for lsp::Diagnostic {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct PublishDiagnosticsParams {
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "lax")]
     pub uri: Option<String>,
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "lax")]
     pub version: Option<i64>,
-    #[serde(deserialize_with = "list")]
+    #[serde(deserialize_with = "lax_list")]
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -338,7 +340,7 @@ pub struct PublishDiagnosticsParams {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct DiagnosticReport {
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "lax_list_or_none")]
     pub items: Option<Vec<Diagnostic>>,
 }
 
@@ -670,6 +672,24 @@ mod tests {
             json!({"textDocument": {"uri": "file:///tmp/caf%E9%20x.rs"},
                    "position": {"line": 3, "character": 7}})
         );
+    }
+
+    /// A message read from its text (as the wire gives it) reads as it does from a value.
+    #[test]
+    fn text_and_value_read_alike() {
+        fn alike<T: DeserializeOwned + Default + std::fmt::Debug>(value: Value) {
+            let text: Box<serde_json::value::RawValue> =
+                serde_json::from_str(&value.to_string()).unwrap();
+            let from_text: T = read(tether_proc::Payload::Raw(text));
+            let from_value: T = read(value);
+            assert_eq!(format!("{from_text:?}"), format!("{from_value:?}"));
+        }
+        alike::<PublishDiagnosticsParams>(json!({"uri": "file:///a", "version": "x",
+            "diagnostics": [{"message": "m\"q", "range": {"start": {"line": 2, "character": -1}},
+                             "severity": 2.5, "code": "E1", "source": 3}, "junk", null]}));
+        alike::<DiagnosticReport>(json!({"kind": "full", "items": {"message": "one"}}));
+        alike::<DiagnosticReport>(json!({"kind": "unchanged", "items": null}));
+        alike::<Vec<Location>>(json!([{"uri": "file:///a"}, 5]));
     }
 
     #[test]

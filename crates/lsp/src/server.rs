@@ -91,7 +91,7 @@ impl Incoming for Client {
         Box::pin(async move { answer })
     }
 
-    fn notification(&self, method: &str, params: Value) {
+    fn notification(&self, method: &str, params: tether_proc::Payload) {
         let event = match method {
             "textDocument/publishDiagnostics" => {
                 let published: protocol::PublishDiagnosticsParams = read(params);
@@ -116,6 +116,7 @@ impl Incoming for Client {
                 }
             }
             "window/logMessage" => {
+                let params = params.into_value();
                 let said = params.get("message").and_then(Value::as_str).unwrap_or("");
                 match self.listed_files_log.iter().any(|p| glob_match(p, said)) {
                     true => Event::Listed,

@@ -63,22 +63,23 @@ impl Envelope for Dap {
         Value::Object(answer)
     }
 
-    fn read(&self, mut message: Value) -> Inbound {
+    fn read(&self, body: &[u8]) -> Result<Inbound, serde_json::Error> {
+        let mut message: Value = serde_json::from_slice(body)?;
         let take = |message: &mut Value, key: &str| {
             message.get_mut(key).map(Value::take).unwrap_or(Value::Null)
         };
         let text = |message: &Value, key: &str| {
             message.get(key).and_then(Value::as_str).map(str::to_string)
         };
-        match message.get("type").and_then(Value::as_str) {
+        Ok(match message.get("type").and_then(Value::as_str) {
             Some("response") => {
                 let Some(seq) = message.get("request_seq").and_then(Value::as_i64) else {
-                    return Inbound::Ignored("a response without request_seq");
+                    return Ok(Inbound::Ignored("a response without request_seq"));
                 };
                 let success = message.get("success").and_then(Value::as_bool) == Some(true);
                 let body = take(&mut message, "body");
                 let reply = match success {
-                    true => Ok(body),
+                    true => Ok(body.into()),
                     false => Err(ResponseError {
                         code: body["error"]["id"].as_i64().unwrap_or(0),
                         message: text(&message, "message").unwrap_or_else(|| "failed".into()),
@@ -93,7 +94,7 @@ impl Envelope for Dap {
             Some("event") => match text(&message, "event") {
                 Some(method) => Inbound::Notification {
                     method,
-                    params: take(&mut message, "body"),
+                    params: take(&mut message, "body").into(),
                 },
                 None => Inbound::Ignored("an event without a name"),
             },
@@ -103,6 +104,6 @@ impl Envelope for Dap {
                 reply_to: take(&mut message, "seq"),
             },
             _ => Inbound::Ignored("a message of no known type"),
-        }
+        })
     }
 }

@@ -2,11 +2,15 @@
 //! requests echoed whatever their kind, and a notification (`$/cancelRequest`) that asks the
 //! other side to drop a request we gave up on.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use crate::payload::Payload;
 use crate::rpc::{
     Engine, Envelope, Id, Inbound, Incoming, Numbers, Reply, ResponseError, RpcError,
 };
@@ -70,46 +74,96 @@ impl Envelope for JsonRpc {
         }
     }
 
-    fn read(&self, mut message: Value) -> Inbound {
-        let method = message
-            .get("method")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let params = message
-            .get_mut("params")
-            .map(Value::take)
-            .unwrap_or(Value::Null);
-        match (method, message.get_mut("id").map(Value::take)) {
+    fn read(&self, body: &[u8]) -> Result<Inbound, serde_json::Error> {
+        // Its params or result stay text for their reader; a message of another shape (a
+        // method that is no string, a key given twice) is read as a value instead.
+        let Ok(message) = serde_json::from_slice::<Message>(body) else {
+            return Ok(read_value(serde_json::from_slice(body)?));
+        };
+        let payload = |raw: Option<Box<RawValue>>| match raw {
+            Some(raw) => Payload::Raw(raw),
+            None => Payload::Value(Value::Null),
+        };
+        Ok(match (message.method, message.id) {
             // The id goes back as it came, whatever its kind.
             (Some(method), Some(reply_to)) => Inbound::Request {
-                method,
-                params,
+                method: method.into_owned(),
+                params: payload(message.params).into_value(),
                 reply_to,
             },
-            (Some(method), None) => Inbound::Notification { method, params },
-            (None, Some(id)) => {
-                let Some(id) = Id::from_value(&id) else {
-                    return Inbound::Ignored("an answer whose id is neither a number nor a string");
-                };
-                let reply = match message.get_mut("error").map(Value::take) {
-                    Some(error) => Err(ResponseError {
-                        code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
-                        message: error
-                            .get("message")
-                            .and_then(Value::as_str)
-                            .unwrap_or("no message")
-                            .to_string(),
-                        data: error.get("data").cloned(),
-                    }),
-                    None => Ok(message
-                        .get_mut("result")
-                        .map(Value::take)
-                        .unwrap_or(Value::Null)),
-                };
-                Inbound::Response { id, reply }
-            }
+            (Some(method), None) => Inbound::Notification {
+                method: method.into_owned(),
+                params: payload(message.params),
+            },
+            (None, Some(id)) => answer(&id, message.error, || payload(message.result)),
             (None, None) => Inbound::Ignored("a message with neither method nor id"),
+        })
+    }
+}
+
+/// The members of a JSON-RPC message tether reads, each kept when present even as `null`.
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    params: Option<Box<RawValue>>,
+    #[serde(default, deserialize_with = "present")]
+    result: Option<Box<RawValue>>,
+    #[serde(default, deserialize_with = "present")]
+    error: Option<Value>,
+}
+
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+/// An answer to the request `id`: the error it carries, else its result.
+fn answer(id: &Value, error: Option<Value>, result: impl FnOnce() -> Payload) -> Inbound {
+    let Some(id) = Id::from_value(id) else {
+        return Inbound::Ignored("an answer whose id is neither a number nor a string");
+    };
+    let reply = match error {
+        Some(error) => Err(ResponseError {
+            code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
+            message: error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("no message")
+                .to_string(),
+            data: error.get("data").cloned(),
+        }),
+        None => Ok(result()),
+    };
+    Inbound::Response { id, reply }
+}
+
+/// Reads a message of a shape [`Message`] does not take, as a value.
+fn read_value(mut message: Value) -> Inbound {
+    let method = message
+        .get("method")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let mut take = |key: &str| message.get_mut(key).map(Value::take);
+    let params = take("params").unwrap_or(Value::Null);
+    match (method, take("id")) {
+        (Some(method), Some(reply_to)) => Inbound::Request {
+            method,
+            params,
+            reply_to,
+        },
+        (Some(method), None) => Inbound::Notification {
+            method,
+            params: params.into(),
+        },
+        (None, Some(id)) => {
+            let error = take("error");
+            let result = take("result").unwrap_or(Value::Null);
+            answer(&id, error, || result.into())
         }
+        (None, None) => Inbound::Ignored("a message with neither method nor id"),
     }
 }
 
@@ -145,5 +199,68 @@ impl Engine<JsonRpc> {
             method: method.into(),
             error: e.to_string(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn read(text: &str) -> Inbound {
+        JsonRpc { cancel: None }.read(text.as_bytes()).unwrap()
+    }
+
+    /// Every shape of message reads as it did when the whole message was first parsed as a
+    /// value: the members are kept as text only where that changes nothing.
+    #[test]
+    fn messages_read_alike_as_text_and_as_value() {
+        let cases = [
+            r#"{"jsonrpc":"2.0","id":3,"result":{"items":[{"message":"a\"b"}]}}"#,
+            r#"{"jsonrpc":"2.0","id":"4","result":null}"#,
+            r#"{"jsonrpc":"2.0","id":5}"#,
+            r#"{"jsonrpc":"2.0","id":6,"error":{"code":-32801,"message":"modified","data":[1]}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"result":1}"#,
+            r#"{"jsonrpc":"2.0","method":"$/progress","params":{"token":"t"}}"#,
+            r#"{"jsonrpc":"2.0","method":"exit"}"#,
+            r#"{"jsonrpc":"2.0","method":"ask\u0021","id":null,"params":[1,2]}"#,
+            r#"{"jsonrpc":"2.0","method":7,"id":8,"result":2}"#,
+            r#"{"jsonrpc":"2.0","id":9,"result":1,"result":2}"#,
+            r#"[1, 2]"#,
+            r#"{}"#,
+        ];
+        for text in cases {
+            let fast = format!("{:?}", flatten(read(text)));
+            let slow = format!(
+                "{:?}",
+                flatten(read_value(serde_json::from_str(text).unwrap()))
+            );
+            assert_eq!(fast, slow, "{text}");
+        }
+        // A response's result stays text for its reader.
+        let Inbound::Response {
+            reply: Ok(Payload::Raw(raw)),
+            ..
+        } = read(cases[0])
+        else {
+            panic!("not kept as text");
+        };
+        assert_eq!(raw.get(), r#"{"items":[{"message":"a\"b"}]}"#);
+        assert!(JsonRpc { cancel: None }.read(b"{\"id\": ").is_err());
+    }
+
+    /// The message with its payloads as values, to compare.
+    fn flatten(message: Inbound) -> Inbound {
+        match message {
+            Inbound::Response { id, reply } => Inbound::Response {
+                id,
+                reply: reply.map(|p| Payload::Value(p.into_value())),
+            },
+            Inbound::Notification { method, params } => Inbound::Notification {
+                method,
+                params: Payload::Value(params.into_value()),
+            },
+            other => other,
+        }
     }
 }

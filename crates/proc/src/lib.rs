@@ -17,6 +17,7 @@ mod jsonrpc;
 mod lines;
 mod long;
 mod neutral;
+mod payload;
 mod pipes;
 mod python;
 mod reaper;
@@ -35,6 +36,7 @@ pub use jsonrpc::{JsonRpc, Peer, codes};
 pub use lines::{CappedLine, read_line_capped};
 pub use long::{ChildSpec, LongChild};
 pub use neutral::{inside, neutral_rust_sysroot, path_outside, rust_pins, which_outside};
+pub use payload::Payload;
 pub use pipes::{PipeEnd, nonblocking_reader};
 pub use python::{PYTHON_PROJECT_MARKERS, project_markers, project_python, project_venv};
 pub use rpc::{

@@ -18,6 +18,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::frame::{FrameError, read_frame, write_frame};
+use crate::payload::Payload;
 
 #[cfg(test)]
 mod tests;
@@ -25,8 +26,12 @@ mod tests;
 /// A boxed, sendable future, for the object-safe [`Incoming`].
 pub type BoxFuture<T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send>>;
 
-/// What a request came back with: its result or the error the other side sent.
+/// Our answer to the other side's request: its result or an error.
 pub type Reply = Result<Value, ResponseError>;
+
+/// What one of our requests came back with: its result, as read, or the error the other
+/// side sent.
+pub type Answer = Result<Payload, ResponseError>;
 
 /// An error answer from the other side (JSON-RPC's `error` member; for DAP, a response with
 /// `success: false`).
@@ -92,7 +97,7 @@ pub trait Incoming: Send + Sync + 'static {
     /// Answers a request from the other side.
     fn request(&self, method: &str, params: Value) -> BoxFuture<Reply>;
     /// Takes a notification (or event) from the other side.
-    fn notification(&self, method: &str, params: Value);
+    fn notification(&self, method: &str, params: Payload);
     /// The connection ended, after every pending request was failed; waiters may look again.
     fn closed(&self, _why: &str) {}
 }
@@ -143,7 +148,7 @@ pub enum Inbound {
         /// Which request it answers.
         id: Id,
         /// What it says.
-        reply: Reply,
+        reply: Answer,
     },
     /// A request from the other side; `reply_to` is what its answer must carry back.
     Request {
@@ -159,7 +164,7 @@ pub enum Inbound {
         /// Its method or event name.
         method: String,
         /// Its parameters or body.
-        params: Value,
+        params: Payload,
     },
     /// Nothing to act on, and why.
     Ignored(&'static str),
@@ -184,8 +189,8 @@ pub trait Envelope: Send + Sync + 'static {
     fn cancel(&self, id: i64, numbers: &Numbers) -> Option<Value>;
     /// Our answer to the other side's request.
     fn answer(&self, reply_to: Value, method: &str, reply: Reply, numbers: &Numbers) -> Value;
-    /// Tells what a message read is.
-    fn read(&self, message: Value) -> Inbound;
+    /// Tells what a message read is; an error for one that is not JSON.
+    fn read(&self, body: &[u8]) -> Result<Inbound, serde_json::Error>;
 }
 
 /// A frame for the writer task, and where to say how its write went.
@@ -197,7 +202,7 @@ struct Shared<E> {
     /// being written (a pipe full while the other side is busy) must not leave half a frame,
     /// which would garble every message after it.
     outbox: tokio::sync::mpsc::UnboundedSender<Outgoing>,
-    pending: Mutex<HashMap<i64, oneshot::Sender<Reply>>>,
+    pending: Mutex<HashMap<i64, oneshot::Sender<Answer>>>,
     numbers: Numbers,
     /// Why the connection ended, once it has.
     closed: Mutex<Option<String>>,
@@ -222,7 +227,7 @@ pub struct Pending<E: Envelope> {
     engine: Engine<E>,
     id: i64,
     method: String,
-    answer: Option<oneshot::Receiver<Reply>>,
+    answer: Option<oneshot::Receiver<Answer>>,
 }
 
 impl<E: Envelope> Engine<E> {
@@ -300,6 +305,19 @@ impl<E: Envelope> Engine<E> {
             .await
     }
 
+    /// Like [`Engine::request`], its result as read: for an answer its reader parses itself.
+    pub async fn request_payload(
+        &self,
+        method: &str,
+        params: Value,
+        deadline: Duration,
+    ) -> Result<Payload, RpcError> {
+        self.send(method, params)
+            .await?
+            .wait_payload(deadline, &CancellationToken::new())
+            .await
+    }
+
     /// Like [`Engine::request`], also ended by `cancel`.
     pub async fn request_until(
         &self,
@@ -330,10 +348,21 @@ impl<E: Envelope> Pending<E> {
     /// The answer, within `deadline` and until `cancel`; a request given up on is dropped
     /// from the pending list and the other side told, when its protocol can be.
     pub async fn wait(
-        mut self,
+        self,
         deadline: Duration,
         cancel: &CancellationToken,
     ) -> Result<Value, RpcError> {
+        self.wait_payload(deadline, cancel)
+            .await
+            .map(Payload::into_value)
+    }
+
+    /// Like [`Pending::wait`], the result as read.
+    pub async fn wait_payload(
+        mut self,
+        deadline: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<Payload, RpcError> {
         let Some(answer) = self.answer.take() else {
             return Err(closed(&self.method, "it was already awaited".into()));
         };
@@ -419,7 +448,7 @@ async fn read_loop<R, E>(
             Err(FrameError::Closed) => break "the other side closed the connection".to_string(),
             Err(e) => break e.to_string(),
         };
-        match serde_json::from_slice::<Value>(&body) {
+        match shared.envelope.read(&body) {
             Ok(message) => dispatch(&shared, &incoming, message),
             Err(e) => break format!("garbage on the wire: a message that is not JSON ({e})"),
         }
@@ -433,8 +462,8 @@ async fn read_loop<R, E>(
     incoming.closed(&why);
 }
 
-fn dispatch<E: Envelope>(shared: &Arc<Shared<E>>, incoming: &Arc<dyn Incoming>, message: Value) {
-    match shared.envelope.read(message) {
+fn dispatch<E: Envelope>(shared: &Arc<Shared<E>>, incoming: &Arc<dyn Incoming>, message: Inbound) {
+    match message {
         Inbound::Response { id, reply } => {
             let waiter = id.number().and_then(|n| lock(&shared.pending).remove(&n));
             match waiter {

@@ -27,7 +27,8 @@ impl Incoming for Client {
         };
         Box::pin(async move { answer })
     }
-    fn notification(&self, method: &str, params: Value) {
+    fn notification(&self, method: &str, params: tether_proc::Payload) {
+        let params = params.into_value();
         self.heard
             .lock()
             .unwrap()

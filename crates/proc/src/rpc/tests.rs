@@ -25,7 +25,8 @@ impl Incoming for Heard {
         let refusal = ResponseError::method_not_found(method);
         Box::pin(async move { Err(refusal) })
     }
-    fn notification(&self, method: &str, params: Value) {
+    fn notification(&self, method: &str, params: crate::Payload) {
+        let params = params.into_value();
         self.told.lock().unwrap().push(format!("{method} {params}"));
     }
     fn closed(&self, why: &str) {
