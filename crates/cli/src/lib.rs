@@ -217,7 +217,9 @@ pub fn main_with(extend: Extend) -> ExitCode {
         .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("TETHER_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                // notify warns of every deleted folder it can no longer unwatch (inotify
+                // dropped the watch with the folder): a branch switch printed hundreds.
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,notify=error")),
         )
         .init();
     let cli = Cli::parse();
