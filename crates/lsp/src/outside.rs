@@ -185,6 +185,7 @@ async fn handle(
         }
         // Files are asked about a few at a time: a branch switch changes thousands, and one
         // after the other each would wait out the server's turn alone.
+        let asked = burst.values().filter(|kind| **kind != 3).count();
         let each = burst
             .into_iter()
             .filter(|(_, kind)| *kind != 3)
@@ -195,14 +196,35 @@ async fn handle(
                     (path, found)
                 }
             });
-        let mut diagnosed: Vec<_> = futures::stream::iter(each)
-            .buffer_unordered(AT_ONCE)
-            .collect()
-            .await;
-        diagnosed.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut reached: Vec<Reached> = Vec::new();
-        for (path, found) in diagnosed {
-            if let Some((server, snap, reports)) = found {
+        let mut pending = futures::stream::iter(each).buffer_unordered(AT_ONCE);
+        // Per server: what it had published before, and every file of the burst it was asked
+        // about, for the last notice's look at its other files.
+        let mut whole: Vec<(Arc<Server>, Snapshot, Vec<PathBuf>)> = Vec::new();
+        let mut left = asked;
+        loop {
+            // A server slow to answer (gopls given 20,000 files kept every notice back for
+            // more than 15 minutes): what is diagnosed is told every two answer budgets
+            // (60 s by default), and what is still to come is counted.
+            let due = tokio::time::Instant::now() + follow.budget * 2;
+            let mut diagnosed = Vec::new();
+            let ended = loop {
+                match tokio::time::timeout_at(due, pending.next()).await {
+                    Ok(Some(found)) => diagnosed.push(found),
+                    Ok(None) => break true,
+                    Err(_) => break false,
+                }
+            };
+            left -= diagnosed.len();
+            diagnosed.sort_by(|a, b| a.0.cmp(&b.0));
+            let mut reached: Vec<Reached> = Vec::new();
+            for (path, found) in diagnosed {
+                let Some((server, snap, reports)) = found else {
+                    continue;
+                };
+                match whole.iter_mut().find(|w| Arc::ptr_eq(&w.0, &server)) {
+                    Some(w) => w.2.push(path.clone()),
+                    None => whole.push((server.clone(), snap.clone(), vec![path.clone()])),
+                }
                 match reached.iter_mut().find(|r| Arc::ptr_eq(&r.server, &server)) {
                     Some(r) => {
                         r.files.push(path);
@@ -216,9 +238,35 @@ async fn handle(
                     }),
                 }
             }
-        }
-        for r in reached {
-            tell_burst(&follow, r).await;
+            if ended {
+                // The last notice names the whole burst and looks at the other files.
+                for (server, snap, files) in whole {
+                    let reports = reached
+                        .iter_mut()
+                        .find(|r| Arc::ptr_eq(&r.server, &server))
+                        .map(|r| std::mem::take(&mut r.reports))
+                        .unwrap_or_default();
+                    let r = Reached {
+                        server,
+                        snap,
+                        files,
+                        reports,
+                    };
+                    tell_burst(&follow, r, true).await;
+                }
+                break;
+            }
+            for r in reached {
+                tell_burst(&follow, r, false).await;
+            }
+            follow.notices.push(
+                "outside edits",
+                format!(
+                    "{left} more of the {asked} files changed outside are still being \
+                     diagnosed (a language server is slow to answer them): they are told in a \
+                     later notice, so the notices so far are not all of them"
+                ),
+            );
         }
         // A branch switch written in spurts is several bursts, each diagnosed in turn: the
         // model must not take this one's notice for all of it.
@@ -282,7 +330,7 @@ struct Reached {
 /// broke or fixed in the server's other files: a server of the whole workspace is given the
 /// settle a write gives it, and what it publishes later is followed as after a write, until
 /// this run writes.
-async fn tell_burst(follow: &Follow, r: Reached) {
+async fn tell_burst(follow: &Follow, r: Reached, last: bool) {
     let Reached {
         server,
         snap,
@@ -303,6 +351,12 @@ async fn tell_burst(follow: &Follow, r: Reached) {
         "an outside change to {} (not a tether write)",
         names.join(", ")
     );
+    // A notice of a burst's first part tells only its files; the last one also what the
+    // burst did to the server's other files, and follows them.
+    if !last {
+        follow.tell(&format!("outside {event}"), &event, &reports);
+        return;
+    }
     let touched: std::collections::HashSet<PathBuf> = files.into_iter().collect();
     reports.extend(follow.others(&server, &snap, snap.seq, &touched));
     follow.tell(&format!("outside {event}"), &event, &reports);

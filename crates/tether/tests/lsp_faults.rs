@@ -541,3 +541,34 @@ async fn a_checks_finding_sent_after_the_next_answer_is_still_waited_for() {
     assert!(out.contains("unused variable: `spare`"), "{out}");
     none_left(run).await;
 }
+
+/// A burst of outside changes a server is slow to answer is told in parts, each within two
+/// answer budgets of the last, with a count of what is still being diagnosed: on x/tools a
+/// 20,000-file switch kept gopls busy and tether silent for more than 15 minutes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_diagnosis_of_outside_changes_is_told_as_it_goes() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_with_behaviour(dir.path(), "late", "done = \"publish\"\n");
+    lsp(&run, hover()).await.unwrap();
+    run.warm().await;
+    // 80 files, 16 asked at a time, each answered 1.5 s after it is sent: about 8 s in all.
+    let ws = dir.path().join("ws");
+    for n in 0..80 {
+        std::fs::write(ws.join(format!("m{n:02}.rs")), format!("fn m{n}() {{}}\n")).unwrap();
+    }
+    let began = Instant::now();
+    let mut told = String::new();
+    while began.elapsed() < Duration::from_secs(60) {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        told = common::call_text(&run, "read", json!({"path": "main.rs"})).await;
+        if told.contains("still being diagnosed") {
+            break;
+        }
+    }
+    assert!(
+        told.contains("of the 80 files changed outside are still being diagnosed"),
+        "{told}"
+    );
+    assert!(began.elapsed() < Duration::from_secs(30), "liveness");
+    none_left(run).await;
+}
