@@ -199,7 +199,7 @@ async fn handle(
         let mut pending = futures::stream::iter(each).buffer_unordered(AT_ONCE);
         // Per server: what it had published before, and every file of the burst it was asked
         // about, for the last notice's look at its other files.
-        let mut whole: Vec<(Arc<Server>, Snapshot, Vec<PathBuf>)> = Vec::new();
+        let mut whole: Vec<Reached> = Vec::new();
         let mut left = asked;
         loop {
             // A server slow to answer (gopls given 20,000 files kept every notice back for
@@ -221,9 +221,14 @@ async fn handle(
                 let Some((server, snap, reports)) = found else {
                     continue;
                 };
-                match whole.iter_mut().find(|w| Arc::ptr_eq(&w.0, &server)) {
-                    Some(w) => w.2.push(path.clone()),
-                    None => whole.push((server.clone(), snap.clone(), vec![path.clone()])),
+                match whole.iter_mut().find(|w| Arc::ptr_eq(&w.server, &server)) {
+                    Some(w) => w.files.push(path.clone()),
+                    None => whole.push(Reached {
+                        server: server.clone(),
+                        snap: snap.clone(),
+                        files: vec![path.clone()],
+                        reports: Vec::new(),
+                    }),
                 }
                 match reached.iter_mut().find(|r| Arc::ptr_eq(&r.server, &server)) {
                     Some(r) => {
@@ -240,19 +245,14 @@ async fn handle(
             }
             if ended {
                 // The last notice names the whole burst and looks at the other files.
-                for (server, snap, files) in whole {
-                    let reports = reached
+                for mut w in whole {
+                    if let Some(r) = reached
                         .iter_mut()
-                        .find(|r| Arc::ptr_eq(&r.server, &server))
-                        .map(|r| std::mem::take(&mut r.reports))
-                        .unwrap_or_default();
-                    let r = Reached {
-                        server,
-                        snap,
-                        files,
-                        reports,
-                    };
-                    tell_burst(&follow, r, true).await;
+                        .find(|r| Arc::ptr_eq(&r.server, &w.server))
+                    {
+                        w.reports = std::mem::take(&mut r.reports);
+                    }
+                    tell_burst(&follow, w, true).await;
                 }
                 break;
             }

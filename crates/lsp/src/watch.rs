@@ -289,10 +289,7 @@ fn walk(from: &Path) -> ignore::Walk {
 
 fn walker(from: &Path) -> ignore::WalkBuilder {
     let mut builder = ignore::WalkBuilder::new(from);
-    builder.filter_entry(|e| {
-        let generated = e.file_type().is_some_and(|t| t.is_dir()) && left_out(e.path());
-        e.file_name() != ".tether" && !generated
-    });
+    builder.filter_entry(|e| !(e.file_type().is_some_and(|t| t.is_dir()) && left_out(e.path())));
     builder
 }
 

@@ -32,14 +32,6 @@ impl Payload {
             Payload::Value(value) => serde_json::from_value(value),
         }
     }
-
-    /// Whether it is JSON's `null`.
-    pub fn is_null(&self) -> bool {
-        match self {
-            Payload::Raw(raw) => raw.get() == "null",
-            Payload::Value(value) => value.is_null(),
-        }
-    }
 }
 
 impl From<Value> for Payload {
@@ -62,6 +54,5 @@ mod tests {
         let raw = Payload::Raw(serde_json::from_str(text).unwrap());
         let read: std::collections::HashMap<String, Vec<Value>> = raw.read().unwrap();
         assert_eq!(read["a"].len(), 3);
-        assert!(Payload::Raw(serde_json::from_str("null").unwrap()).is_null());
     }
 }

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use tether_fs::{ChangeKind, FileReceipt, Workspace, WritePath};
-use tether_tool::{Baseline, BoxFuture, FileReport, FileStatus, Finding, WriteHook, cut_line};
+use tether_tool::{
+    Baseline, BoxFuture, FileReport, FileStatus, Finding, WriteHook, cut_line, lock,
+};
 
 use crate::lang::{Lang, Tree};
 
@@ -96,7 +98,7 @@ fn problems_remembered(parsed: &Parsed, path: &Path, lang: Lang, text: &str) -> 
         found = problems_in(&tree);
     }
     lock_parsed(parsed).insert(path.to_path_buf(), (hash, found.clone()));
-    let mut trees = parsed.trees.lock().unwrap_or_else(|e| e.into_inner());
+    let mut trees = lock(&parsed.trees);
     trees.push_back((path.to_path_buf(), tree));
     if trees.len() > TREES_KEPT {
         trees.pop_front();
@@ -107,7 +109,7 @@ fn problems_remembered(parsed: &Parsed, path: &Path, lang: Lang, text: &str) -> 
 /// `text` parsed from the last tree of `path` when one is kept (true), else whole.
 fn parse_again(parsed: &Parsed, path: &Path, lang: Lang, text: &str) -> (Tree, bool) {
     let kept = {
-        let mut trees = parsed.trees.lock().unwrap_or_else(|e| e.into_inner());
+        let mut trees = lock(&parsed.trees);
         let at = trees.iter().position(|(p, _)| p == path);
         at.and_then(|i| trees.remove(i))
     };
@@ -145,7 +147,7 @@ fn change_between(old: &str, new: &str) -> ast_grep_core::source::Edit<String> {
 fn lock_parsed(
     parsed: &Parsed,
 ) -> std::sync::MutexGuard<'_, HashMap<PathBuf, (u64, Vec<Finding>)>> {
-    let mut map = parsed.found.lock().unwrap_or_else(|e| e.into_inner());
+    let mut map = lock(&parsed.found);
     if map.len() > PARSED_KEPT {
         map.clear();
     }
@@ -323,10 +325,7 @@ mod tests {
         // Another file with the same text is its own entry.
         let other = Path::new("/w/b.py");
         assert_eq!(problems_remembered(&parsed, other, lang, broken), first);
-        assert_eq!(
-            parsed.found.lock().unwrap_or_else(|e| e.into_inner()).len(),
-            2
-        );
+        assert_eq!(lock(&parsed.found).len(), 2);
     }
 
     /// A file written again is parsed from its last tree, and every text's problems are
@@ -354,7 +353,7 @@ mod tests {
             body.clone(),
         ];
         let kept = |parsed: &Parsed| {
-            let trees = parsed.trees.lock().unwrap_or_else(|e| e.into_inner());
+            let trees = lock(&parsed.trees);
             trees
                 .iter()
                 .find(|(p, _)| p == path)

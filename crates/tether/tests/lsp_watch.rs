@@ -24,17 +24,10 @@ async fn ready(run: &tether::Run) -> String {
     status
 }
 
-/// The first cheap call's result that carries an outside-change notice, or nothing after a
+/// The first cheap call's result that carries an outside-change notice, or the last after a
 /// minute.
 async fn outside_notice(run: &tether::Run) -> String {
-    for _ in 0..120 {
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        let out = common::call_text(run, "read", json!({"path": "core.py"})).await;
-        if out.contains("outside change") {
-            return out;
-        }
-    }
-    String::new()
+    common::read_until(run, "core.py", 120, |out| out.contains("outside change")).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -147,14 +140,10 @@ async fn a_branch_switch_of_1500_files_is_told_whole_and_counted() {
         "{}",
         brief(&told)
     );
-    let mut later = String::new();
-    for _ in 0..120 {
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        later = common::call_text(&run, "read", json!({"path": "core.py"})).await;
-        if later.contains("in all, 300 files") {
-            break;
-        }
-    }
+    let later = common::read_until(&run, "core.py", 120, |out| {
+        out.contains("in all, 300 files")
+    })
+    .await;
     assert!(
         later.contains("in all, 300 files: 300 new problems in 300 files"),
         "{}",
@@ -213,15 +202,9 @@ async fn files_put_in_a_new_folder_before_it_is_watched_are_seen() {
     run.shutdown(Duration::from_secs(5)).await;
 }
 
-/// The first cheap call's result whose outside-change notice names `file`, or nothing after a
-/// minute.
+/// The first cheap call's result whose outside-change notice names `file`, or the last after
+/// a minute.
 async fn notice_naming(run: &tether::Run, file: &str) -> String {
-    for _ in 0..120 {
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        let out = common::call_text(run, "read", json!({"path": "core.py"})).await;
-        if out.contains("outside change") && out.contains(file) {
-            return out;
-        }
-    }
-    String::new()
+    let names = |out: &str| out.contains("outside change") && out.contains(file);
+    common::read_until(run, "core.py", 120, names).await
 }

@@ -105,6 +105,25 @@ pub async fn call_text(run: &Run, tool: &str, args: Value) -> String {
         .unwrap_or_else(|e| format!("ERROR {e}"))
 }
 
+/// Reads `path` every half second, for at most `tries` reads, until the result (with the
+/// notices it carries) holds what `holds` looks for; the last result either way.
+pub async fn read_until(
+    run: &Run,
+    path: &str,
+    tries: usize,
+    holds: impl Fn(&str) -> bool,
+) -> String {
+    let mut out = String::new();
+    for _ in 0..tries {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        out = call_text(run, "read", serde_json::json!({"path": path})).await;
+        if holds(&out) {
+            break;
+        }
+    }
+    out
+}
+
 /// Builds test support's fake servers (`fake-lsp`, `fake-dap`) once and returns the path of
 /// the one named.
 pub fn test_support_bin(name: &str) -> std::path::PathBuf {
