@@ -8,8 +8,8 @@ use serde::Deserialize;
 
 use crate::catalog::{Language, LanguageData, ServerData, ServerEntry, apply, builtin};
 use crate::settings::{
-    BASELINE_MS, CHECK_TIMEOUT, INIT_TIMEOUT, READ_SURFACES_BUILD, REQUEST_TIMEOUT, SEVERITIES,
-    WAIT_MS, WATCH_FOLDERS_MAX,
+    BASELINE_MS, CHECK_TIMEOUT, INIT_TIMEOUT, OUTSIDE_FILES_MAX, READ_SURFACES_BUILD,
+    REQUEST_TIMEOUT, SEVERITIES, WAIT_MS, WATCH_FOLDERS_MAX,
 };
 
 /// Settings of the language-server capability, with the catalog merged in.
@@ -34,6 +34,8 @@ pub struct LspConfig {
     pub write_severities: crate::ledger::Severities,
     /// Folders the outside-edit watch takes at most (`watch_folders_max`).
     pub watch_folders_max: usize,
+    /// Files of one burst of outside changes diagnosed at most (`outside_files_max`).
+    pub outside_files_max: usize,
     /// Whether the plan and readonly surfaces of a trusted workspace may run build scripts,
     /// proc macros and cargo check (`read_surfaces_build`), which can write anywhere.
     pub read_surfaces_build: bool,
@@ -47,6 +49,7 @@ struct Section {
     check_timeout_s: Option<u64>,
     read_surfaces_build: Option<bool>,
     watch_folders_max: Option<u64>,
+    outside_files_max: Option<u64>,
     #[serde(default)]
     servers: BTreeMap<String, ServerData>,
     #[serde(default)]
@@ -77,6 +80,7 @@ impl Default for LspConfig {
             ),
             read_surfaces_build: READ_SURFACES_BUILD.flag(None),
             watch_folders_max: WATCH_FOLDERS_MAX.default_number() as usize,
+            outside_files_max: OUTSIDE_FILES_MAX.default_number() as usize,
         }
     }
 }
@@ -109,6 +113,7 @@ impl LspConfig {
         config.read_surfaces_build = READ_SURFACES_BUILD.flag(s.read_surfaces_build);
         config.check_timeout = CHECK_TIMEOUT.duration(s.check_timeout_s)?;
         config.watch_folders_max = WATCH_FOLDERS_MAX.number(s.watch_folders_max)? as usize;
+        config.outside_files_max = OUTSIDE_FILES_MAX.number(s.outside_files_max)? as usize;
         if let Some(d) = s.diagnostics {
             config.write_wait = WAIT_MS.duration(d.wait_ms)?;
             config.write_baseline = BASELINE_MS.duration(d.baseline_ms)?;

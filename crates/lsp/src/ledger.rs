@@ -59,6 +59,11 @@ impl Ledger {
         lock(&self.seen).get(path) == Some(&hash)
     }
 
+    /// Whether the run wrote or diagnosed `path` itself: a file it worked on.
+    pub fn touched(&self, path: &Path) -> bool {
+        lock(&self.seen).contains_key(path)
+    }
+
     /// Marks files a write is about to change, until [`Ledger::written`].
     pub fn writing(&self, paths: &[PathBuf]) {
         let mut busy = lock(&self.writing);

@@ -184,18 +184,31 @@ async fn handle(
             server.tell_watched(changes).await;
         }
         // Files are asked about a few at a time: a branch switch changes thousands, and one
-        // after the other each would wait out the server's turn alone.
-        let asked = burst.values().filter(|kind| **kind != 3).count();
-        let each = burst
-            .into_iter()
-            .filter(|(_, kind)| *kind != 3)
-            .map(|(path, _)| {
-                let (servers, follow, before_burst) = (&servers, &follow, &before_burst);
-                async move {
-                    let found = changed(servers, follow, &path, before_burst).await;
-                    (path, found)
-                }
-            });
+        // after the other each would wait out the server's turn alone. Past a bound they are
+        // not asked at all, and the notice says so.
+        let max = servers.config().outside_files_max;
+        let (chosen, left_out) = choose(&burst, &servers, &follow, &before_burst, max).await;
+        if left_out > 0 {
+            follow.notices.push(
+                "outside edits",
+                format!(
+                    "{left_out} of the {} files a language server covers that changed outside \
+                     at once (a branch switch?) are not diagnosed: tether asks about {max} at \
+                     most (`[lsp] outside_files_max`), this run's files and those with \
+                     problems first. The servers were told of every change; ask `lsp` \
+                     `diagnostics` about a file you need, or `diagnostics \"*\"` for the project",
+                    left_out + chosen.len()
+                ),
+            );
+        }
+        let asked = chosen.len();
+        let each = chosen.into_iter().map(|path| {
+            let (servers, follow, before_burst) = (&servers, &follow, &before_burst);
+            async move {
+                let found = changed(servers, follow, &path, before_burst).await;
+                (path, found)
+            }
+        });
         let mut pending = futures::stream::iter(each).buffer_unordered(AT_ONCE);
         // Per server: what it had published before, and every file of the burst it was asked
         // about, for the last notice's look at its other files.
@@ -279,6 +292,55 @@ async fn handle(
             );
         }
     }
+}
+
+/// Which changed files of a burst are asked about: all when they are at most `max`, else the
+/// `max` most telling of those a running server covers (ones this run wrote or diagnosed or a
+/// server holds open, then ones with problems before), with how many of the others were left.
+async fn choose(
+    burst: &BTreeMap<PathBuf, u8>,
+    servers: &Supervisor,
+    follow: &Follow,
+    before_burst: &[(Arc<Server>, Snapshot)],
+    max: usize,
+) -> (Vec<PathBuf>, usize) {
+    let live = burst.iter().filter(|(_, kind)| **kind != 3);
+    if live.clone().count() <= max {
+        return (live.map(|(path, _)| path.clone()).collect(), 0);
+    }
+    let mut ranked: Vec<(u8, &PathBuf)> = Vec::new();
+    for (path, _) in live {
+        let Some(lang) = servers.config().language_of(path) else {
+            continue;
+        };
+        let Some(server) = servers.running_for(lang, path).await else {
+            continue;
+        };
+        let had_problems = || {
+            before_burst
+                .iter()
+                .find(|(s, _)| Arc::ptr_eq(s, &server))
+                .and_then(|(_, snap)| snap.files.get(&crate::server::file_uri(path)))
+                .is_some_and(|p| !p.items.is_empty())
+        };
+        let rank = if follow.ledger.touched(path) || server.has_open(path).await {
+            0
+        } else if had_problems() {
+            1
+        } else {
+            2
+        };
+        ranked.push((rank, path));
+    }
+    // Stable: within a rank, the burst's own (path) order.
+    ranked.sort_by_key(|(rank, _)| *rank);
+    let left_out = ranked.len().saturating_sub(max);
+    let chosen = ranked
+        .into_iter()
+        .take(max)
+        .map(|(_, p)| p.clone())
+        .collect();
+    (chosen, left_out)
 }
 
 /// The changes of one burst so far, and since when changes may be lost, when the system

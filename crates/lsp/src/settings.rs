@@ -52,6 +52,17 @@ pub(crate) const WATCH_FOLDERS_MAX: Setting = Setting::new(
     Scope::Trusted,
     "folders the watch for outside edits takes at most; `status` names those left out",
 );
+/// `[lsp] outside_files_max`: each changed file asked about costs the server a check, and a
+/// branch switch of 20,000 files kept gopls busy for more than 15 minutes.
+pub(crate) const OUTSIDE_FILES_MAX: Setting = Setting::new(
+    "lsp.outside_files_max",
+    Kind::Count {
+        default: 200,
+        max: 1_000_000,
+    },
+    Scope::Trusted,
+    "files of one burst of outside changes (a branch switch) diagnosed at most; the notice counts the rest as not diagnosed",
+);
 /// `[lsp.diagnostics] wait_ms`.
 pub(crate) const WAIT_MS: Setting = Setting::new(
     "lsp.diagnostics.wait_ms",
@@ -104,6 +115,7 @@ const LANGUAGES: Setting = Setting::new(
 /// Every `[lsp]` key.
 pub const SETTINGS: &[Setting] = &[
     WATCH_FOLDERS_MAX,
+    OUTSIDE_FILES_MAX,
     REQUEST_TIMEOUT,
     INIT_TIMEOUT,
     CHECK_TIMEOUT,

@@ -98,7 +98,9 @@ async fn a_branch_switch_of_1500_files_is_told_whole_and_counted() {
     for n in 0..1500 {
         common::write(&ws, &format!("pkg{}/m{n}.py", n / 100), &module(n, "a"));
     }
-    let run = common::run_with_config(dir.path(), common::LSP_BUDGETS);
+    // Every file is asked about: this test is of a switch told whole.
+    let config = format!("{}outside_files_max = 2000\n", common::LSP_BUDGETS);
+    let run = common::run_with_config(dir.path(), &config);
     // A write starts the server and the watch.
     common::call_text(
         &run,
@@ -207,4 +209,51 @@ async fn files_put_in_a_new_folder_before_it_is_watched_are_seen() {
 async fn notice_naming(run: &tether::Run, file: &str) -> String {
     let names = |out: &str| out.contains("outside change") && out.contains(file);
     common::read_until(run, "core.py", 120, names).await
+}
+
+/// A burst larger than `[lsp] outside_files_max` is not all asked about: the files the run
+/// wrote come first, and the notice counts those left out rather than letting the model take
+/// the ones told for the whole switch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_past_the_bound_asks_about_the_runs_files_and_counts_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    common::write(&ws, "pyproject.toml", "[project]\nname = \"w\"\n");
+    common::write(&ws, "core.py", "def target(x: int) -> int:\n    return x\n");
+    let module = |n: usize, arg: &str| {
+        format!(
+            "from core import target\n\n\ndef use_{n}(a: int) -> int:\n    return target({arg})\n"
+        )
+    };
+    for n in 0..30 {
+        common::write(&ws, &format!("pkg/m{n:02}.py"), &module(n, "a"));
+    }
+    let config = format!("{}outside_files_max = 3\n", common::LSP_BUDGETS);
+    let run = common::run_with_config(dir.path(), &config);
+    // The run writes one module late in the burst's order: it is asked about first.
+    common::call_text(
+        &run,
+        "write",
+        json!({"path": "pkg/m27.py", "content": module(27, "a + 1")}),
+    )
+    .await;
+    let status = ready(&run).await;
+    assert!(status.contains(": ready,"), "{status}");
+    for n in 0..30 {
+        std::fs::write(ws.join(format!("pkg/m{n:02}.py")), module(n, "str(a)")).unwrap();
+    }
+    let told = common::read_until(&run, "core.py", 120, |out| out.contains("not diagnosed")).await;
+    assert!(
+        told.contains("27 of the 30 files a language server covers that changed outside"),
+        "{told}"
+    );
+    let event = told
+        .lines()
+        .find(|l| l.contains("after an outside change to"))
+        .unwrap_or_default();
+    assert!(
+        event.contains("pkg/m27.py") && event.contains("pkg/m00.py"),
+        "{told}"
+    );
+    run.shutdown(Duration::from_secs(5)).await;
 }
