@@ -46,10 +46,18 @@ pub struct Coverage {
     pub examples: Vec<String>,
 }
 
-/// Every folder the watch has taken up, true when watched and false when refused: one found
-/// again (a rescan, a new folder's walk) is neither watched nor counted twice, and one deleted
-/// is dropped, so the same path made again is watched again.
-type Folders = Mutex<HashMap<PathBuf, bool>>;
+/// Every folder the watch has taken up: one found again (a rescan) is neither watched nor
+/// counted twice, and one deleted is dropped, so the same path made again is watched again.
+type Folders = Mutex<HashMap<PathBuf, Folder>>;
+
+/// A folder the watch took up: watched, or refused (past the limit).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Folder {
+    watched: bool,
+    /// Its inode when taken up: a deletion heard late (after the folder was made again and
+    /// watched) is of an earlier folder at that path, and must not drop this one.
+    ino: u64,
+}
 
 /// Paths deleted, as the watch's thread heard them, for [`SharedWatch::folders`] to drop. That
 /// thread must never wait on the folder map: adding a watch holds the map and waits on it.
@@ -167,7 +175,10 @@ impl SharedWatch {
             return files;
         };
         let known = &mut self.folders();
-        let watched = known.values().filter(|w| **w).count();
+        // Everything under a new folder is new: what the map holds there is of a folder
+        // deleted before (its deletion maybe not heard yet), and is taken up again.
+        known.retain(|folder, _| !folder.starts_with(path));
+        let watched = known.values().filter(|f| f.watched).count();
         let room = self.max_folders.saturating_sub(watched);
         if let Ok(Some(why)) = watch_tree(
             w,
@@ -199,7 +210,7 @@ impl SharedWatch {
     }
 
     /// The folder map, with the deletions heard since it was last looked at taken out.
-    fn folders(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, bool>> {
+    fn folders(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Folder>> {
         let mut known = lock(&self.known);
         let deleted = std::mem::take(&mut *lock(&self.deleted));
         forget_folders(&mut known, deleted);
@@ -210,8 +221,11 @@ impl SharedWatch {
     pub fn coverage(&self) -> Option<Coverage> {
         self.started.get()?.as_ref().ok()?;
         let known = self.folders();
-        let mut refused: Vec<&PathBuf> =
-            known.iter().filter(|(_, w)| !**w).map(|(p, _)| p).collect();
+        let mut refused: Vec<&PathBuf> = known
+            .iter()
+            .filter(|(_, f)| !f.watched)
+            .map(|(p, _)| p)
+            .collect();
         refused.sort();
         let shown = |p: &&PathBuf| {
             p.strip_prefix(&self.root)
@@ -360,7 +374,7 @@ impl Calm {
 /// the first refused was. With `files`, the files it passes are put there.
 fn watch_tree(
     watcher: &mut notify::RecommendedWatcher,
-    known: &mut HashMap<PathBuf, bool>,
+    known: &mut HashMap<PathBuf, Folder>,
     (root, from): (&Path, &Path),
     (room, max): (usize, usize),
     mut files: Option<&mut Vec<PathBuf>>,
@@ -383,7 +397,12 @@ fn watch_tree(
                 Err(e) => Some(Some(e)),
             },
         };
-        known.insert(entry.path().to_path_buf(), refused.is_none());
+        let ino = entry.ino().unwrap_or_default();
+        let folder = Folder {
+            watched: refused.is_none(),
+            ino,
+        };
+        known.insert(entry.path().to_path_buf(), folder);
         let Some(error) = refused else {
             watched += 1;
             continue;
@@ -408,11 +427,16 @@ fn watch_tree(
 }
 
 /// Drops deleted folders, and every folder under them, from `known`: inotify ends a deleted
-/// folder's watch, and a folder made again at the same path must be watched again.
-fn forget_folders(known: &mut HashMap<PathBuf, bool>, deleted: Vec<PathBuf>) {
+/// folder's watch, and a folder made again at the same path must be watched again. One that
+/// is there now with the inode it was taken up with was made again and watched already.
+fn forget_folders(known: &mut HashMap<PathBuf, Folder>, deleted: Vec<PathBuf>) {
+    use std::os::unix::fs::MetadataExt as _;
     for path in deleted {
         if known.contains_key(&path) {
-            known.retain(|folder, _| !folder.starts_with(&path));
+            known.retain(|folder, f| {
+                !folder.starts_with(&path)
+                    || std::fs::metadata(folder).is_ok_and(|m| m.is_dir() && m.ino() == f.ino)
+            });
         }
     }
 }
@@ -492,7 +516,7 @@ mod tests {
         std::fs::write(dir.path().join("pkg/node_modules/dep/i.js"), "").unwrap();
         // The rescan watches the folder it had not seen, and leaves generated ones out.
         assert_eq!(watch.rescan(since), vec![dir.path().join("pkg/new.py")]);
-        assert_eq!(watch.folders().get(&dir.path().join("pkg")), Some(&true));
+        assert_eq!(watched(&watch, &dir.path().join("pkg")), Some(true));
         // A new folder gives every file in it, old or new, and is watched once.
         std::fs::create_dir_all(dir.path().join("fresh")).unwrap();
         std::fs::write(dir.path().join("fresh/a.py"), "").unwrap();
@@ -501,6 +525,11 @@ mod tests {
         assert_eq!(watch.watch_new_folder(&folder), vec![folder.join("a.py")]);
         assert_eq!(watch.folders().len(), 3);
         watch.close();
+    }
+
+    /// Whether the watch took `folder` up as watched (or refused).
+    fn watched(watch: &SharedWatch, folder: &Path) -> Option<bool> {
+        watch.folders().get(folder).map(|f| f.watched)
     }
 
     #[test]
@@ -518,10 +547,11 @@ mod tests {
         assert_eq!(watch.coverage().unwrap().watched, 1);
         std::fs::create_dir_all(dir.path().join("pkg/inner")).unwrap();
         watch.watch_new_folder(&dir.path().join("pkg"));
-        assert_eq!(
-            watch.folders().get(&dir.path().join("pkg/inner")),
-            Some(&true)
-        );
+        assert_eq!(watched(&watch, &dir.path().join("pkg/inner")), Some(true));
+        assert_eq!(watch.coverage().unwrap().watched, 3);
+        // The old folder's deletion heard only now (its own watch's event, queued behind the
+        // parent's) is of the folder gone, not of the one made again.
+        lock(&watch.deleted).push(dir.path().join("pkg"));
         assert_eq!(watch.coverage().unwrap().watched, 3);
         watch.close();
     }
