@@ -27,6 +27,11 @@ pub struct Ledger {
     seen: Mutex<HashMap<PathBuf, tether_fs::ContentHash>>,
     /// When the watch last saw each file change on disk (tether's own writes included).
     changed_on_disk: Mutex<HashMap<PathBuf, Instant>>,
+    /// How many changes on disk the watch has seen (dropped events count as one).
+    disk_changes: std::sync::atomic::AtomicU64,
+    /// Files whose latest answer is a server's final one (a pull), with the count of disk
+    /// changes then: while no file has changed since, asking again would say the same.
+    final_at: Mutex<HashMap<PathBuf, u64>>,
 }
 
 /// How long a file counts as being written, at most: a write that failed between its two
@@ -44,9 +49,37 @@ impl Ledger {
     /// Records an answer; the first one recorded for a file makes `baseline` its baseline, or,
     /// when nothing was known before, the answer itself: what was never seen is never blamed.
     pub fn record(&self, path: PathBuf, baseline: Option<&Vec<Finding>>, now: Vec<Finding>) {
+        lock(&self.final_at).remove(&path);
         let mut files = lock(&self.files);
         let first = baseline.unwrap_or(&now).clone();
         files.entry(path).or_insert_with(|| (first, Vec::new())).1 = now;
+    }
+
+    /// How many changes on disk the watch has seen so far: taken before a server is asked,
+    /// for [`Ledger::recorded_final`].
+    pub fn disk_changes(&self) -> u64 {
+        self.disk_changes.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Marks the answer just recorded for `path` as final, a server's answer to a question
+    /// asked when [`Ledger::disk_changes`] was `asked_at`, not a publication that may be a
+    /// placeholder: a change seen after that may not be in it.
+    pub fn recorded_final(&self, path: &Path, asked_at: u64) {
+        lock(&self.final_at).insert(path.to_path_buf(), asked_at);
+    }
+
+    /// The latest answer for `path` when it was final and nothing on disk has changed since.
+    pub fn still_final(&self, path: &Path) -> Option<Vec<Finding>> {
+        let changes = self.disk_changes.load(std::sync::atomic::Ordering::SeqCst);
+        let at = lock(&self.final_at).get(path).copied()?;
+        (at == changes).then(|| self.latest(path)).flatten()
+    }
+
+    /// Notes a change on disk the servers may not have taken in before a final answer: events
+    /// the system dropped, or outside changes told to the servers only now.
+    pub fn note_disk_change(&self) {
+        self.disk_changes
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Notes that the run knows `path` as holding the content hashed `hash`.
@@ -97,6 +130,8 @@ impl Ledger {
 
     /// Notes that the watch saw `path` change on disk now.
     pub fn changed_on_disk(&self, path: &Path) {
+        self.disk_changes
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         lock(&self.changed_on_disk).insert(path.to_path_buf(), Instant::now());
     }
 

@@ -345,10 +345,11 @@ impl DiagnosticsOnWrite {
         });
     }
 
-    /// The files that name a module about to be written, each with what it has now: asked
-    /// of the server (the disk is still as before the write, and its answer is final), else
-    /// the run's ledger, else the server's publication when whole. What was asked is kept
-    /// in the ledger, so what follows the write compares with it.
+    /// The files that name a module about to be written, each with what it has now: the
+    /// server's final answer the run holds when nothing on disk changed since (the watch sees
+    /// every change), else asked of the server (the disk is still as before the write, and
+    /// its answer is final), else the run's ledger, else the server's publication when whole.
+    /// What was asked is kept in the ledger, so what follows the write compares with it.
     async fn importer_baselines(
         &self,
         server: &Server,
@@ -357,7 +358,15 @@ impl DiagnosticsOnWrite {
         end: tokio::time::Instant,
     ) -> Vec<(PathBuf, Option<Vec<Finding>>)> {
         let files = self.importers(server, touched).await;
-        let pulled = self.follow.pulled(server, &files, end).await;
+        let ledger = &self.follow.ledger;
+        let trusted = self.outside.sees_everything();
+        let unknown: Vec<PathBuf> = files
+            .iter()
+            .filter(|f| !trusted || ledger.still_final(f).is_none())
+            .cloned()
+            .collect();
+        let asked_at = ledger.disk_changes();
+        let pulled = self.follow.pulled(server, &unknown, end).await;
         files
             .into_iter()
             .map(|f| {
@@ -366,7 +375,8 @@ impl DiagnosticsOnWrite {
                     .find(|(p, _)| *p == f)
                     .map(|(_, items)| self.follow.findings(items));
                 if let Some(had) = &asked {
-                    self.follow.ledger.record(f.clone(), Some(had), had.clone());
+                    ledger.record(f.clone(), Some(had), had.clone());
+                    ledger.recorded_final(&f, asked_at);
                 }
                 let known = || {
                     let latest = self.follow.ledger.latest(&f);
@@ -527,6 +537,7 @@ impl WriteHook for DiagnosticsOnWrite {
                     Done::Pull => {
                         let files: Vec<PathBuf> =
                             before.importers.iter().map(|(f, _)| f.clone()).collect();
+                        let asked_at = self.follow.ledger.disk_changes();
                         let answers = self.follow.pulled(server, &files, end).await;
                         let asked: HashSet<PathBuf> =
                             answers.iter().map(|(f, _)| f.clone()).collect();
@@ -544,6 +555,12 @@ impl WriteHook for DiagnosticsOnWrite {
                             late_importers.push((server.clone(), outstanding));
                         }
                         let mut others = self.follow.judged(server, &before.importers, answers);
+                        // Recorded as said (no warnings kept back), they hold until a change.
+                        if !server.warnings_silenced_by_errors {
+                            for f in &asked {
+                                self.follow.ledger.recorded_final(f, asked_at);
+                            }
+                        }
                         let mut skip = touched.clone();
                         skip.extend(asked);
                         // Any other file the server reported on for the first time (a cold

@@ -66,6 +66,12 @@ impl Outside {
         });
     }
 
+    /// Whether every change on disk in the workspace reaches this run: the watch started, took
+    /// up every folder, and the run is subscribed.
+    pub fn sees_everything(&self) -> bool {
+        self.subscribed.get().is_some() && self.watch.coverage().is_some_and(|c| c.unwatched == 0)
+    }
+
     /// What `status` says of the watch, once this run started it.
     pub fn describe(&self) -> Option<String> {
         self.subscribed.get()?;
@@ -180,7 +186,11 @@ async fn handle(
                     changes.push(lsp_types::FileEvent { uri, typ });
                 }
             }
-            // Every change is told (a branch switch changes thousands).
+            // Every change is told (a branch switch changes thousands); an answer asked before
+            // the server heard of it is no longer final.
+            if !changes.is_empty() {
+                follow.ledger.note_disk_change();
+            }
             server.tell_watched(changes).await;
         }
         // Files are asked about a few at a time: a branch switch changes thousands, and one
@@ -272,8 +282,10 @@ async fn handle(
             for r in reached {
                 tell_burst(&follow, r, false).await;
             }
-            follow.notices.push(
+            // One count per result: a later one replaces a count not yet read.
+            follow.notices.push_keyed(
                 "outside edits",
+                "still being diagnosed",
                 format!(
                     "{left} more of the {asked} files changed outside are still being \
                      diagnosed (a language server is slow to answer them): they are told in a \
@@ -296,7 +308,8 @@ async fn handle(
 
 /// Which changed files of a burst are asked about: all when they are at most `max`, else the
 /// `max` most telling of those a running server covers (ones this run wrote or diagnosed or a
-/// server holds open, then ones with problems before), with how many of the others were left.
+/// server holds open, then ones with problems before, then changed ones, which have something
+/// to compare with, before new ones), with how many of the others were left.
 async fn choose(
     burst: &BTreeMap<PathBuf, u8>,
     servers: &Supervisor,
@@ -309,7 +322,7 @@ async fn choose(
         return (live.map(|(path, _)| path.clone()).collect(), 0);
     }
     let mut ranked: Vec<(u8, &PathBuf)> = Vec::new();
-    for (path, _) in live {
+    for (path, kind) in live {
         let Some(lang) = servers.config().language_of(path) else {
             continue;
         };
@@ -327,8 +340,10 @@ async fn choose(
             0
         } else if had_problems() {
             1
-        } else {
+        } else if *kind == 2 {
             2
+        } else {
+            3
         };
         ranked.push((rank, path));
     }
@@ -357,6 +372,7 @@ impl Burst {
         let (path, kind) = match change {
             Change::Path(path, kind) => (path, kind),
             Change::Dropped { since } => {
+                follow.ledger.note_disk_change();
                 self.lost_since = Some(self.lost_since.map_or(since, |s| s.min(since)));
                 return;
             }

@@ -387,3 +387,81 @@ fn old_problems_a_cold_server_publishes_late_are_never_new_to_a_later_write() {
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
+
+/// The files that import a written module are asked about before a write only when something
+/// on disk changed since the run last had pyright's final answer for them: writes in a row
+/// ask each importer once, not twice, and an outside edit between writes has it asked again,
+/// so that edit's problem is never taken for the write's. (A wrapper copies what tether sends
+/// the real pyright into a log.)
+#[test]
+fn an_importer_is_asked_before_a_write_only_after_a_change() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        let log = dir.path().join("sent.log");
+        let lib = "def area(width: int) -> int:\n    return width\n";
+        for (name, text) in [
+            (
+                "pyproject.toml",
+                "[project]\nname = \"w\"\nversion = \"0.1\"\n",
+            ),
+            ("lib.py", lib),
+            ("app.py", "from lib import area\n\nprint(area(2))\n"),
+        ] {
+            common::write(&ws, name, text);
+        }
+        let wrapper = format!(
+            "tee -a '{}' | exec pyright-langserver --stdio",
+            log.display()
+        );
+        let config = format!(
+            "{}[lsp.servers.pyright]\ncommand = [\"sh\", \"-c\", {wrapper:?}]\n\
+             [lsp.diagnostics]\nwait_ms = 30000\nbaseline_ms = 30000\n",
+            common::LSP_BUDGETS
+        );
+        let run = common::run_with_config(dir.path(), &config);
+        run.warm().await;
+        let asked_of_app = || {
+            let sent = std::fs::read_to_string(&log).unwrap_or_default();
+            sent.split("Content-Length")
+                .filter(|m| m.contains("\"textDocument/diagnostic\"") && m.contains("app.py"))
+                .count()
+        };
+        let write = |n: usize| {
+            let text = format!("def area(width: int) -> int:\n    return width + {n}\n");
+            call(&run, "write", json!({"path": "lib.py", "content": text}))
+        };
+        let first = write(0).await;
+        assert!(block(&first).contains("lib.py: clean"), "{first}");
+        // Three writes in a row: once each after the write, and before it only when the
+        // watch's event for the previous write came after that write's last question.
+        let began = asked_of_app();
+        for n in 1..4 {
+            let out = write(n).await;
+            assert!(block(&out).contains("lib.py: clean"), "{out}");
+        }
+        let asked = asked_of_app() - began;
+        assert!(
+            (3..=4).contains(&asked),
+            "app.py was asked {asked} times in three writes"
+        );
+        // An outside edit breaks app.py: the next write asks before it again, and does not
+        // report app.py's new problem as its own.
+        std::fs::write(
+            ws.join("app.py"),
+            "from lib import area\n\nname: str = area(2)\n",
+        )
+        .unwrap();
+        let seen = notices_until(&run, "after an outside change to app.py", 60).await;
+        assert!(seen.contains("line 3 (new): error"), "{seen}");
+        let began = asked_of_app();
+        let out = write(9).await;
+        assert!(
+            asked_of_app() - began >= 2,
+            "app.py was not asked before the write"
+        );
+        assert!(!out.contains("app.py (another file"), "{out}");
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
