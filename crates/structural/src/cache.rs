@@ -1,8 +1,9 @@
 //! Parsed trees kept for the run, validated by a hash of the file's bytes on every use (files
 //! change behind our back), bounded in memory and evicted least-recently-used first. A search
-//! never evicts what it used itself: on a tree larger than the cache, plain LRU would evict
-//! each file just before the next search needs it, and a warm search would be slower than a
-//! cold one (it parsed every file again and indexed each for nothing).
+//! never evicts what it or the search before it used: on a tree larger than the cache, plain
+//! LRU would evict each file just before the next search needs it (the walk is parallel, so
+//! its order changes), and a warm search would be slower than a cold one (it parsed every
+//! file again and indexed each for nothing).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -39,6 +40,8 @@ struct Inner {
     /// used so far: only older entries may make room for a new one.
     search_began: u64,
     used_by_search: usize,
+    /// The tick when the search before the latest began: entries used since are kept.
+    previous_began: u64,
 }
 
 /// The run's tree cache. Cheap to share behind an `Arc`.
@@ -77,6 +80,7 @@ impl TreeCache {
     /// Marks the start of a search: what it uses from now on is kept over what it does not.
     pub(crate) fn begin_search(&self) {
         let mut inner = self.lock();
+        inner.previous_began = inner.search_began;
         inner.search_began = inner.tick;
         inner.used_by_search = 0;
     }
@@ -121,9 +125,16 @@ impl TreeCache {
             inner.by_age.remove(&old.tick);
             inner.used -= old.cost;
         }
-        if inner.used_by_search + cost > self.budget {
+        let full = |inner: &Inner| {
+            let oldest_kept = inner
+                .by_age
+                .first_key_value()
+                .is_some_and(|(tick, _)| *tick > inner.previous_began);
+            inner.used + cost > self.budget && oldest_kept
+        };
+        if inner.used_by_search + cost > self.budget || full(&inner) {
             // Not kept (a one-call run, a tree larger than the budget, or no room left but
-            // what this search itself used): no index either.
+            // what this search and the one before used): no index either.
             drop(inner);
             return Cached {
                 depth: depth_of(&tree),
@@ -162,6 +173,12 @@ impl TreeCache {
             return;
         }
         while inner.used + cost > self.budget {
+            match inner.by_age.first_key_value() {
+                Some((tick, _)) if *tick <= inner.previous_began => {}
+                // All that is left was used by this search or the one before.
+                Some(_) => return,
+                None => break,
+            }
             let Some((_, oldest)) = inner.by_age.pop_first() else {
                 break;
             };
@@ -251,6 +268,24 @@ mod tests {
         // The same walk again finds the three files the first one kept (plain LRU: none).
         assert_eq!(hits(&cache), 3);
         assert_eq!(hits(&cache), 3);
+    }
+
+    /// A parallel walk visits files in another order each time: the files a search misses
+    /// must not evict, one by one, the cached ones it is about to ask for.
+    #[test]
+    fn a_walk_in_another_order_still_finds_what_the_last_one_cached() {
+        let (lang, text, h, one) = one_tree();
+        let cache = TreeCache::new(one * 3 + one / 2);
+        let files: Vec<PathBuf> = (0..10).map(|i| PathBuf::from(format!("/f{i}"))).collect();
+        let hits = |cache: &TreeCache, order: &mut dyn Iterator<Item = &PathBuf>| {
+            cache.begin_search();
+            order
+                .filter(|f| cache.tree(f, text, h, lang).lookup == Lookup::Hit)
+                .count()
+        };
+        assert_eq!(hits(&cache, &mut files.iter()), 0);
+        assert_eq!(hits(&cache, &mut files.iter().rev()), 3);
+        assert_eq!(hits(&cache, &mut files.iter()), 3);
     }
 
     #[test]
