@@ -20,7 +20,7 @@ use crate::server::Server;
 pub const NO_BASELINE: &str = "no baseline: the server was not ready before this write";
 /// How another file's diagnostics are labelled when the server had not reported on it before.
 pub const NOT_KNOWN: &str =
-    "not known before this write: the server had not reported on this file yet";
+    "not known before this change: the server had not reported on this file yet";
 
 /// Files a follower asks a pull server about at once, at most.
 pub const PULLED: usize = 20;

@@ -195,7 +195,7 @@ fn a_write_before_the_server_is_ready_is_not_blamed() {
         let out = call(&run, "edit", json!({"path": "old.py", "old_string": "count", "new_string": "total"})).await;
         let b = block(&out);
         let asked = b.contains("old.py: still 1 problem (there before this write)");
-        let unknown = b.contains("old.py: unavailable (no baseline: the server was not ready before this write); 1 problem now, which may predate this write");
+        let unknown = b.contains("old.py: unavailable (no baseline: the server was not ready before this write); 1 problem now, which may predate this change");
         assert!(asked || unknown, "{out}");
         assert!(!b.contains("(new)"), "{out}");
         run.shutdown(Duration::from_secs(5)).await;

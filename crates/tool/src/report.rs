@@ -303,7 +303,7 @@ fn file_lines<'a>(
             match now.len() {
                 0 => format!("unavailable ({why})"),
                 n => format!(
-                    "unavailable ({why}); {} now, which may predate this write",
+                    "unavailable ({why}); {} now, which may predate this change",
                     count(n)
                 ),
             }
