@@ -94,11 +94,15 @@ impl Follow {
         }
     }
 
-    /// Queues the reports as one notice about `event`, merged with an earlier one on `key`.
-    pub fn tell(&self, key: &str, event: &str, reports: &[FileReport]) {
-        if let Some(block) = format_reports_after(reports, event) {
+    /// Queues the reports as one notice about `event`, merged with an earlier one on `key`;
+    /// false when none of them was news, and nothing was queued.
+    pub fn tell(&self, key: &str, event: &str, reports: &[FileReport]) -> bool {
+        let block = format_reports_after(reports, event);
+        let told = block.is_some();
+        if let Some(block) = block {
             self.notices.push_keyed("diagnostics", key, block);
         }
+        told
     }
 
     /// `path` as the model names it.

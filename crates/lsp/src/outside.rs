@@ -224,6 +224,7 @@ async fn handle(
         // about, for the last notice's look at its other files.
         let mut whole: Vec<Reached> = Vec::new();
         let mut left = asked;
+        let mut told = false;
         loop {
             // A server slow to answer (gopls given 20,000 files kept every notice back for
             // more than 15 minutes): what is diagnosed is told every two answer budgets
@@ -275,12 +276,22 @@ async fn handle(
                     {
                         w.reports = std::mem::take(&mut r.reports);
                     }
-                    tell_burst(&follow, w, true).await;
+                    told |= tell_burst(&follow, w, true).await;
+                }
+                // Said to be partly diagnosed, the burst says how the rest went too.
+                if left_out > 0 && !told {
+                    follow.notices.push(
+                        "outside edits",
+                        format!(
+                            "the other {asked} files of those changed outside were diagnosed: \
+                             nothing new in them"
+                        ),
+                    );
                 }
                 break;
             }
             for r in reached {
-                tell_burst(&follow, r, false).await;
+                told |= tell_burst(&follow, r, false).await;
             }
             // One count per result: a later one replaces a count not yet read.
             follow.notices.push_keyed(
@@ -408,7 +419,7 @@ struct Reached {
 /// broke or fixed in the server's other files: a server of the whole workspace is given the
 /// settle a write gives it, and what it publishes later is followed as after a write, until
 /// this run writes.
-async fn tell_burst(follow: &Follow, r: Reached, last: bool) {
+async fn tell_burst(follow: &Follow, r: Reached, last: bool) -> bool {
     let Reached {
         server,
         snap,
@@ -432,17 +443,17 @@ async fn tell_burst(follow: &Follow, r: Reached, last: bool) {
     // A notice of a burst's first part tells only its files; the last one also what the
     // burst did to the server's other files, and follows them.
     if !last {
-        follow.tell(&format!("outside {event}"), &event, &reports);
-        return;
+        return follow.tell(&format!("outside {event}"), &event, &reports);
     }
     let touched: std::collections::HashSet<PathBuf> = files.into_iter().collect();
     reports.extend(follow.others(&server, &snap, snap.seq, &touched));
-    follow.tell(&format!("outside {event}"), &event, &reports);
+    let told = follow.tell(&format!("outside {event}"), &event, &reports);
     if server.workspace_mode && !server.separate_check {
         let last_write = follow.writes.load(std::sync::atomic::Ordering::SeqCst);
         let window = if settled { follow.wait } else { follow.budget };
         follow.tail(server, snap, touched, (event, last_write), window);
     }
+    told
 }
 
 /// Diagnoses a file that changed on disk, if a running server covers it and the change was

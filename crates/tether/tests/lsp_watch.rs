@@ -265,5 +265,18 @@ async fn a_burst_past_the_bound_asks_about_the_runs_files_and_counts_the_rest() 
         event.contains("pkg/m27.py") && event.contains("pkg/m00.py") && !event.contains("a_new"),
         "{told}"
     );
+    // A burst that brings nothing new still says how the files it asked about went.
+    for n in 0..30 {
+        let text = format!("{}# touched\n", module(n, "str(a)"));
+        std::fs::write(ws.join(format!("pkg/m{n:02}.py")), text).unwrap();
+    }
+    let mut told = common::read_until(&run, "core.py", 120, |out| out.contains("of the 30")).await;
+    if !told.contains("nothing new") {
+        told += &common::read_until(&run, "core.py", 120, |out| out.contains("nothing new")).await;
+    }
+    assert!(
+        told.contains("27 of the 30 files") && told.contains("the other 3 files"),
+        "{told}"
+    );
     run.shutdown(Duration::from_secs(5)).await;
 }
