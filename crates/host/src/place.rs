@@ -117,11 +117,13 @@ pub(crate) fn owned_by_me(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.uid() == tether_proc::current_uid())
 }
 
-/// The start of the file names of every host of `root`, whatever its binary or environment.
+/// The start of the file names of every host of `root`, whatever its binary or environment:
+/// a hash of the path's bytes that every build computes alike (std's `DefaultHasher` may
+/// change between Rust releases), so a newer tether still finds an older one's hosts.
 fn root_prefix(root: &Path) -> String {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    root.hash(&mut hasher);
-    format!("host-{:016x}-", hasher.finish())
+    use std::os::unix::ffi::OsStrExt as _;
+    let hash = xxhash_rust::xxh3::xxh3_64(root.as_os_str().as_bytes());
+    format!("host-{hash:016x}-")
 }
 
 /// The places of the hosts of this user whose sockets are in the runtime folder; the root of
@@ -410,6 +412,15 @@ pub fn project_root(path: &Path) -> Option<PathBuf> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// The names of a root's hosts are the same from every build of tether: a fixed value.
+    #[test]
+    fn a_roots_host_names_begin_alike_in_every_build() {
+        assert_eq!(
+            root_prefix(Path::new("/work/project")),
+            "host-d7ac24a5f2e50972-"
+        );
+    }
 
     #[test]
     fn a_project_is_its_checkout_else_its_nearest_marker_never_the_filesystem() {
