@@ -134,7 +134,12 @@ impl Session {
         };
         let mut child = LongChild::spawn(&spec).map_err(|e| format!("{}: {e}", adapter.id))?;
         let (Some(output), Some(input)) = (child.take_stdout(), child.take_stdin()) else {
-            return Err(format!("{}: no pipes to the adapter", adapter.id));
+            return Err(format!(
+                "{}: the adapter started without pipes to talk to it; check that `{}` runs as \
+                 a debug adapter",
+                adapter.id,
+                adapter.argv.join(" ")
+            ));
         };
         let board = Board::new();
         let peer = match &adapter.kind.transport {

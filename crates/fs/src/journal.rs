@@ -274,7 +274,11 @@ impl Journal {
         let j: JournalFile = serde_json::from_slice(bytes)
             .map_err(|e| format!("it does not parse as a journal ({e})"))?;
         if j.version != JOURNAL_VERSION {
-            return Err(format!("unknown journal version {}", j.version));
+            return Err(format!(
+                "it is a version {} journal and this tether reads version {JOURNAL_VERSION}; \
+                 the tether that wrote it can recover it, or check the files it names by hand",
+                j.version
+            ));
         }
         if j.run_id != id {
             return Err(format!(

@@ -138,7 +138,8 @@ impl Kernel {
             Err(_) => {
                 kernel.child.kill();
                 Err(format!(
-                    "the kernel did not start within {} s",
+                    "the kernel did not start within {} s; a slow interpreter or a large \
+                     site-packages may need more: raise `[eval] start_timeout_s`",
                     limit.as_secs()
                 ))
             }

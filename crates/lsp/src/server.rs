@@ -373,7 +373,12 @@ impl Server {
         };
         let mut child = LongChild::spawn(&spec).map_err(|e| e.to_string())?;
         let (Some(input), Some(output)) = (child.take_stdout(), child.take_stdin()) else {
-            return Err(format!("{}: no pipes to the server", entry.id));
+            return Err(format!(
+                "{}: the server started without pipes to talk to it; check that `{}` runs \
+                 as a language server on stdin and stdout",
+                entry.id,
+                found.argv.join(" ")
+            ));
         };
         let heard = Arc::new(Watched::new(Heard::default()));
         let edits = Arc::new(Mutex::new(None));

@@ -153,7 +153,12 @@ impl FsDoor {
             Ok::<_, tether_fs::FsError>(receipt)
         })
         .await
-        .map_err(|e| ToolError::failed(format!("the write task failed: {e}")))??;
+        .map_err(|e| {
+            ToolError::failed(format!(
+                "the write stopped before it ended ({e}); its journal is finished or rolled back \
+                 when tether next starts; read the files again before writing them"
+            ))
+        })??;
         let label = lock(&self.label).clone();
         let rels = receipt.files.iter().map(|f| f.path.rel());
         self.staged.note_writes(rels, &label);
