@@ -50,4 +50,4 @@ pub use status::{
 };
 pub use sync::lock;
 pub use tail::{STDERR_SHOWN, with_stderr_tail};
-pub use tree::{init, sweep_strays};
+pub use tree::{census_passes, init, sweep_strays};

@@ -22,8 +22,12 @@ use rustix::process::{Pid, Signal, WaitOptions};
 /// The variable each child (and so each of its descendants) carries: `RUN.SERIAL`, where RUN
 /// is tether's pid and start time, so a descendant whose parents are gone still names its child.
 pub(crate) const OWNER_VAR: &str = "TETHER_PROC_OWNER";
-/// How often the census walks the tree while tether has children.
+/// How often the census walks the tree while tether has children and they change.
 const CENSUS_EVERY: Duration = Duration::from_millis(500);
+/// How long the census may wait between walks once the tree stays the same: each walk reads
+/// every thread's children, which cost a pyright write 4 ms; a spawn or any change in the
+/// tree brings it back to [`CENSUS_EVERY`].
+const CENSUS_CALM: Duration = Duration::from_secs(4);
 /// Rounds of stop-then-look before a sweep kills; each round stops what the last one forked.
 const STOP_ROUNDS: usize = 20;
 /// How long a sweep waits for what it killed to die, so it can reap the orphans among them.
@@ -150,9 +154,19 @@ pub(crate) struct Tree {
     keep: Option<u32>,
     /// Woken when there is something for the census to watch.
     wake: std::sync::Arc<Condvar>,
+    /// Children spawned so far: a new one has the census look soon.
+    spawns: u64,
 }
 
 static TREE: OnceLock<Mutex<Tree>> = OnceLock::new();
+
+/// Walks the census has made, for a test that it slows down once the tree stays the same.
+static PASSES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many walks the census has made in this process.
+pub fn census_passes() -> u64 {
+    PASSES.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 /// The tree, set up on first use: tether becomes a subreaper, the reaper and the census start.
 pub(crate) fn tree() -> MutexGuard<'static, Tree> {
@@ -180,6 +194,7 @@ pub(crate) fn tree() -> MutexGuard<'static, Tree> {
             lineage: HashMap::new(),
             keep,
             wake,
+            spawns: 0,
         })
     });
     lock(tree)
@@ -210,6 +225,7 @@ pub(crate) fn spawn(
             start: stat.start,
         };
         tree.leaders.insert(serial, leader);
+        tree.spawns += 1;
         tree.wake.notify_all();
     }
     Ok((child, serial))
@@ -433,6 +449,8 @@ pub(crate) fn reap_orphans() {
 /// The census: while tether has children, it remembers which child each escaped descendant
 /// came from, tells the reaper about them, and reaps adopted zombies.
 fn census() {
+    let mut every = CENSUS_EVERY;
+    let mut seen: Vec<u32> = Vec::new();
     loop {
         {
             let mut tree = tree();
@@ -440,17 +458,33 @@ fn census() {
                 let wake = tree.wake.clone();
                 tree = wake.wait(tree).unwrap_or_else(|p| p.into_inner());
             }
+            // A child spawned meanwhile ends a long wait: what it forks is looked at soon.
+            let spawns = tree.spawns;
+            let wake = tree.wake.clone();
+            let (tree, _) = wake
+                .wait_timeout_while(tree, every, |t| t.spawns == spawns)
+                .unwrap_or_else(|p| p.into_inner());
+            if tree.spawns != spawns {
+                every = CENSUS_EVERY;
+            }
         }
-        std::thread::sleep(CENSUS_EVERY);
-        census_pass();
+        let now = census_pass();
         reap_orphans();
+        every = match now == seen {
+            true => (every * 2).min(CENSUS_CALM),
+            false => CENSUS_EVERY,
+        };
+        seen = now;
     }
 }
 
-/// One walk of the census.
-fn census_pass() {
+/// One walk of the census; gives every descendant it saw, by pid in order.
+fn census_pass() -> Vec<u32> {
+    PASSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut tree = tree();
     let snap = descendants(tree.me.pid, true).unwrap_or_else(snapshot);
+    let mut seen: Vec<u32> = snap.keys().copied().collect();
+    seen.sort_unstable();
     let groups: HashSet<u32> = tree.leaders.values().map(|l| l.pid).collect();
     let mut escaped = HashMap::new();
     for (pid, m) in tree.members(&snap) {
@@ -482,6 +516,7 @@ fn census_pass() {
     tree.lineage.extend(escaped);
     tree.spawned
         .retain(|pid, start| snap.get(pid).is_some_and(|s| s.start == *start));
+    seen
 }
 
 #[cfg(test)]
