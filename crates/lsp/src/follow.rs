@@ -181,13 +181,14 @@ impl Follow {
         self.spawn(async move {
             let paths: Vec<PathBuf> = files.iter().map(|(f, _)| f.clone()).collect();
             let end = tokio::time::Instant::now() + me.budget;
+            let asked_at = me.ledger.disk_changes();
             let mut answers = me.pulled(&server, &paths, end).await;
             answers.retain(|(path, _)| !me.ledger.changed_on_disk_since(path, began));
             let later = me.writes.load(std::sync::atomic::Ordering::SeqCst) != number;
             if later || me.ledger.any_writing() {
                 return;
             }
-            let reports = me.judged(&server, &files, answers);
+            let reports = me.judged(&server, &files, answers, asked_at);
             let event = format!("write #{number}, found later");
             me.tell(&format!("write #{number} importers"), &event, &reports);
         });
@@ -220,10 +221,11 @@ impl Follow {
                 continue;
             }
             let now = self.findings(&said.items);
+            let stale = self.ledger.not_diagnosed(&path);
             let news = match self
                 .ledger
                 .latest(&path)
-                .or_else(|| snap.before(&path, self))
+                .or_else(|| snap.before(&path, self).filter(|_| !stale))
             {
                 Some(had) => had != now,
                 // Told, as not known before, only when it names a changed module.
@@ -273,7 +275,11 @@ impl Follow {
             }
             let now = self.findings(&items);
             let known = self.ledger.latest(&path);
-            let before = known.clone().or_else(|| snap.before(&path, self));
+            // Changed outside and never diagnosed: what the snapshot had is from before.
+            let stale = self.ledger.not_diagnosed(&path);
+            let before = known
+                .clone()
+                .or_else(|| snap.before(&path, self).filter(|_| !stale));
             // A file known neither before nor now (a pass still under way) is neither told
             // nor kept: its publication may be a placeholder, and a later real one is no news.
             let unknown = before.is_none() && !real;
@@ -331,13 +337,15 @@ impl Follow {
             .collect()
     }
 
-    /// What each of `answers` (a file another than the written ones, pulled now) says against
-    /// what it had before the write in `baselines`, recorded in the ledger; only news is told.
+    /// What each of `answers` (a file another than the written ones, pulled when
+    /// [`Ledger::disk_changes`] was `asked_at`) says against what it had before the write in
+    /// `baselines`, recorded in the ledger as final; only news is told.
     pub fn judged(
         &self,
         server: &Server,
         baselines: &[(PathBuf, Option<Vec<Finding>>)],
         answers: Vec<(PathBuf, Vec<Diagnostic>)>,
+        asked_at: u64,
     ) -> Vec<FileReport> {
         let mut out = Vec::new();
         for (path, items) in answers {
@@ -347,6 +355,10 @@ impl Follow {
                 .find(|(p, _)| *p == path)
                 .and_then(|(_, had)| had.clone());
             out.extend(self.another_file(server, &path, before.as_ref(), now));
+            // Kept as said (no warnings held back), it stands until a change is told.
+            if !server.warnings_silenced_by_errors {
+                self.ledger.recorded_final(&path, asked_at);
+            }
         }
         out
     }
@@ -354,20 +366,20 @@ impl Follow {
     /// For `window` after an event's own answer (`event`: a write, or an outside change),
     /// follows what `server` goes on publishing for other files, and tells of their new
     /// problems; it stops early when a write on the run begins after `last_write`, which then
-    /// compares for itself.
+    /// compares for itself. A file changed on disk after `ended` (when the event's own
+    /// changes were all made) is another change's news.
     pub fn tail(
         &self,
         server: Arc<Server>,
         snap: Snapshot,
         touched: HashSet<PathBuf>,
-        (event, last_write): (String, u64),
+        (event, last_write, ended): (String, u64, std::time::Instant),
         window: Duration,
     ) {
         let me = self.clone();
         self.spawn(async move {
             let end = tokio::time::Instant::now() + window;
-            // A file changed on disk since the event began is another change's news.
-            let began = snap.taken;
+            let began = ended;
             // From the event's snapshot on: what came before this follower started is looked
             // at too (what the event's own answer told is in the ledger, so not told again).
             let mut since = snap.seq;

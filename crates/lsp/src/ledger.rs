@@ -27,11 +27,16 @@ pub struct Ledger {
     seen: Mutex<HashMap<PathBuf, tether_fs::ContentHash>>,
     /// When the watch last saw each file change on disk (tether's own writes included).
     changed_on_disk: Mutex<HashMap<PathBuf, Instant>>,
-    /// How many changes on disk the watch has seen (dropped events count as one).
+    /// How many times the servers were told of changes on disk they did not know (dropped
+    /// events count too): tether's own writes, which its servers hold already, do not count.
     disk_changes: std::sync::atomic::AtomicU64,
     /// Files whose latest answer is a server's final one (a pull), with the count of disk
     /// changes then: while no file has changed since, asking again would say the same.
     final_at: Mutex<HashMap<PathBuf, u64>>,
+    /// Files a burst of outside changes changed but did not ask about (past its bound): what
+    /// the run or a snapshot held for them is from before the change, so no answer about them
+    /// is compared with it until one is recorded.
+    not_diagnosed: Mutex<std::collections::HashSet<PathBuf>>,
 }
 
 /// How long a file counts as being written, at most: a write that failed between its two
@@ -39,8 +44,12 @@ pub struct Ledger {
 const WRITING_AT_MOST: std::time::Duration = std::time::Duration::from_secs(120);
 
 impl Ledger {
-    /// The last complete answer for `path`, if the run has one.
+    /// The last complete answer for `path`, if the run has one and it still holds (not from
+    /// before an outside change nobody diagnosed).
     pub fn latest(&self, path: &Path) -> Option<Vec<Finding>> {
+        if self.not_diagnosed(path) {
+            return None;
+        }
         lock(&self.files)
             .get(path)
             .map(|(_, latest)| latest.clone())
@@ -50,15 +59,27 @@ impl Ledger {
     /// when nothing was known before, the answer itself: what was never seen is never blamed.
     pub fn record(&self, path: PathBuf, baseline: Option<&Vec<Finding>>, now: Vec<Finding>) {
         lock(&self.final_at).remove(&path);
+        lock(&self.not_diagnosed).remove(&path);
         let mut files = lock(&self.files);
         let first = baseline.unwrap_or(&now).clone();
         files.entry(path).or_insert_with(|| (first, Vec::new())).1 = now;
     }
 
-    /// How many changes on disk the watch has seen so far: taken before a server is asked,
-    /// for [`Ledger::recorded_final`].
+    /// How many changes on disk were told so far ([`Ledger::note_disk_change`]): taken before a
+    /// server is asked, for [`Ledger::recorded_final`].
     pub fn disk_changes(&self) -> u64 {
         self.disk_changes.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Notes files changed on disk that were not diagnosed ([`Ledger::not_diagnosed`]).
+    pub fn left_undiagnosed(&self, paths: impl IntoIterator<Item = PathBuf>) {
+        lock(&self.not_diagnosed).extend(paths);
+    }
+
+    /// Whether `path` changed on disk and nothing was recorded for it since: what was known
+    /// of it before is no baseline.
+    pub fn not_diagnosed(&self, path: &Path) -> bool {
+        lock(&self.not_diagnosed).contains(path)
     }
 
     /// Marks the answer just recorded for `path` as final, a server's answer to a question
@@ -130,8 +151,6 @@ impl Ledger {
 
     /// Notes that the watch saw `path` change on disk now.
     pub fn changed_on_disk(&self, path: &Path) {
-        self.disk_changes
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         lock(&self.changed_on_disk).insert(path.to_path_buf(), Instant::now());
     }
 

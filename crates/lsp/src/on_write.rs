@@ -365,6 +365,10 @@ impl DiagnosticsOnWrite {
             .filter(|f| !trusted || ledger.still_final(f).is_none())
             .cloned()
             .collect();
+        tracing::debug!(
+            server = %server.id, importers = files.len(), asked = unknown.len(), trusted,
+            "importer baselines"
+        );
         let asked_at = ledger.disk_changes();
         let pulled = self.follow.pulled(server, &unknown, end).await;
         files
@@ -380,7 +384,8 @@ impl DiagnosticsOnWrite {
                 }
                 let known = || {
                     let latest = self.follow.ledger.latest(&f);
-                    latest.or_else(|| snap.before(&f, &self.follow))
+                    let stale = ledger.not_diagnosed(&f);
+                    latest.or_else(|| snap.before(&f, &self.follow).filter(|_| !stale))
                 };
                 let had = asked.or_else(known);
                 (f, had)
@@ -554,13 +559,9 @@ impl WriteHook for DiagnosticsOnWrite {
                         if importers {
                             late_importers.push((server.clone(), outstanding));
                         }
-                        let mut others = self.follow.judged(server, &before.importers, answers);
-                        // Recorded as said (no warnings kept back), they hold until a change.
-                        if !server.warnings_silenced_by_errors {
-                            for f in &asked {
-                                self.follow.ledger.recorded_final(f, asked_at);
-                            }
-                        }
+                        let mut others =
+                            self.follow
+                                .judged(server, &before.importers, answers, asked_at);
                         let mut skip = touched.clone();
                         skip.extend(asked);
                         // Any other file the server reported on for the first time (a cold
@@ -625,7 +626,9 @@ impl WriteHook for DiagnosticsOnWrite {
                 // A separate check's results are all in once it ended; later checks are not
                 // this write's.
                 if !server.separate_check {
-                    let clock = (format!("write #{number}"), number);
+                    // A write's own files are in `touched`: any other changed since its
+                    // snapshot is another change's.
+                    let clock = (format!("write #{number}"), number, snap.taken);
                     let (server, snap) = (server.clone(), snap.clone());
                     // A pass that may still run is followed for as long as a late answer
                     // would be (a later write ends the watch sooner).

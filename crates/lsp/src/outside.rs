@@ -112,6 +112,9 @@ async fn handle(
         while let Ok(Some(change)) = tokio::time::timeout(QUIET, rx.recv()).await {
             burst.take(change, &follow);
         }
+        // The burst's files, asked about or not, changed before this: what a server publishes
+        // of them later is this burst's news, not another change's.
+        let changes_ended = std::time::Instant::now();
         tracing::debug!(
             "a burst of {} outside changes{}",
             burst.changes.len(),
@@ -186,12 +189,17 @@ async fn handle(
                     changes.push(lsp_types::FileEvent { uri, typ });
                 }
             }
-            // Every change is told (a branch switch changes thousands); an answer asked before
-            // the server heard of it is no longer final.
-            if !changes.is_empty() {
+            // Every change is told (a branch switch changes thousands). An answer asked before
+            // the server had read the news is no longer final: counted before and after it is
+            // sent, so a question sent meanwhile counts as asked before it.
+            let news = !changes.is_empty();
+            if news {
                 follow.ledger.note_disk_change();
             }
             server.tell_watched(changes).await;
+            if news {
+                follow.ledger.note_disk_change();
+            }
         }
         // Files are asked about a few at a time: a branch switch changes thousands, and one
         // after the other each would wait out the server's turn alone. Past a bound they are
@@ -276,7 +284,7 @@ async fn handle(
                     {
                         w.reports = std::mem::take(&mut r.reports);
                     }
-                    told |= tell_burst(&follow, w, true).await;
+                    told |= tell_burst(&follow, w, Some(changes_ended)).await;
                 }
                 // Said to be partly diagnosed, the burst says how the rest went too.
                 if left_out > 0 && !told {
@@ -291,7 +299,7 @@ async fn handle(
                 break;
             }
             for r in reached {
-                told |= tell_burst(&follow, r, false).await;
+                told |= tell_burst(&follow, r, None).await;
             }
             // One count per result: a later one replaces a count not yet read.
             follow.notices.push_keyed(
@@ -361,11 +369,9 @@ async fn choose(
     // Stable: within a rank, the burst's own (path) order.
     ranked.sort_by_key(|(rank, _)| *rank);
     let left_out = ranked.len().saturating_sub(max);
-    let chosen = ranked
-        .into_iter()
-        .take(max)
-        .map(|(_, p)| p.clone())
-        .collect();
+    let chosen = ranked.iter().take(max).map(|(_, p)| (*p).clone()).collect();
+    let rest = ranked.into_iter().skip(max).map(|(_, p)| p.clone());
+    follow.ledger.left_undiagnosed(rest);
     (chosen, left_out)
 }
 
@@ -418,8 +424,9 @@ struct Reached {
 /// Tells, in one notice per server and burst, what the changed files brought and what they
 /// broke or fixed in the server's other files: a server of the whole workspace is given the
 /// settle a write gives it, and what it publishes later is followed as after a write, until
-/// this run writes.
-async fn tell_burst(follow: &Follow, r: Reached, last: bool) -> bool {
+/// this run writes. `last` is when the burst's changes ended, for its last notice only; says
+/// whether anything was news.
+async fn tell_burst(follow: &Follow, r: Reached, last: Option<std::time::Instant>) -> bool {
     let Reached {
         server,
         snap,
@@ -442,16 +449,16 @@ async fn tell_burst(follow: &Follow, r: Reached, last: bool) -> bool {
     );
     // A notice of a burst's first part tells only its files; the last one also what the
     // burst did to the server's other files, and follows them.
-    if !last {
+    let Some(ended) = last else {
         return follow.tell(&format!("outside {event}"), &event, &reports);
-    }
+    };
     let touched: std::collections::HashSet<PathBuf> = files.into_iter().collect();
     reports.extend(follow.others(&server, &snap, snap.seq, &touched));
     let told = follow.tell(&format!("outside {event}"), &event, &reports);
     if server.workspace_mode && !server.separate_check {
         let last_write = follow.writes.load(std::sync::atomic::Ordering::SeqCst);
         let window = if settled { follow.wait } else { follow.budget };
-        follow.tail(server, snap, touched, (event, last_write), window);
+        follow.tail(server, snap, touched, (event, last_write, ended), window);
     }
     told
 }
@@ -501,11 +508,13 @@ async fn changed(
             .map(|(_, snap)| snap.clone())
     })
     .unwrap_or_else(|| server.snapshot());
-    // What the run last knew, else what the server had published for the file.
+    // What the run last knew, else what the server had published for the file (not from
+    // before an earlier change that was left undiagnosed).
+    let stale = follow.ledger.not_diagnosed(path);
     let before = follow
         .ledger
         .latest(path)
-        .or_else(|| snap.before(path, follow));
+        .or_else(|| snap.before(path, follow).filter(|_| !stale));
     let checks_before = match held {
         true => server.checks_begun(),
         false => server.save_for_check(path, &text).await.ok()?,
