@@ -221,11 +221,10 @@ impl Follow {
                 continue;
             }
             let now = self.findings(&said.items);
-            let stale = self.ledger.not_diagnosed(&path);
             let news = match self
                 .ledger
                 .latest(&path)
-                .or_else(|| snap.before(&path, self).filter(|_| !stale))
+                .or_else(|| snap.before(&path, self))
             {
                 Some(had) => had != now,
                 // Told, as not known before, only when it names a changed module.
@@ -275,11 +274,7 @@ impl Follow {
             }
             let now = self.findings(&items);
             let known = self.ledger.latest(&path);
-            // Changed outside and never diagnosed: what the snapshot had is from before.
-            let stale = self.ledger.not_diagnosed(&path);
-            let before = known
-                .clone()
-                .or_else(|| snap.before(&path, self).filter(|_| !stale));
+            let before = known.clone().or_else(|| snap.before(&path, self));
             // A file known neither before nor now (a pass still under way) is neither told
             // nor kept: its publication may be a placeholder, and a later real one is no news.
             let unknown = before.is_none() && !real;
@@ -366,20 +361,19 @@ impl Follow {
     /// For `window` after an event's own answer (`event`: a write, or an outside change),
     /// follows what `server` goes on publishing for other files, and tells of their new
     /// problems; it stops early when a write on the run begins after `last_write`, which then
-    /// compares for itself. A file changed on disk after `ended` (when the event's own
+    /// compares for itself. A file changed on disk after `began` (when the event's own
     /// changes were all made) is another change's news.
     pub fn tail(
         &self,
         server: Arc<Server>,
         snap: Snapshot,
         touched: HashSet<PathBuf>,
-        (event, last_write, ended): (String, u64, std::time::Instant),
+        (event, last_write, began): (String, u64, std::time::Instant),
         window: Duration,
     ) {
         let me = self.clone();
         self.spawn(async move {
             let end = tokio::time::Instant::now() + window;
-            let began = ended;
             // From the event's snapshot on: what came before this follower started is looked
             // at too (what the event's own answer told is in the ledger, so not told again).
             let mut since = snap.seq;
@@ -412,8 +406,12 @@ impl Follow {
 }
 
 impl Snapshot {
-    /// What `path` had in this snapshot, when that can be trusted.
+    /// What `path` had in this snapshot, when that can be trusted: never for a file changed
+    /// outside and left undiagnosed since, whose publication here is from before the change.
     pub fn before(&self, path: &Path, follow: &Follow) -> Option<Vec<Finding>> {
+        if follow.ledger.not_diagnosed(path) {
+            return None;
+        }
         let published = self.files.get(&crate::server::file_uri(path));
         match (published, self.wide) {
             // A server of open files only publishes what it really found.

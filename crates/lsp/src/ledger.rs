@@ -91,9 +91,10 @@ impl Ledger {
 
     /// The latest answer for `path` when it was final and nothing on disk has changed since.
     pub fn still_final(&self, path: &Path) -> Option<Vec<Finding>> {
-        let changes = self.disk_changes.load(std::sync::atomic::Ordering::SeqCst);
         let at = lock(&self.final_at).get(path).copied()?;
-        (at == changes).then(|| self.latest(path)).flatten()
+        (at == self.disk_changes())
+            .then(|| self.latest(path))
+            .flatten()
     }
 
     /// Notes a change on disk the servers may not have taken in before a final answer: events

@@ -384,8 +384,7 @@ impl DiagnosticsOnWrite {
                 }
                 let known = || {
                     let latest = self.follow.ledger.latest(&f);
-                    let stale = ledger.not_diagnosed(&f);
-                    latest.or_else(|| snap.before(&f, &self.follow).filter(|_| !stale))
+                    latest.or_else(|| snap.before(&f, &self.follow))
                 };
                 let had = asked.or_else(known);
                 (f, had)

@@ -508,13 +508,11 @@ async fn changed(
             .map(|(_, snap)| snap.clone())
     })
     .unwrap_or_else(|| server.snapshot());
-    // What the run last knew, else what the server had published for the file (not from
-    // before an earlier change that was left undiagnosed).
-    let stale = follow.ledger.not_diagnosed(path);
+    // What the run last knew, else what the server had published for the file.
     let before = follow
         .ledger
         .latest(path)
-        .or_else(|| snap.before(path, follow).filter(|_| !stale));
+        .or_else(|| snap.before(path, follow));
     let checks_before = match held {
         true => server.checks_begun(),
         false => server.save_for_check(path, &text).await.ok()?,

@@ -30,6 +30,17 @@ async fn outside_notice(run: &tether::Run) -> String {
     common::read_until(run, "core.py", 120, |out| out.contains("outside change")).await
 }
 
+/// A pyright project under `ws` whose `core.py` defines `target(x: int) -> int`.
+fn core_project(ws: &std::path::Path) {
+    common::write(ws, "pyproject.toml", "[project]\nname = \"w\"\n");
+    common::write(ws, "core.py", "def target(x: int) -> int:\n    return x\n");
+}
+
+/// Module `n`, which calls `core.target` with `arg`.
+fn module(n: usize, arg: &str) -> String {
+    format!("from core import target\n\n\ndef use_{n}(a: int) -> int:\n    return target({arg})\n")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tree_past_the_watch_limit_is_said_to_be_watched_in_part() {
     let dir = tempfile::tempdir().unwrap();
@@ -88,13 +99,7 @@ async fn a_tree_past_the_watch_limit_is_said_to_be_watched_in_part() {
 async fn a_branch_switch_of_1500_files_is_told_whole_and_counted() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
-    common::write(&ws, "pyproject.toml", "[project]\nname = \"w\"\n");
-    common::write(&ws, "core.py", "def target(x: int) -> int:\n    return x\n");
-    let module = |n: usize, arg: &str| {
-        format!(
-            "from core import target\n\n\ndef use_{n}(a: int) -> int:\n    return target({arg})\n"
-        )
-    };
+    core_project(&ws);
     for n in 0..1500 {
         common::write(&ws, &format!("pkg{}/m{n}.py", n / 100), &module(n, "a"));
     }
@@ -160,8 +165,7 @@ async fn a_branch_switch_of_1500_files_is_told_whole_and_counted() {
 async fn files_put_in_a_new_folder_before_it_is_watched_are_seen() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
-    common::write(&ws, "pyproject.toml", "[project]\nname = \"w\"\n");
-    common::write(&ws, "core.py", "def target(x: int) -> int:\n    return x\n");
+    core_project(&ws);
     let run = common::run_with_config(dir.path(), common::LSP_BUDGETS);
     common::call_text(
         &run,
@@ -219,13 +223,7 @@ async fn notice_naming(run: &tether::Run, file: &str) -> String {
 async fn a_burst_past_the_bound_asks_about_the_runs_files_and_counts_the_rest() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
-    common::write(&ws, "pyproject.toml", "[project]\nname = \"w\"\n");
-    common::write(&ws, "core.py", "def target(x: int) -> int:\n    return x\n");
-    let module = |n: usize, arg: &str| {
-        format!(
-            "from core import target\n\n\ndef use_{n}(a: int) -> int:\n    return target({arg})\n"
-        )
-    };
+    core_project(&ws);
     for n in 0..30 {
         common::write(&ws, &format!("pkg/m{n:02}.py"), &module(n, "a"));
     }
