@@ -14,6 +14,7 @@ mod file_events;
 mod follow;
 mod heard;
 mod importers;
+mod inotify;
 mod lax;
 mod ledger;
 mod leftovers;

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
-use notify::{EventKind, RecursiveMode, Watcher};
+use crate::inotify::{Heard, Inotify, Refused};
 use tether_proc::lock;
 use tether_tool::{BoxFuture, Pooled};
 use tokio::sync::mpsc;
@@ -71,7 +71,7 @@ pub struct SharedWatch {
     started: OnceLock<Result<(), String>>,
     /// Why the first folder refused was refused.
     refused_why: Mutex<Option<String>>,
-    watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    watcher: Mutex<Option<Inotify>>,
     known: Folders,
     deleted: Deleted,
     subscribers: Subscribers,
@@ -99,13 +99,13 @@ impl SharedWatch {
             let subscribers = self.subscribers.clone();
             let deleted = self.deleted.clone();
             let mut calm = Calm::new(SystemTime::now());
-            let mut watcher =
-                notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-                    calm.heard(SystemTime::now());
-                    let subscribers = lock(&subscribers);
-                    // An overflow, or an error reading events, loses changes: said, with
-                    // the moment since which they may be lost, so the tree is looked at.
-                    if event.as_ref().is_ok_and(|e| e.need_rescan()) || event.is_err() {
+            let watcher = Inotify::start(move |heard| {
+                calm.heard(SystemTime::now());
+                let subscribers = lock(&subscribers);
+                let (path, kind) = match heard {
+                    // Lost events lose changes: said, with the moment since which they may
+                    // be lost, so the tree is looked at.
+                    Heard::Lost => {
                         let dropped = Change::Dropped {
                             since: calm.lost_since(),
                         };
@@ -114,22 +114,20 @@ impl SharedWatch {
                         }
                         return;
                     }
-                    let Ok(event) = event else { return };
-                    let Some(kind) = change_kind(&event.kind) else {
-                        return;
-                    };
-                    if kind == 3 {
-                        lock(&deleted).extend(event.paths.iter().cloned());
+                    Heard::Path(path, kind) => (path, kind),
+                };
+                if kind == 3 {
+                    lock(&deleted).push(path.clone());
+                }
+                if !is_ours(&path) {
+                    for (_, tx) in subscribers.iter() {
+                        let _ = tx.send(Change::Path(path.clone(), kind));
                     }
-                    for path in event.paths.iter().filter(|p| !is_ours(p)) {
-                        for (_, tx) in subscribers.iter() {
-                            let _ = tx.send(Change::Path(path.clone(), kind));
-                        }
-                    }
-                })
-                .map_err(|e| format!("cannot watch for outside edits: {e}"))?;
+                }
+            })
+            .map_err(|e| format!("cannot watch for outside edits: {e}"))?;
             let why = watch_tree(
-                &mut watcher,
+                &watcher,
                 &mut self.folders(),
                 (&self.root, &self.root),
                 (self.max_folders, self.max_folders),
@@ -170,8 +168,8 @@ impl SharedWatch {
         if !walk_reaches(&self.root, path) {
             return files;
         }
-        let mut watcher = lock(&self.watcher);
-        let Some(w) = watcher.as_mut() else {
+        let watcher = lock(&self.watcher);
+        let Some(w) = watcher.as_ref() else {
             return files;
         };
         let known = &mut self.folders();
@@ -277,17 +275,6 @@ impl Pooled for SharedWatch {
     }
 }
 
-/// The LSP `FileChangeType` an event amounts to (1 created, 2 changed, 3 deleted), if any.
-fn change_kind(kind: &EventKind) -> Option<u8> {
-    use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
-    match kind {
-        EventKind::Create(_) | EventKind::Modify(ModifyKind::Name(RenameMode::To)) => Some(1),
-        EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(RenameMode::From)) => Some(3),
-        EventKind::Modify(_) | EventKind::Access(AccessKind::Close(AccessMode::Write)) => Some(2),
-        _ => None,
-    }
-}
-
 /// Whether `path` is one of the write door's own temporary files, which no server needs.
 fn is_ours(path: &Path) -> bool {
     path.file_name()
@@ -373,7 +360,7 @@ impl Calm {
 /// own, at most `room` more of them, each noted in `known` as watched or refused; gives why
 /// the first refused was. With `files`, the files it passes are put there.
 fn watch_tree(
-    watcher: &mut notify::RecommendedWatcher,
+    watcher: &Inotify,
     known: &mut HashMap<PathBuf, Folder>,
     (root, from): (&Path, &Path),
     (room, max): (usize, usize),
@@ -392,8 +379,10 @@ fn watch_tree(
         }
         let refused = match why.is_some() || watched >= room {
             true => Some(None),
-            false => match watcher.watch(entry.path(), RecursiveMode::NonRecursive) {
+            false => match watcher.watch(entry.path()) {
                 Ok(()) => None,
+                // Gone since the walk listed it: nothing there to miss.
+                Err(Refused::Gone) => continue,
                 Err(e) => Some(Some(e)),
             },
         };

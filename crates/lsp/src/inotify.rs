@@ -1,0 +1,254 @@
+//! The kernel's inotify, read on a thread of its own, asking only for the events that change
+//! a file: a watch that also heard every open (as a general watcher library does) woke for
+//! each file a compiler or language server reads, thousands per write on a large project.
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::mem::MaybeUninit;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use rustix::event::{PollFd, PollFlags, poll};
+use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
+use rustix::io::Errno;
+use tether_proc::lock;
+
+/// What the thread hears.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Heard {
+    /// A path in a watched folder and the LSP `FileChangeType` it amounts to (1 created,
+    /// 2 changed, 3 deleted).
+    Path(PathBuf, u8),
+    /// Events were lost: the kernel's queue overflowed, or reading failed.
+    Lost,
+}
+
+/// Why a folder is not watched.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refused {
+    /// It is gone, or no longer a folder: nothing to watch, nothing missed.
+    Gone,
+    /// The system's limit on watches is reached.
+    Limit,
+    /// Anything else the system said.
+    Other(String),
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::Gone => f.write_str("the folder is gone"),
+            Refused::Limit => f.write_str("the limit on inotify watches is reached"),
+            Refused::Other(why) => f.write_str(why),
+        }
+    }
+}
+
+/// Each watch's folder, to name the paths its events carry only as file names.
+type Folders = Arc<Mutex<HashMap<i32, PathBuf>>>;
+
+/// One inotify instance and the thread that reads it; dropping it stops and joins the thread.
+pub struct Inotify {
+    fd: Arc<OwnedFd>,
+    folders: Folders,
+    /// Dropping the pipe's write end wakes the thread to end.
+    stop: Option<OwnedFd>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// Changes to a folder's entries, and nothing that only reads them.
+const MASK: WatchFlags = WatchFlags::CREATE
+    .union(WatchFlags::DELETE)
+    .union(WatchFlags::MODIFY)
+    .union(WatchFlags::CLOSE_WRITE)
+    .union(WatchFlags::ATTRIB)
+    .union(WatchFlags::MOVED_FROM)
+    .union(WatchFlags::MOVED_TO)
+    .union(WatchFlags::ONLYDIR)
+    .union(WatchFlags::EXCL_UNLINK);
+
+/// Bytes read at once: room for hundreds of events.
+const BUFFER: usize = 64 * 1024;
+
+impl Inotify {
+    /// Starts the thread, which gives `heard` every event, in order.
+    pub fn start(mut heard: impl FnMut(Heard) + Send + 'static) -> Result<Self, String> {
+        let flags = CreateFlags::CLOEXEC | CreateFlags::NONBLOCK;
+        let fd = Arc::new(inotify::init(flags).map_err(|e| format!("inotify: {e}"))?);
+        let (wake, stop) = rustix::pipe::pipe().map_err(|e| format!("a pipe: {e}"))?;
+        let folders = Folders::default();
+        let (reading, named) = (fd.clone(), folders.clone());
+        let thread = std::thread::Builder::new()
+            .name("tether-watch".into())
+            .spawn(move || read_events(&reading, &wake, &named, &mut heard))
+            .map_err(|e| format!("a thread: {e}"))?;
+        Ok(Inotify {
+            fd,
+            folders,
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+
+    /// Watches one folder (not what is under it). The folder map is held across the call, so
+    /// the thread never reads an event of a watch it cannot name.
+    pub fn watch(&self, folder: &Path) -> Result<(), Refused> {
+        let mut folders = lock(&self.folders);
+        match inotify::add_watch(&*self.fd, folder, MASK) {
+            Ok(wd) => {
+                // A folder moved and watched again keeps its watch: the newest path names it.
+                folders.insert(wd, folder.to_path_buf());
+                Ok(())
+            }
+            Err(Errno::NOENT | Errno::NOTDIR) => Err(Refused::Gone),
+            Err(Errno::NOSPC) => Err(Refused::Limit),
+            Err(e) => Err(Refused::Other(e.to_string())),
+        }
+    }
+}
+
+impl Drop for Inotify {
+    fn drop(&mut self) {
+        self.stop.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The thread: waits for events or the stop, and gives each event on.
+fn read_events(fd: &OwnedFd, wake: &OwnedFd, folders: &Folders, heard: &mut dyn FnMut(Heard)) {
+    let mut buffer = vec![MaybeUninit::<u8>::uninit(); BUFFER];
+    let mut reader = inotify::Reader::new(fd, &mut buffer);
+    loop {
+        let mut fds = [
+            PollFd::new(fd, PollFlags::IN),
+            PollFd::new(wake, PollFlags::IN),
+        ];
+        match poll(&mut fds, None) {
+            Ok(_) | Err(Errno::INTR) => {}
+            Err(_) => return heard(Heard::Lost),
+        }
+        if !fds[1].revents().is_empty() {
+            return;
+        }
+        loop {
+            let event = match reader.next() {
+                Ok(event) => event,
+                Err(Errno::AGAIN) => break,
+                Err(Errno::INTR) => continue,
+                Err(_) => return heard(Heard::Lost),
+            };
+            let flags = event.events();
+            if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
+                heard(Heard::Lost);
+                continue;
+            }
+            if flags.contains(ReadFlags::IGNORED) {
+                lock(folders).remove(&event.wd());
+                continue;
+            }
+            let (Some(name), Some(kind)) = (event.file_name(), change_kind(flags)) else {
+                continue;
+            };
+            let folder = lock(folders).get(&event.wd()).cloned();
+            if let Some(folder) = folder {
+                heard(Heard::Path(
+                    folder.join(OsStr::from_bytes(name.to_bytes())),
+                    kind,
+                ));
+            }
+        }
+    }
+}
+
+/// The LSP `FileChangeType` an event amounts to (1 created, 2 changed, 3 deleted), if any.
+fn change_kind(flags: ReadFlags) -> Option<u8> {
+    if flags.intersects(ReadFlags::CREATE | ReadFlags::MOVED_TO) {
+        Some(1)
+    } else if flags.intersects(ReadFlags::DELETE | ReadFlags::MOVED_FROM) {
+        Some(3)
+    } else if flags.intersects(ReadFlags::MODIFY | ReadFlags::CLOSE_WRITE | ReadFlags::ATTRIB) {
+        Some(2)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::time::Duration;
+
+    /// Collects what the thread hears until `done` says it has what it waits for.
+    fn heard_until(
+        rx: &std::sync::mpsc::Receiver<Heard>,
+        done: impl Fn(&[Heard]) -> bool,
+    ) -> Vec<Heard> {
+        let mut all = Vec::new();
+        while !done(&all) {
+            match rx.recv_timeout(Duration::from_secs(10)) {
+                Ok(h) => all.push(h),
+                Err(_) => panic!("the watch went quiet after {all:?}"),
+            }
+        }
+        all
+    }
+
+    /// Writes, renames and deletions are heard as the changes they are; reading a file, which
+    /// every server and compiler does by the thousand, is not heard at all (the first thing
+    /// heard is the write after fifty reads).
+    #[test]
+    fn changes_are_heard_and_reads_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let watch = Inotify::start(move |h| tx.send(h).unwrap()).unwrap();
+        watch.watch(&root).unwrap();
+        for _ in 0..50 {
+            std::fs::read(root.join("a.py")).unwrap();
+        }
+        std::fs::write(root.join("b.py"), "y = 2\n").unwrap();
+        std::fs::rename(root.join("b.py"), root.join("c.py")).unwrap();
+        std::fs::remove_file(root.join("a.py")).unwrap();
+        let all = heard_until(&rx, |all| all.contains(&Heard::Path(root.join("a.py"), 3)));
+        let first = all.first().cloned();
+        assert_eq!(first, Some(Heard::Path(root.join("b.py"), 1)), "{all:?}");
+        assert!(all.contains(&Heard::Path(root.join("b.py"), 2)), "{all:?}");
+        assert!(all.contains(&Heard::Path(root.join("b.py"), 3)), "{all:?}");
+        assert!(all.contains(&Heard::Path(root.join("c.py"), 1)), "{all:?}");
+    }
+
+    /// A folder gone before its watch is added is said to be gone, not refused by a limit.
+    #[test]
+    fn a_folder_gone_before_it_is_watched_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let watch = Inotify::start(|_| {}).unwrap();
+        let gone = dir.path().join("gone");
+        assert_eq!(watch.watch(&gone), Err(Refused::Gone));
+        std::fs::write(&gone, "").unwrap();
+        assert_eq!(watch.watch(&gone), Err(Refused::Gone));
+    }
+
+    /// A folder moved inside the tree and watched again under its new path names its events
+    /// by that path.
+    #[test]
+    fn a_folder_moved_and_watched_again_is_named_by_its_new_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+        std::fs::create_dir(&old).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let watch = Inotify::start(move |h| tx.send(h).unwrap()).unwrap();
+        watch.watch(&old).unwrap();
+        std::fs::rename(&old, &new).unwrap();
+        watch.watch(&new).unwrap();
+        std::fs::write(new.join("m.py"), "").unwrap();
+        let all = heard_until(&rx, |all| !all.is_empty());
+        assert_eq!(all, vec![Heard::Path(new.join("m.py"), 1)]);
+    }
+}
