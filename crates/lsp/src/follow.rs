@@ -38,6 +38,8 @@ pub struct Follow {
     pub workspace: PathBuf,
     /// The door every file a server is given goes through.
     pub files: Arc<tether_fs::Workspace>,
+    /// Which files name which module, kept from the watch.
+    pub importers: Arc<crate::importers::Importers>,
     /// False for a run that serves one call: no later result would carry a notice.
     pub enabled: bool,
     /// The follow-up tasks still running, for a front end that waits for them at the end.
@@ -212,7 +214,9 @@ impl Follow {
             return Vec::new();
         }
         let words = crate::named::module_words(touched);
-        let mut answers = Vec::new();
+        // Each publication with what it says against what was known, or `None` when nothing
+        // was: then it is news only if it names a changed module.
+        let mut weighed = Vec::new();
         for said in server.published_since(since) {
             let path = said.path.clone();
             // A file changed on disk since is that change's news, told by the watch.
@@ -221,23 +225,23 @@ impl Follow {
                 continue;
             }
             let now = self.findings(&said.items);
-            let news = match self
+            let had = self
                 .ledger
                 .latest(&path)
-                .or_else(|| snap.before(&path, self))
-            {
-                Some(had) => had != now,
-                // Told, as not known before, only when it names a changed module.
-                None => crate::named::read(&self.files, &path)
-                    .await
-                    .is_ok_and(|text| words.iter().any(|w| crate::named::names_word(&text, w))),
-            };
-            match news {
+                .or_else(|| snap.before(&path, self));
+            weighed.push((had.map(|had| had != now), now, said));
+        }
+        let unknown = weighed.iter().filter(|(news, ..)| news.is_none());
+        let unknown: Vec<PathBuf> = unknown.map(|(_, _, said)| said.path.clone()).collect();
+        let mut naming = self.name_any(server, &words, unknown).await.into_iter();
+        let mut answers = Vec::new();
+        for (news, now, said) in weighed {
+            match news.or_else(|| naming.next()).unwrap_or(false) {
                 true => answers.push(said),
                 // A publication not confirmed when read may be a placeholder, never a
                 // baseline (asked again now, a pull may have confirmed other items since).
                 false if !said.real => {}
-                false => self.ledger.record(path, None, now),
+                false => self.ledger.record(said.path, None, now),
             }
         }
         if server.done == Done::Pull && !answers.is_empty() {
@@ -255,6 +259,30 @@ impl Follow {
                 .collect();
         }
         self.compared(server, snap, answers, touched)
+    }
+
+    /// Whether each of `paths` names one of `words` (the changed modules), told as not known
+    /// before only if so: from the importers index where it holds the file and knows the
+    /// words, else from the file's text.
+    async fn name_any(&self, server: &Server, words: &[String], paths: Vec<PathBuf>) -> Vec<bool> {
+        if paths.is_empty() {
+            return Vec::new();
+        }
+        let (root, extensions) = (&server.root, server.extensions());
+        let indexed = self
+            .importers
+            .name_any(root, extensions, words.to_vec(), paths.clone())
+            .await;
+        let mut named = Vec::with_capacity(paths.len());
+        for (path, known) in paths.iter().zip(indexed) {
+            named.push(match known {
+                Some(names) => names,
+                None => crate::named::read(&self.files, path)
+                    .await
+                    .is_ok_and(|text| words.iter().any(|w| crate::named::names_word(&text, w))),
+            });
+        }
+        named
     }
 
     /// What changed in each of `answers` (a file other than `touched` and what the server

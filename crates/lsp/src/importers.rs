@@ -41,36 +41,57 @@ impl Importers {
     pub async fn naming(
         &self,
         root: &Path,
-        mut extensions: Vec<String>,
+        extensions: Vec<String>,
         words: Vec<String>,
     ) -> Vec<PathBuf> {
-        extensions.sort();
-        let index = {
-            let mut indexes = lock(&self.indexes);
-            indexes
-                .entry((root.to_path_buf(), extensions.clone()))
-                .or_insert_with(|| {
-                    // The watch starts before the tree is read, so no change falls between.
-                    let subscription = match self.watch.start() {
-                        Ok(_) => {
-                            let (id, rx) = self.watch.subscribe();
-                            let pending = Arc::<Mutex<Pending>>::default();
-                            gather(rx, pending.clone());
-                            Some((id, pending))
-                        }
-                        Err(_) => None,
-                    };
-                    Arc::new(Mutex::new(Index::new(
-                        root.to_path_buf(),
-                        extensions,
-                        subscription,
-                    )))
-                })
-                .clone()
-        };
+        let index = self.index(root, extensions);
         let files = self.files.clone();
         let ask = move || lock(&index).naming(&files, &words);
         tokio::task::spawn_blocking(ask).await.unwrap_or_default()
+    }
+
+    /// Whether each of `paths` names any of `words`, as far as the index of `root` knows
+    /// without reading the tree again: `None` for a file it does not hold (another root or
+    /// extension, an ignored folder), and for every file while a word was never asked for.
+    pub async fn name_any(
+        &self,
+        root: &Path,
+        extensions: Vec<String>,
+        words: Vec<String>,
+        paths: Vec<PathBuf>,
+    ) -> Vec<Option<bool>> {
+        let index = self.index(root, extensions);
+        let files = self.files.clone();
+        let count = paths.len();
+        let ask = move || lock(&index).name_any(&files, &words, &paths);
+        let known = tokio::task::spawn_blocking(ask).await.ok();
+        known.unwrap_or_else(|| vec![None; count])
+    }
+
+    /// The index of `root` for `extensions`, made (and subscribed to the watch) on first use.
+    fn index(&self, root: &Path, mut extensions: Vec<String>) -> Arc<Mutex<Index>> {
+        extensions.sort();
+        let mut indexes = lock(&self.indexes);
+        indexes
+            .entry((root.to_path_buf(), extensions.clone()))
+            .or_insert_with(|| {
+                // The watch starts before the tree is read, so no change falls between.
+                let subscription = match self.watch.start() {
+                    Ok(_) => {
+                        let (id, rx) = self.watch.subscribe();
+                        let pending = Arc::<Mutex<Pending>>::default();
+                        gather(rx, pending.clone());
+                        Some((id, pending))
+                    }
+                    Err(_) => None,
+                };
+                Arc::new(Mutex::new(Index::new(
+                    root.to_path_buf(),
+                    extensions,
+                    subscription,
+                )))
+            })
+            .clone()
     }
 }
 
@@ -147,15 +168,7 @@ impl Index {
     }
 
     fn naming(&mut self, ws: &Workspace, words: &[String]) -> Vec<PathBuf> {
-        let overflowed = self
-            .subscription
-            .as_ref()
-            .is_some_and(|(_, p)| lock(p).overflowed);
-        if !self.built || self.subscription.is_none() || overflowed {
-            self.build(ws);
-        } else {
-            self.catch_up(ws);
-        }
+        self.refresh(ws);
         let unknown: Vec<&String> = words.iter().filter(|w| !self.words.contains(*w)).collect();
         if !unknown.is_empty() {
             self.learn(ws, &unknown);
@@ -167,6 +180,44 @@ impl Index {
             }
         }
         found.into_iter().collect()
+    }
+
+    /// Brings the index up to date: the tree read at first (or when changes were lost),
+    /// then only the files changed since.
+    fn refresh(&mut self, ws: &Workspace) {
+        let overflowed = self
+            .subscription
+            .as_ref()
+            .is_some_and(|(_, p)| lock(p).overflowed);
+        if !self.built || self.subscription.is_none() || overflowed {
+            self.build(ws);
+        } else {
+            self.catch_up(ws);
+        }
+    }
+
+    /// Whether each of `paths` names any of `words`, for the files held, once every word is
+    /// known; learning a word would read the whole tree, which only a write's ask may do.
+    fn name_any(
+        &mut self,
+        ws: &Workspace,
+        words: &[String],
+        paths: &[PathBuf],
+    ) -> Vec<Option<bool>> {
+        if self.built {
+            self.refresh(ws);
+        }
+        // A rebuild keeps only the module words of the files.
+        if !self.built || words.iter().any(|w| !self.words.contains(w)) {
+            return vec![None; paths.len()];
+        }
+        paths
+            .iter()
+            .map(|path| {
+                let named = self.by_file.get(path)?;
+                Some(named.iter().any(|w| words.contains(w)))
+            })
+            .collect()
     }
 
     /// Reads the whole tree: its files, their module words, and which files name which.
@@ -362,5 +413,34 @@ mod tests {
             index.naming(&ws, &words("fresh")),
             [root.join("c.py"), root.join("e.py")]
         );
+    }
+
+    /// A publication's file is judged by the index only when the index holds it and knows
+    /// every word, and a change since is taken in first.
+    #[test]
+    fn whether_a_file_names_a_module_is_answered_only_from_what_the_index_knows() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("core.py"), "def f(): pass\n").unwrap();
+        std::fs::write(root.join("a.py"), "import core\n").unwrap();
+        std::fs::write(root.join("b.py"), "x = 1\n").unwrap();
+        std::fs::write(root.join("c.txt"), "core\n").unwrap();
+        let ws = workspace(&root);
+        let pending = Arc::<Mutex<Pending>>::default();
+        let mut index = Index::new(root.clone(), vec!["py".into()], Some((0, pending.clone())));
+        let words = |w: &str| vec![w.to_string()];
+        let files = [root.join("a.py"), root.join("b.py"), root.join("c.txt")];
+        // Before a write's ask read the tree, nothing is known.
+        assert_eq!(index.name_any(&ws, &words("core"), &files), [None; 3]);
+        index.naming(&ws, &words("core"));
+        let known = index.name_any(&ws, &words("core"), &files);
+        assert_eq!(known, [Some(true), Some(false), None]);
+        // A word never asked for would need the tree read again: not answered.
+        assert_eq!(index.name_any(&ws, &words("f"), &files), [None; 3]);
+        // A change the watch saw is read before answering.
+        std::fs::write(root.join("b.py"), "from core import f\n").unwrap();
+        lock(&pending).paths.insert(root.join("b.py"));
+        let known = index.name_any(&ws, &words("core"), &files[..2]);
+        assert_eq!(known, [Some(true), Some(true)]);
     }
 }

@@ -139,6 +139,7 @@ impl Capability for Lsp {
             counted: self.config.write_severities.clone(),
             workspace: run.workspace.root().to_path_buf(),
             files: run.workspace.clone(),
+            importers,
             enabled: !run.single_call,
             tasks: tokio_util::task::TaskTracker::new(),
             writes: Arc::default(),
@@ -150,7 +151,6 @@ impl Capability for Lsp {
             baseline: self.config.write_baseline,
             follow: follow.clone(),
             outside: outside.clone(),
-            importers,
             prompt: run.prompt_reports,
         }));
         self.outside = Some((outside, follow));

@@ -32,8 +32,6 @@ pub struct DiagnosticsOnWrite {
     pub(crate) follow: Follow,
     /// The watch for outside edits, started with the first write if not before.
     pub(crate) outside: Arc<crate::outside::Outside>,
-    /// Which files name which module, for the importers of a write.
-    pub(crate) importers: Arc<crate::importers::Importers>,
     /// Reports the written files as soon as they are answered, and leaves the other files
     /// a workspace server re-checks to follow as notices (an agent's hook waits on this).
     pub(crate) prompt: bool,
@@ -62,7 +60,10 @@ impl DiagnosticsOnWrite {
             return Vec::new();
         }
         let extensions = server.extensions();
-        let files = self.importers.naming(&server.root, extensions, words);
+        let files = self
+            .follow
+            .importers
+            .naming(&server.root, extensions, words);
         let mut files = files.await;
         files.retain(|f| !touched.contains(f) && f.starts_with(&self.follow.workspace));
         files.truncate(crate::follow::PULLED);
