@@ -193,6 +193,42 @@ def stop_host(tether, env, root):
     subprocess.run([tether, "host", "--stop", "--root", str(root)], env=env, capture_output=True, timeout=180)
 
 
+def tree_cpu_ms(pid):
+    """The CPU time `pid` and its live descendants have used so far, in ms."""
+    parents, used = {}, {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents.setdefault(int(fields[1]), []).append(int(entry))
+        used[int(entry)] = int(fields[11]) + int(fields[12])
+    todo, total = [pid], 0
+    while todo:
+        p = todo.pop()
+        total += used.get(p, 0)
+        todo.extend(parents.get(p, []))
+    return total * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def wait_calm(pid, calm=3.0, limit=600.0):
+    """Waits until `pid` and its descendants (a host and the language servers it warmed) used
+    under a tenth of a core for `calm` seconds, at most `limit` seconds: a timing taken while a
+    server indexes measures the contention, not tether. Returns how long it waited."""
+    began = time.monotonic()
+    last, since = tree_cpu_ms(pid), time.monotonic()
+    while time.monotonic() - began < limit and time.monotonic() - since < calm:
+        time.sleep(0.5)
+        now = tree_cpu_ms(pid)
+        if now - last > 50:
+            since = time.monotonic()
+        last = now
+    return time.monotonic() - began
+
+
 def wait_until(predicate, limit, step=0.25):
     """Polls `predicate` until it holds or `limit` seconds pass; whether it held."""
     end = time.monotonic() + limit
