@@ -17,6 +17,40 @@ use common::host_env::{
 };
 use serde_json::{Value, json};
 
+/// The programs a run may start are the capabilities' own, from the merged catalogs: a front
+/// end whose PATH finds a debug adapter (one of lldb's versioned names) or a language server
+/// the user's tether.toml adds in another folder gets a host of its own, and one whose PATH
+/// finds them where the host's did attaches to it.
+#[test]
+fn a_program_a_run_may_start_found_elsewhere_on_path_parts_hosts() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = HostEnv::new();
+    let config = "[lsp.servers.mine]\ncommand = [\"my-lsp\", \"--stdio\"]\n";
+    std::fs::write(env.cfg.join("tether.toml"), config).unwrap();
+    let base = std::env::var("PATH").unwrap();
+    let folder = |name: &str, program: &str| {
+        let dir = env.ws.parent().unwrap().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(program), "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(dir.join(program), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        dir.display().to_string()
+    };
+    let first = format!("{}:{base}", folder("first", "lldb-dap-18"));
+    let (adapter, server) = (folder("adapter", "lldb-dap-18"), folder("server", "my-lsp"));
+    let hosts_after_a_call_with = |path: &str| {
+        let read = ["call", "--host", "read", r#"{"path": "a.py"}"#];
+        let out = env.command(&read).env("PATH", path).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        text(&env.run(&["host", "--status"], "")).lines().count()
+    };
+    assert_eq!(hosts_after_a_call_with(&first), 1);
+    assert_eq!(hosts_after_a_call_with(&first), 1, "the same PATH shares the host");
+    // Each put before the first folder: only where that one program is found differs.
+    assert_eq!(hosts_after_a_call_with(&format!("{adapter}:{first}")), 2);
+    assert_eq!(hosts_after_a_call_with(&format!("{server}:{first}")), 3);
+}
+
 #[test]
 fn a_call_through_the_host_answers_as_a_local_call_and_the_host_is_reused() {
     let env = HostEnv::new();

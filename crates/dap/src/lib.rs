@@ -109,6 +109,23 @@ impl Capability for Debug {
         Ok(true)
     }
 
+    fn programs(&self) -> Vec<String> {
+        let Ok(catalog) = catalog::Catalog::merged(&self.config.adapters) else {
+            return Vec::new();
+        };
+        let mut names = Vec::new();
+        for adapter in catalog.iter() {
+            names.extend(adapter.binaries.iter().cloned());
+            // `{binary}` is one of the binaries; `{python}` the project's or PATH's python3.
+            let first = adapter.command.first().filter(|c| !c.starts_with('{'));
+            names.extend(first.cloned());
+            if adapter.uses_python() {
+                names.push("python3".into());
+            }
+        }
+        names
+    }
+
     fn install(&mut self, run: &mut Install) {
         let sessions = Arc::new(sessions::Sessions {
             live: tokio::sync::Mutex::default(),

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tether::AgentEdit;
 use tether::Run;
-use tether_run::AgentEdit;
 use tether_tool::lock;
 
 use crate::host::Host;

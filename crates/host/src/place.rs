@@ -2,7 +2,7 @@
 //! programs PATH finds and environment, in the user's runtime folder, which only that user
 //! may enter.
 
-use std::hash::{Hash, Hasher};
+use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -27,18 +27,20 @@ impl Place {
             .canonicalize()
             .map_err(|e| format!("workspace root {}: {e}", root.display()))?;
         let exe = std::env::current_exe().map_err(|e| format!("cannot find tether itself: {e}"))?;
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        exe.hash(&mut hasher);
+        let mut key = Key::default();
+        key.add(exe.as_os_str().as_bytes());
         if let Ok(meta) = exe.metadata() {
-            (meta.mtime(), meta.mtime_nsec(), meta.size()).hash(&mut hasher);
+            let stamp = [meta.mtime(), meta.mtime_nsec(), meta.size() as i64];
+            key.add(&stamp.map(i64::to_le_bytes).concat());
         }
-        tether::Config::user_dir().hash(&mut hasher);
-        tether::Config::state_dir().hash(&mut hasher);
+        key.add(tether::Config::user_dir().as_os_str().as_bytes());
+        key.add(tether::Config::state_dir().as_os_str().as_bytes());
         // A front end that would find other servers or interpreters gets a host that finds
         // what it would find itself; one whose PATH differs only where none of them lies (an
         // agent putting its own tools first) shares the host.
-        for program in found_programs(&root) {
-            program.hash(&mut hasher);
+        for (name, found) in found_programs(&root) {
+            key.add(name.as_bytes());
+            key.add(found.as_ref().map_or(&[][..], |f| f.as_os_str().as_bytes()));
         }
         // The host's children (kernels, workers, debuggees, checkers) get the host's
         // environment, so a front end with another one gets a host of its own.
@@ -46,9 +48,12 @@ impl Place {
             .filter(|(name, _)| !name.to_str().is_some_and(volatile))
             .collect();
         environment.sort();
-        environment.hash(&mut hasher);
+        for (name, value) in &environment {
+            key.add(name.as_bytes());
+            key.add(value.as_bytes());
+        }
         let dir = runtime_dir()?;
-        let name = format!("{}{:016x}", root_prefix(&root), hasher.finish());
+        let name = format!("{}{:016x}", root_prefix(&root), key.finish());
         Ok(Place {
             socket: dir.join(format!("{name}.sock")),
             lock: dir.join(format!("{name}.lock")),
@@ -121,7 +126,6 @@ pub(crate) fn owned_by_me(path: &Path) -> bool {
 /// a hash of the path's bytes that every build computes alike (std's `DefaultHasher` may
 /// change between Rust releases), so a newer tether still finds an older one's hosts.
 fn root_prefix(root: &Path) -> String {
-    use std::os::unix::ffi::OsStrExt as _;
     let hash = xxhash_rust::xxh3::xxh3_64(root.as_os_str().as_bytes());
     format!("host-{hash:016x}-")
 }
@@ -246,32 +250,11 @@ fn volatile(name: &str) -> bool {
     HARMLESS.contains(&name) && !CREDENTIAL_WORDS.iter().any(|w| upper.contains(w))
 }
 
-/// Programs besides the language servers whose place on PATH decides what a run starts: the
-/// interpreters and toolchains of eval, the checkers and the debugger, and the worker CLIs.
-const OTHER_PROGRAMS: &[&str] = &[
-    "python3",
-    "python",
-    "node",
-    "cargo",
-    "rustc",
-    "go",
-    "dlv",
-    "lldb-dap",
-    "lldb-dap-19",
-    "claude",
-    "codex",
-    "opencode",
-];
-
-/// Where on PATH each program a run may start is found (or that it is not), in a fixed order:
-/// the built-in catalogs' and those the user's and the workspace's tether.toml name.
-fn found_programs(root: &Path) -> Vec<Option<PathBuf>> {
-    let configured = configured_programs(root);
-    let mut names: Vec<&str> = tether_lsp::builtin_programs();
-    names.extend(OTHER_PROGRAMS);
-    names.extend(configured.iter().map(String::as_str));
-    names.sort();
-    names.dedup();
+/// Where on PATH each program a run may start is found (or that it is not), sorted by name:
+/// what the capabilities, as the user's and the workspace's tether.toml configure them, say
+/// they start. A config that does not read gives none; the run then says what is wrong.
+fn found_programs(root: &Path) -> Vec<(String, Option<PathBuf>)> {
+    let names = tether::programs(root, &tether::Config::user_dir()).unwrap_or_default();
     let dirs: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).collect())
         .unwrap_or_default();
@@ -280,51 +263,31 @@ fn found_programs(root: &Path) -> Vec<Option<PathBuf>> {
             .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     };
     names
-        .iter()
-        .map(|name| match name.contains('/') {
-            true => Some(PathBuf::from(name)).filter(|f| runnable(f)),
-            false => dirs.iter().map(|d| d.join(name)).find(|f| runnable(f)),
+        .into_iter()
+        .map(|name| {
+            let found = match name.contains('/') {
+                true => Some(PathBuf::from(&name)).filter(|f| runnable(f)),
+                false => dirs.iter().map(|d| d.join(&name)).find(|f| runnable(f)),
+            };
+            (name, found)
         })
         .collect()
 }
 
-/// The programs the configs' own entries may start (a user's language server, a debug
-/// adapter): the first word of every `command` list and each of `binaries`, in any table.
-fn configured_programs(root: &Path) -> Vec<String> {
-    fn collect(value: &toml::Value, into: &mut Vec<String>) {
-        let strings = |list: &Vec<toml::Value>| -> Vec<String> {
-            list.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        };
-        match value {
-            toml::Value::Table(table) => {
-                for (key, value) in table {
-                    match (key.as_str(), value) {
-                        ("command", toml::Value::Array(list)) => {
-                            into.extend(strings(list).into_iter().take(1))
-                        }
-                        ("binaries", toml::Value::Array(list)) => into.extend(strings(list)),
-                        _ => collect(value, into),
-                    }
-                }
-            }
-            toml::Value::Array(list) => list.iter().for_each(|v| collect(v, into)),
-            _ => {}
-        }
+/// A host's key: each part fed with its length, so no two lists of parts run together, into a
+/// hash that is the same in every build (a socket name must outlive a compiler upgrade).
+#[derive(Default)]
+struct Key(xxhash_rust::xxh3::Xxh3);
+
+impl Key {
+    fn add(&mut self, bytes: &[u8]) {
+        self.0.update(&(bytes.len() as u64).to_le_bytes());
+        self.0.update(bytes);
     }
-    let mut names = Vec::new();
-    for file in [
-        tether::Config::user_dir().join("tether.toml"),
-        root.join("tether.toml"),
-    ] {
-        if let Ok(table) = std::fs::read_to_string(file).map(|t| t.parse::<toml::Table>())
-            && let Ok(table) = table
-        {
-            collect(&toml::Value::Table(table), &mut names);
-        }
+
+    fn finish(&self) -> u64 {
+        self.0.digest()
     }
-    names
 }
 
 /// `$XDG_RUNTIME_DIR/tether`, else `/tmp/tether-UID`; made mode 0700, and refused when it

@@ -164,6 +164,11 @@ impl Capability for Kernel {
         Ok(true)
     }
 
+    fn programs(&self) -> Vec<String> {
+        // A project without a virtual environment runs python3 from PATH; JavaScript, node.
+        vec!["python3".into(), "node".into()]
+    }
+
     fn install(&mut self, run: &mut Install) {
         let held = run.held_back.iter().any(|k| k.starts_with("eval.sandbox"));
         let kernels = Arc::new(tool::Kernels {

@@ -236,32 +236,20 @@ pub fn builtin() -> BTreeMap<String, ServerEntry> {
     catalog().servers.clone()
 }
 
-/// The programs the built-in servers and checkers start (each `command`'s first word and every
-/// listed binary), read from the catalog's text without parsing it all: a front end that only needs
-/// to know where PATH finds them (the warm host's key) stays small.
-pub fn builtin_programs() -> Vec<&'static str> {
+/// The programs the checkers start: each command's first word, its narrower's, and every
+/// listed binary.
+pub(crate) fn checker_programs() -> Vec<String> {
     let mut names = Vec::new();
-    for line in CATALOG.lines() {
-        let line = line.trim();
-        let (all, rest) = if let Some(rest) = line.strip_prefix("binaries") {
-            (true, rest)
-        } else if let Some(rest) = line.strip_prefix("command") {
-            (false, rest)
-        } else {
-            continue;
-        };
-        let Some(list) = rest.trim_start().strip_prefix('=') else {
-            continue;
-        };
-        let quoted = list.split('"').skip(1).step_by(2);
-        names.extend(if all {
-            quoted.collect::<Vec<_>>()
-        } else {
-            quoted.take(1).collect()
-        });
+    for checker in checkers() {
+        names.extend(checker.command.first().cloned());
+        names.extend(
+            checker
+                .narrower
+                .iter()
+                .filter_map(|n| n.command.first().cloned()),
+        );
+        names.extend(checker.binaries.iter().cloned());
     }
-    names.sort_unstable();
-    names.dedup();
     names
 }
 
@@ -371,22 +359,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_programs_read_from_the_text_are_the_parsed_catalogs() {
-        let mut parsed: Vec<String> = builtin()
-            .into_values()
-            .flat_map(|s| s.binaries.into_iter().chain(s.command.into_iter().take(1)))
-            .collect();
-        parsed.sort_unstable();
-        parsed.dedup();
-        let scanned = builtin_programs();
-        for program in &parsed {
-            assert!(
-                scanned.contains(&program.as_str()),
-                "{program} missing: {scanned:?}"
-            );
+    fn the_checkers_programs_are_each_command_and_binary() {
+        let programs = checker_programs();
+        for name in ["cargo", "pyright", "basedpyright", "tsc", "go", "dart"] {
+            assert!(programs.iter().any(|p| p == name), "{name}: {programs:?}");
         }
-        // The checkers' programs are there too.
-        assert!(scanned.contains(&"cargo") && scanned.contains(&"pyright"));
     }
 
     #[test]

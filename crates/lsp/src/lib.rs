@@ -43,7 +43,7 @@ use std::time::Duration;
 use tether_tool::{BoxFuture, Capability, DoctorSection, Install};
 
 pub use avail::catalog_report;
-pub use catalog::{Behaviour, Language, ServerEntry, builtin, builtin_languages, builtin_programs};
+pub use catalog::{Behaviour, Language, ServerEntry, builtin, builtin_languages};
 pub use config::LspConfig;
 pub use position::{Encoding, locate};
 pub use rename::{LspRenameTool, RenameArgs};
@@ -64,6 +64,10 @@ pub struct Lsp {
     outside: Option<(Arc<outside::Outside>, follow::Follow)>,
 }
 
+/// The toolchains the catalog's servers start themselves: rust-analyzer runs cargo and rustc,
+/// gopls runs go, and pyright's and TypeScript's servers are node scripts.
+const SERVERS_RUN: &[&str] = &["cargo", "rustc", "go", "node"];
+
 impl Capability for Lsp {
     fn name(&self) -> &'static str {
         "lsp"
@@ -77,6 +81,16 @@ impl Capability for Lsp {
         self.config = LspConfig::from_section(section)?;
         self.section = section.map(|s| s.to_string()).unwrap_or_default();
         Ok(true)
+    }
+
+    fn programs(&self) -> Vec<String> {
+        let servers = self.config.servers.values();
+        let mut names: Vec<String> = servers
+            .flat_map(|s| s.command.iter().take(1).chain(&s.binaries).cloned())
+            .collect();
+        names.extend(catalog::checker_programs());
+        names.extend(SERVERS_RUN.iter().map(|n| n.to_string()));
+        names
     }
 
     fn install(&mut self, run: &mut Install) {

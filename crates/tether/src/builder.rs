@@ -1,4 +1,4 @@
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -217,31 +217,11 @@ impl RunBuilder {
         // A workspace file turns vibe mode on only once trusted: the merged config leaves an
         // untrusted file's `vibe` out.
         install.vibe = self.vibe || config.vibe()?;
-        let mut capabilities: Vec<Box<dyn Capability>> = vec![
-            Box::new(tether_files::FileTools {
-                harness: self.file_tools,
-            }),
-            Box::new(tether_structural::Structural::default()),
-            Box::new(tether_lsp::Lsp::default()),
-            Box::new(tether_dap::Debug::default()),
-            Box::new(tether_kernel::Kernel::default()),
-            Box::new(tether_workers::Workers::default()),
-        ];
+        let mut capabilities = builtin_capabilities(self.file_tools);
         capabilities.extend(self.capabilities);
-        let mut installed = Vec::new();
-        for mut cap in capabilities {
-            let section = cap.section();
-            let on = cap
-                .configure(section.and_then(|s| config.get(s)))
-                .map_err(|reason| {
-                    let file = section
-                        .map_or_else(|| config.dir().join("tether.toml"), |s| config.source_of(s));
-                    ConfigError::new(&file, section, reason)
-                })?;
-            if on {
-                cap.install(&mut install);
-                installed.push(cap);
-            }
+        let mut installed = configured(capabilities, &config)?;
+        for cap in &mut installed {
+            cap.install(&mut install);
         }
         let (tools, mut hooks) = (install.take_tools(), install.take_hooks());
         hooks.extend(self.hooks);
@@ -283,6 +263,56 @@ impl RunBuilder {
             cancel,
         })
     }
+}
+
+/// The capabilities every run has, in order.
+fn builtin_capabilities(file_tools: bool) -> Vec<Box<dyn Capability>> {
+    vec![
+        Box::new(tether_files::FileTools {
+            harness: file_tools,
+        }),
+        Box::new(tether_structural::Structural::default()),
+        Box::new(tether_lsp::Lsp::default()),
+        Box::new(tether_dap::Debug::default()),
+        Box::new(tether_kernel::Kernel::default()),
+        Box::new(tether_workers::Workers::default()),
+    ]
+}
+
+/// Configures each capability from its section of `config`: those that stay on.
+fn configured(
+    capabilities: Vec<Box<dyn Capability>>,
+    config: &Config,
+) -> Result<Vec<Box<dyn Capability>>, ConfigError> {
+    let mut on = Vec::new();
+    for mut cap in capabilities {
+        let section = cap.section();
+        let keep = cap
+            .configure(section.and_then(|s| config.get(s)))
+            .map_err(|reason| {
+                let file = section
+                    .map_or_else(|| config.dir().join("tether.toml"), |s| config.source_of(s));
+                ConfigError::new(&file, section, reason)
+            })?;
+        if keep {
+            on.push(cap);
+        }
+    }
+    Ok(on)
+}
+
+/// Every program a run for `root` may start, by name or path, sorted, from the capabilities as
+/// the user's and the workspace's `tether.toml` configure them (`user_dir` is the user's
+/// config folder): what the warm host's key covers.
+pub fn programs(root: &Path, user_dir: &Path) -> Result<Vec<String>, ConfigError> {
+    let config = Config::load(root, user_dir)?;
+    let mut names: Vec<String> = configured(builtin_capabilities(false), &config)?
+        .iter()
+        .flat_map(|c| c.programs())
+        .collect();
+    names.sort();
+    names.dedup();
+    Ok(names)
 }
 
 /// One assembled run: its runtime, its capabilities and what it was built from. Dropping it

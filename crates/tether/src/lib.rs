@@ -13,13 +13,13 @@ mod settings;
 mod toml_file;
 mod trust;
 
-pub use builder::{BuildError, Run, RunBuilder};
+pub use builder::{BuildError, Run, RunBuilder, programs};
 pub use config::{Config, ConfigError, ConfigSource, HostSettings, Loaded};
 pub use doctor::doctor_report;
 pub use settings::{settings, settings_table};
 pub use trust::{TrustState, TrustStore, Untrusted};
 
-pub use tether_run::AskArgs;
+pub use tether_run::{AgentEdit, AskArgs};
 
 pub use tether_tool::{
     ApprovalPolicy, Block, Card, CardOption, Outcome, Pool, QuestionPort, ScriptedPort, Surface,

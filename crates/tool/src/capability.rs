@@ -25,6 +25,12 @@ pub trait Capability: Send + Sync + 'static {
     fn configure(&mut self, _section: Option<&toml::Value>) -> Result<bool, String> {
         Ok(true)
     }
+    /// Every program a run of it may start, as configured (a bare name is looked up on PATH,
+    /// one with a `/` is a path): the warm host's key covers where each is found, so a front
+    /// end that would start another program gets a host of its own.
+    fn programs(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Registers tools and hooks, keeping whichever run handles it needs.
     fn install(&mut self, run: &mut Install);
     /// Starts, in the background, what a session will soon want (a language server for the

@@ -40,6 +40,11 @@ impl Capability for Workers {
         Ok(true)
     }
 
+    fn programs(&self) -> Vec<String> {
+        let tiers = self.config.tiers.values();
+        tiers.filter_map(|t| t.command.first().cloned()).collect()
+    }
+
     fn install(&mut self, run: &mut Install) {
         if !run.vibe {
             return;
