@@ -45,7 +45,11 @@ fn a_program_a_run_may_start_found_elsewhere_on_path_parts_hosts() {
         text(&env.run(&["host", "--status"], "")).lines().count()
     };
     assert_eq!(hosts_after_a_call_with(&first), 1);
-    assert_eq!(hosts_after_a_call_with(&first), 1, "the same PATH shares the host");
+    assert_eq!(
+        hosts_after_a_call_with(&first),
+        1,
+        "the same PATH shares the host"
+    );
     // Each put before the first folder: only where that one program is found differs.
     assert_eq!(hosts_after_a_call_with(&format!("{adapter}:{first}")), 2);
     assert_eq!(hosts_after_a_call_with(&format!("{server}:{first}")), 3);
