@@ -322,6 +322,11 @@ fn main() {
                     &json!({"jsonrpc": "2.0", "id": id, "result": [at(0), at(1)]}),
                 );
             }
+            ("not-found", "textDocument/hover") => write(
+                &mut out,
+                &json!({"jsonrpc": "2.0", "id": id,
+                        "error": {"code": -32601, "message": "Unhandled method textDocument/hover"}}),
+            ),
             ("toy", "textDocument/hover") => {
                 let seen = LANGUAGE_ID
                     .lock()

@@ -78,7 +78,10 @@ impl Inotify {
     pub fn start(mut heard: impl FnMut(Heard) + Send + 'static) -> Result<Self, String> {
         let flags = CreateFlags::CLOEXEC | CreateFlags::NONBLOCK;
         let fd = Arc::new(inotify::init(flags).map_err(|e| format!("inotify: {e}"))?);
-        let (wake, stop) = rustix::pipe::pipe().map_err(|e| format!("a pipe: {e}"))?;
+        // Close-on-exec, or a child started since (a language server) would hold the write
+        // end open and the thread would never hear the stop.
+        let (wake, stop) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+            .map_err(|e| format!("a pipe: {e}"))?;
         let folders = Folders::default();
         let (reading, named) = (fd.clone(), folders.clone());
         let thread = std::thread::Builder::new()
@@ -222,6 +225,26 @@ mod tests {
         assert!(all.contains(&Heard::Path(root.join("b.py"), 2)), "{all:?}");
         assert!(all.contains(&Heard::Path(root.join("b.py"), 3)), "{all:?}");
         assert!(all.contains(&Heard::Path(root.join("c.py"), 1)), "{all:?}");
+    }
+
+    /// Dropping the watch ends its thread though a child started meanwhile inherited the
+    /// process's descriptors (a language server is started after the watch).
+    #[test]
+    fn the_watch_stops_while_a_child_started_after_it_runs() {
+        let watch = Inotify::start(|_| {}).unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let (done, stopped) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            drop(watch);
+            let _ = done.send(());
+        });
+        let within = stopped.recv_timeout(Duration::from_secs(10));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(within.is_ok(), "the watch's thread outlived its stop");
     }
 
     /// A folder gone before its watch is added is said to be gone, not refused by a limit.

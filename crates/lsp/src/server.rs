@@ -34,6 +34,38 @@ pub enum State {
     Crashed(String),
 }
 
+/// A request that got no answer: the engine's error kept whole (the server's own, with its
+/// JSON-RPC code, or no answer in time, or the connection's end), and what a model is shown,
+/// with the server's last words when it died.
+#[derive(Debug, Clone)]
+pub struct RequestError {
+    /// `None` when the parameters could not be sent at all.
+    pub cause: Option<tether_proc::RpcError>,
+    text: String,
+}
+
+impl RequestError {
+    /// The JSON-RPC code the server answered with, if it answered with an error.
+    pub fn code(&self) -> Option<i64> {
+        match &self.cause {
+            Some(tether_proc::RpcError::Remote { error, .. }) => Some(error.code),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for RequestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl From<RequestError> for String {
+    fn from(e: RequestError) -> String {
+        e.text
+    }
+}
+
 impl std::fmt::Display for State {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -565,9 +597,11 @@ impl Server {
         method: &str,
         params: impl Serialize,
         cancel: &CancellationToken,
-    ) -> Result<Value, String> {
-        let params =
-            protocol::to_params(method, params).map_err(|e| format!("{}: {e}", self.id))?;
+    ) -> Result<Value, RequestError> {
+        let params = protocol::to_params(method, params).map_err(|e| RequestError {
+            cause: None,
+            text: format!("{}: {e}", self.id),
+        })?;
         let mut tries = 0;
         let outcome = loop {
             let r = self
@@ -590,7 +624,11 @@ impl Server {
                 let why = e.to_string();
                 self.heard
                     .send_modify(|heard| heard.apply(Event::Degraded(why)));
-                Err(format!("{}: {e}; it may still be indexing", self.id))
+                let text = format!("{}: {e}; it may still be indexing", self.id);
+                Err(RequestError {
+                    cause: Some(e),
+                    text,
+                })
             }
             Err(e) => {
                 let mut child = self.child.lock().await;
@@ -599,10 +637,12 @@ impl Server {
                     c.last_words_within(Duration::from_millis(300)).await;
                 }
                 let tail = child.as_ref().map(LongChild::stderr_tail);
-                Err(with_stderr_tail(
-                    &format!("{}: {e}", self.id),
-                    &tail.unwrap_or_default(),
-                ))
+                let text =
+                    with_stderr_tail(&format!("{}: {e}", self.id), &tail.unwrap_or_default());
+                Err(RequestError {
+                    cause: Some(e),
+                    text,
+                })
             }
         }
     }

@@ -275,19 +275,19 @@ async fn navigate(
     if !provider(&t.server.capabilities, action).on {
         return Err(refused());
     }
-    let not_found = format!("(code {METHOD_NOT_FOUND})");
     let ask = || async {
         t.server
             .request(method, params.clone(), cx.cancel_token())
             .await
-            .map_err(|e| match e.contains(&not_found) {
+            .map_err(|e| match e.code() == Some(METHOD_NOT_FOUND) {
                 true => refused(),
                 false => ToolError::failed(e),
             })
     };
-    // A server listing its files again, after a creation or deletion it was told of, is done
-    // in a moment (pyright: a fraction of a second): waited for, so the answer is whole.
-    if t.server.relisting() {
+    // A server that searches the files it has listed (pyright) lists them in a moment once
+    // started, and again after a creation or deletion it was told of: waited for, as a rename
+    // waits, so the answer is whole (asked before, its answer came from the open files alone).
+    if t.server.queries_on_demand && !t.server.searches_whole_project() {
         t.server.settled(t.server.timeout()).await;
     }
     // Whether the answer covers every file, as the server stood when it was asked (pyright

@@ -241,6 +241,22 @@ async fn a_servers_own_edit_is_refused_in_a_read_call_and_written_in_a_write_cal
     none_left(run).await;
 }
 
+/// A server that offers an action and then answers it "method not found" is said not to
+/// offer it, with what to ask instead: known from the error's code, not its text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_action_the_server_answers_as_unknown_is_said_not_offered() {
+    let _one_at_a_time = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_with(dir.path(), "not-found");
+    let err = lsp(&run, hover()).await.unwrap_err();
+    assert!(err.contains("fake does not offer `hover`"), "{err}");
+    assert!(
+        err.contains("ask `hover` or `references` instead") || err.contains("ask"),
+        "{err}"
+    );
+    none_left(run).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rename_computed_on_a_stale_copy_is_refused() {
     let _one_at_a_time = SERIAL.lock().await;
