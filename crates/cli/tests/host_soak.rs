@@ -264,11 +264,18 @@ fn a_thousand_mixed_calls_while_the_server_is_killed() {
         .copied()
         .chain(left.iter().map(|(p, _)| *p))
         .collect();
-    std::thread::sleep(Duration::from_millis(500));
-    let alive: Vec<_> = processes()
-        .into_iter()
-        .filter(|p| all.contains(&p.0) || p.0 == host)
-        .collect();
+    // Each has until a deadline to finish dying: one still going then was left running.
+    let end = Instant::now() + Duration::from_secs(15);
+    let alive = loop {
+        let alive: Vec<_> = processes()
+            .into_iter()
+            .filter(|p| all.contains(&p.0) || p.0 == host)
+            .collect();
+        if alive.is_empty() || Instant::now() >= end {
+            break alive;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
     assert!(
         alive.is_empty(),
         "left running after the host stopped: {alive:?}"
