@@ -185,32 +185,35 @@ impl Index {
     /// Brings the index up to date: the tree read at first (or when changes were lost),
     /// then only the files changed since.
     fn refresh(&mut self, ws: &Workspace) {
-        let overflowed = self
-            .subscription
-            .as_ref()
-            .is_some_and(|(_, p)| lock(p).overflowed);
-        if !self.built || self.subscription.is_none() || overflowed {
-            self.build(ws);
-        } else {
-            self.catch_up(ws);
+        match self.can_catch_up() {
+            true => self.catch_up(ws),
+            false => self.build(ws),
         }
     }
 
+    /// Whether the tree was read and every change since is at hand (the watch runs and
+    /// dropped none), so reading the changed files brings the index up to date.
+    fn can_catch_up(&self) -> bool {
+        self.built
+            && self
+                .subscription
+                .as_ref()
+                .is_some_and(|(_, p)| !lock(p).overflowed)
+    }
+
     /// Whether each of `paths` names any of `words`, for the files held, once every word is
-    /// known; learning a word would read the whole tree, which only a write's ask may do.
+    /// known and the changed files are all that need reading: learning a word or reading the
+    /// tree again (no watch, or changes lost) is only a write's ask to make.
     fn name_any(
         &mut self,
         ws: &Workspace,
         words: &[String],
         paths: &[PathBuf],
     ) -> Vec<Option<bool>> {
-        if self.built {
-            self.refresh(ws);
-        }
-        // A rebuild keeps only the module words of the files.
-        if !self.built || words.iter().any(|w| !self.words.contains(w)) {
+        if !self.can_catch_up() || words.iter().any(|w| !self.words.contains(w)) {
             return vec![None; paths.len()];
         }
+        self.catch_up(ws);
         paths
             .iter()
             .map(|path| {
@@ -442,5 +445,13 @@ mod tests {
         lock(&pending).paths.insert(root.join("b.py"));
         let known = index.name_any(&ws, &words("core"), &files[..2]);
         assert_eq!(known, [Some(true), Some(true)]);
+        // Changes lost: only reading the tree again would tell, which is not done here.
+        std::fs::write(root.join("e.py"), "import core\n").unwrap();
+        lock(&pending).overflowed = true;
+        assert_eq!(index.name_any(&ws, &words("core"), &files), [None; 3]);
+        assert!(
+            !index.by_file.contains_key(&root.join("e.py")),
+            "the tree was read"
+        );
     }
 }
