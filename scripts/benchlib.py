@@ -27,33 +27,46 @@ def status_kib(pid, field):
         return next((int(l.split()[1]) for l in f if l.startswith(field + ":")), 0)
 
 
+def _stat(pid):
+    """`/proc/PID/stat` as the process's name and the fields after it; None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            head, tail = f.read().rsplit(")", 1)
+    except (OSError, ValueError):
+        return None
+    return head.split("(", 1)[1], tail.split()
+
+
+def descendants(pids):
+    """These processes and all their live descendants, each once."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        stat = _stat(entry) if entry.isdigit() else None
+        if stat:
+            children.setdefault(int(stat[1][1]), []).append(int(entry))
+    seen, todo = set(), list(pids)
+    while todo:
+        p = todo.pop()
+        if p not in seen:
+            seen.add(p)
+            todo.extend(children.get(p, []))
+    return seen
+
+
 def tree_by_name(pids, field="VmRSS:", source="status"):
     """The RSS (or, with field="Pss:" and source="smaps_rollup", the proportional share) of
     these processes and all their descendants, each counted once, per process name (comm),
     in KiB."""
-    children, rows = {}, {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+    out = {}
+    for p in descendants(pids):
+        stat = _stat(p)
         try:
-            with open(f"/proc/{entry}/stat") as f:
-                head, tail = f.read().rsplit(")", 1)
-            with open(f"/proc/{entry}/{source}") as f:
+            with open(f"/proc/{p}/{source}") as f:
                 kib = next((int(l.split()[1]) for l in f if l.startswith(field)), 0)
         except (OSError, ValueError, IndexError):
             continue
-        children.setdefault(int(tail.split()[1]), []).append(int(entry))
-        rows[int(entry)] = (head.split("(", 1)[1], kib)
-    seen, todo, out = set(), list(pids), {}
-    while todo:
-        p = todo.pop()
-        if p in seen:
-            continue
-        seen.add(p)
-        todo.extend(children.get(p, []))
-        if p in rows:
-            name, kib = rows[p]
-            out[name] = out.get(name, 0) + kib
+        if stat:
+            out[stat[0]] = out.get(stat[0], 0) + kib
     return out
 
 
@@ -195,23 +208,9 @@ def stop_host(tether, env, root):
 
 def tree_cpu_ms(pid):
     """The CPU time `pid` and its live descendants have used so far, in ms."""
-    parents, used = {}, {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parents.setdefault(int(fields[1]), []).append(int(entry))
-        used[int(entry)] = int(fields[11]) + int(fields[12])
-    todo, total = [pid], 0
-    while todo:
-        p = todo.pop()
-        total += used.get(p, 0)
-        todo.extend(parents.get(p, []))
-    return total * 1000 / os.sysconf("SC_CLK_TCK")
+    stats = (_stat(p) for p in descendants([pid]))
+    ticks = sum(int(s[1][11]) + int(s[1][12]) for s in stats if s)
+    return ticks * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def wait_calm(pid, calm=3.0, limit=600.0):

@@ -279,7 +279,7 @@ impl Follow {
                 Some(names) => names,
                 None => crate::named::read(&self.files, path)
                     .await
-                    .is_ok_and(|text| words.iter().any(|w| crate::named::names_word(&text, w))),
+                    .is_ok_and(|text| crate::named::names_any(&text, words)),
             });
         }
         named

@@ -60,6 +60,11 @@ pub(crate) fn module_words<'a>(paths: impl IntoIterator<Item = &'a PathBuf>) -> 
         .collect()
 }
 
+/// Whether `text` has any of `words` as a whole identifier.
+pub(crate) fn names_any(text: &str, words: &[String]) -> bool {
+    words.iter().any(|w| names_word(text, w))
+}
+
 /// Whether `text` has `word` as a whole identifier, not inside a longer one.
 pub(crate) fn names_word(text: &str, word: &str) -> bool {
     let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');

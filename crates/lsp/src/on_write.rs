@@ -104,7 +104,7 @@ impl DiagnosticsOnWrite {
             .filter(|p| p.starts_with(&self.follow.workspace))
         {
             let text = crate::named::read(&self.follow.files, path).await;
-            if text.is_ok_and(|t| words.iter().any(|w| crate::named::names_word(&t, w))) {
+            if text.is_ok_and(|t| crate::named::names_any(&t, &words)) {
                 uris.push(crate::server::file_uri(path));
             }
         }

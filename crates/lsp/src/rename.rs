@@ -99,9 +99,7 @@ impl Tool for LspRenameTool {
         // A server whose queries search every file once it has listed them is given the
         // moment that takes (pyright: about a second); one still indexing renames the uses it
         // has reached: said beside the count, so the leftovers below are read as likely.
-        if server.queries_on_demand && !server.searches_whole_project() {
-            server.settled(server.timeout()).await;
-        }
+        server.listing_awaited().await;
         let indexing = match server.searches_whole_project() {
             true => None,
             false => match server.state().await {

@@ -549,6 +549,15 @@ impl Server {
         self.queries_on_demand && self.heard.borrow().listed()
     }
 
+    /// For a server whose queries search the files it has listed (pyright), waits within its
+    /// deadline until it has listed them (at start, and again after a creation or deletion it
+    /// was told of): asked before, it answers from its open files alone.
+    pub async fn listing_awaited(&self) {
+        if self.queries_on_demand && !self.searches_whole_project() {
+            self.settled(self.timeout).await;
+        }
+    }
+
     /// Whether a server whose queries search its listed files has listed them once, and owes
     /// a new listing for a creation or deletion it was told of since.
     pub fn relisting(&self) -> bool {

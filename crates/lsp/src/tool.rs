@@ -284,12 +284,8 @@ async fn navigate(
                 false => ToolError::failed(e),
             })
     };
-    // A server that searches the files it has listed (pyright) lists them in a moment once
-    // started, and again after a creation or deletion it was told of: waited for, as a rename
-    // waits, so the answer is whole (asked before, its answer came from the open files alone).
-    if t.server.queries_on_demand && !t.server.searches_whole_project() {
-        t.server.settled(t.server.timeout()).await;
-    }
+    // A listing takes a moment (pyright: a fraction of a second), so the answer is whole.
+    t.server.listing_awaited().await;
     // Whether the answer covers every file, as the server stood when it was asked (pyright
     // sends an answer from its open files, then at once the log that it has listed the rest).
     let mut whole = t.server.searches_whole_project();

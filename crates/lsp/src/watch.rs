@@ -60,7 +60,8 @@ struct Folder {
 }
 
 /// Paths deleted, as the watch's thread heard them, for [`SharedWatch::folders`] to drop. That
-/// thread must never wait on the folder map: adding a watch holds the map and waits on it.
+/// thread must never wait on the folder map: watching a new tree holds the map for its whole
+/// walk, and a thread stalled that long lets the kernel's queue overflow.
 type Deleted = Arc<Mutex<Vec<PathBuf>>>;
 
 /// The watch of one workspace root, kept in the run's pool.
@@ -546,7 +547,7 @@ mod tests {
     }
 
     /// The watch's thread hears deletions while a new folder is being watched (which holds
-    /// the folder map and waits on that thread): neither may wait on the other.
+    /// the folder map for its walk): the thread never waits on the map.
     #[test]
     fn folders_deleted_while_new_ones_are_watched_do_not_stall_the_watch() {
         let dir = tempfile::tempdir().unwrap();
