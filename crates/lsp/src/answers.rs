@@ -2,15 +2,17 @@
 //! the end of a separate check, the end of the work a change set off in other files, and the
 //! publications that came in since a moment.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::protocol::{self, Diagnostic};
-use tether_proc::RpcError;
 use tether_proc::codes::METHOD_NOT_FOUND;
+use tether_proc::{RpcError, lock};
 
 use crate::heard::{Busy, Event, Heard};
 use crate::server::{Published, Server, file_uri, uri_path};
@@ -26,10 +28,46 @@ fn full_report(answer: tether_proc::Payload) -> Option<Vec<Diagnostic>> {
     protocol::read::<protocol::DiagnosticReport>(answer).items
 }
 
+/// Each file's last full pulled report and the result id the server gave it, for at most
+/// [`REPORTS_KEPT`] files. A result id only names a report while the server keeps the file's
+/// analysis: pyright numbers each file's reports afresh when it makes the file again (after a
+/// creation, a deletion or a new configuration), so anything told of a file forgets its
+/// report and anything told of the workspace forgets them all.
+#[derive(Default)]
+pub(crate) struct Reports {
+    held: HashMap<String, (String, Arc<Vec<Diagnostic>>)>,
+    /// How many pulls were answered "unchanged" and read from here.
+    reused: u64,
+}
+
+/// How many files' reports a server's [`Reports`] holds; past it, it starts again.
+const REPORTS_KEPT: usize = 512;
+
+impl Reports {
+    /// Forgets what notification `method` with `params` may have made stale.
+    pub(crate) fn told(&mut self, method: &str, params: &Value) {
+        let document = params.pointer("/textDocument/uri").and_then(Value::as_str);
+        match document {
+            Some(uri) if method.starts_with("textDocument/") => {
+                self.held.remove(uri);
+            }
+            _ => self.held.clear(),
+        }
+    }
+
+    fn keep(&mut self, uri: String, id: String, items: &[Diagnostic]) {
+        if self.held.len() >= REPORTS_KEPT && !self.held.contains_key(&uri) {
+            self.held.clear();
+        }
+        self.held.insert(uri, (id, Arc::new(items.to_vec())));
+    }
+}
+
 /// What a server said of one file: a publication as it stood when read, or a pull's answer.
 pub struct Said {
     pub path: PathBuf,
-    pub items: Vec<Diagnostic>,
+    /// Shared with the server's store when it is a publication.
+    pub items: Arc<Vec<Diagnostic>>,
     /// Whether it is the file's real state: a pull's answer, or a publication that was
     /// confirmed when it was read, not a placeholder of a pass under way.
     pub real: bool,
@@ -40,7 +78,7 @@ impl Said {
     pub fn pulled((path, items): (PathBuf, Vec<Diagnostic>)) -> Self {
         Said {
             path,
-            items,
+            items: Arc::new(items),
             real: true,
         }
     }
@@ -56,13 +94,13 @@ pub(crate) enum Pull {
     NoAnswer,
 }
 
-/// `textDocument/diagnostic`'s params for `path`.
-fn pull_params(path: &Path) -> Option<Value> {
+/// `textDocument/diagnostic`'s params for `path`, naming the report the client holds.
+fn pull_params(path: &Path, previous_result_id: Option<String>) -> Option<Value> {
     let params =
         protocol::document(path).map(|text_document| lsp_types::DocumentDiagnosticParams {
             text_document,
             identifier: None,
-            previous_result_id: None,
+            previous_result_id,
             work_done_progress_params: Default::default(),
             partial_result_params: Default::default(),
         });
@@ -177,7 +215,7 @@ impl Server {
         let published = self.published_within(path, limit);
         tokio::pin!(published);
         if self.may_pull.load(Ordering::Relaxed)
-            && let Some(params) = pull_params(path)
+            && let Some(params) = pull_params(path, None)
         {
             let pull = self
                 .peer
@@ -282,7 +320,9 @@ impl Server {
             return Pull::NoAnswer;
         }
         let end = tokio::time::Instant::now() + limit;
-        let Some(params) = pull_params(path) else {
+        let uri = file_uri(path);
+        let held = lock(&self.reports).held.get(&uri).cloned();
+        let Some(params) = pull_params(path, held.as_ref().map(|(id, _)| id.clone())) else {
             return Pull::NoAnswer;
         };
         loop {
@@ -293,8 +333,24 @@ impl Server {
                 .await;
             match answer {
                 Ok(pull) => {
-                    let Some(items) = full_report(pull) else {
-                        return Pull::NotFull;
+                    let report = protocol::read::<protocol::DiagnosticReport>(pull);
+                    let items = match (report.items, report.result_id) {
+                        (Some(items), id) => {
+                            if let Some(id) = id {
+                                lock(&self.reports).keep(uri, id, &items);
+                            }
+                            items
+                        }
+                        // "Unchanged" names the report it stands for; any other answer without
+                        // a report (pyright's for a file it does not hold) is none.
+                        (None, Some(id)) if report.unchanged => match held {
+                            Some((held_id, items)) if held_id == id => {
+                                lock(&self.reports).reused += 1;
+                                items.to_vec()
+                            }
+                            _ => return Pull::NotFull,
+                        },
+                        (None, _) => return Pull::NotFull,
                     };
                     self.confirm(path, &items);
                     return Pull::Full(items);
@@ -314,6 +370,12 @@ impl Server {
                 Err(_) => return Pull::NoAnswer,
             }
         }
+    }
+
+    /// How many pulls the server answered "unchanged", read from the report it named.
+    #[doc(hidden)]
+    pub fn pulls_unchanged(&self) -> u64 {
+        lock(&self.reports).reused
     }
 
     /// Keeps a pull's answer as the confirmed state of a file a server that confirms by pull
@@ -618,7 +680,7 @@ impl Server {
             .filter_map(|(uri, p)| {
                 Some(Said {
                     path: uri_path(uri)?,
-                    items: p.items.to_vec(),
+                    items: p.items.clone(),
                     real: !heard.confirms_by_pull || p.confirmed,
                 })
             })

@@ -225,11 +225,11 @@ impl Follow {
                 continue;
             }
             let now = self.findings(&said.items);
-            let had = self
-                .ledger
-                .latest(&path)
-                .or_else(|| snap.before(&path, self));
-            weighed.push((had.map(|had| had != now), now, said));
+            let news = match self.ledger.latest_is(&path, &now) {
+                Some(same) => Some(!same),
+                None => snap.before(&path, self).map(|had| had != now),
+            };
+            weighed.push((news, now, said));
         }
         let unknown = weighed.iter().filter(|(news, ..)| news.is_none());
         let unknown: Vec<PathBuf> = unknown.map(|(_, _, said)| said.path.clone()).collect();
@@ -301,12 +301,16 @@ impl Follow {
                 continue;
             }
             let now = self.findings(&items);
-            let known = self.ledger.latest(&path);
-            let before = known.clone().or_else(|| snap.before(&path, self));
+            if self.ledger.latest_is(&path, &now) == Some(true) {
+                continue;
+            }
+            let before = self
+                .ledger
+                .latest(&path)
+                .or_else(|| snap.before(&path, self));
             // A file known neither before nor now (a pass still under way) is neither told
             // nor kept: its publication may be a placeholder, and a later real one is no news.
-            let unknown = before.is_none() && !real;
-            if known.as_ref() == Some(&now) || unknown {
+            if before.is_none() && !real {
                 continue;
             }
             out.extend(self.another_file(server, &path, before.as_ref(), now));

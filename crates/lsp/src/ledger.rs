@@ -36,7 +36,7 @@ pub struct Ledger {
     /// Files a burst of outside changes changed but did not ask about (past its bound): what
     /// the run or a snapshot held for them is from before the change, so no answer about them
     /// is compared with it until one is recorded.
-    not_diagnosed: Mutex<std::collections::HashSet<PathBuf>>,
+    not_diagnosed: Mutex<HashSet<PathBuf>>,
 }
 
 /// How long a file counts as being written, at most: a write that failed between its two
@@ -55,14 +55,30 @@ impl Ledger {
             .map(|(_, latest)| latest.clone())
     }
 
+    /// Whether `now` is the last complete answer for `path` ([`Ledger::latest`]), `None` when
+    /// there is none; without copying it.
+    pub fn latest_is(&self, path: &Path, now: &[Finding]) -> Option<bool> {
+        if self.not_diagnosed(path) {
+            return None;
+        }
+        lock(&self.files)
+            .get(path)
+            .map(|(_, latest)| latest.as_slice() == now)
+    }
+
     /// Records an answer; the first one recorded for a file makes `baseline` its baseline, or,
     /// when nothing was known before, the answer itself: what was never seen is never blamed.
     pub fn record(&self, path: PathBuf, baseline: Option<&Vec<Finding>>, now: Vec<Finding>) {
         lock(&self.final_at).remove(&path);
         lock(&self.not_diagnosed).remove(&path);
         let mut files = lock(&self.files);
-        let first = baseline.unwrap_or(&now).clone();
-        files.entry(path).or_insert_with(|| (first, Vec::new())).1 = now;
+        match files.get_mut(&path) {
+            Some((_, latest)) => *latest = now,
+            None => {
+                let first = baseline.unwrap_or(&now).clone();
+                files.insert(path, (first, now));
+            }
+        }
     }
 
     /// How many changes on disk were told so far ([`Ledger::note_disk_change`]): taken before a
@@ -310,13 +326,15 @@ pub const SEVERITY_NAMES: [&str; 4] = ["error", "warning", "information", "hint"
 /// The counted diagnostics as findings keyed by (severity, code, message); the same problem
 /// at the same place and severity from two sources counts once.
 pub fn findings(items: &[Diagnostic], counted: &Severities) -> Vec<Finding> {
-    let mut seen = HashSet::new();
-    let mut same_line = HashSet::new();
-    let mut out = Vec::new();
+    let counts = |d: &&Diagnostic| {
+        let severity = SEVERITY_NAMES[d.level() as usize - 1];
+        counted.0.iter().any(|s| s == severity)
+    };
     // Two sources reporting at one place keep the same one, so a file's findings read alike
     // from one publication to the next: rust-analyzer adds its own analysis ("rust-analyzer")
     // to cargo check's ("rustc") only while a file is open, so the greater source is kept.
-    let mut items: Vec<&Diagnostic> = items.iter().collect();
+    // Sorted by place, the diagnostics of one place and of one line come together.
+    let mut items: Vec<&Diagnostic> = items.iter().filter(counts).collect();
     items.sort_by(|a, b| {
         let at = |d: &Diagnostic| (d.range.start, d.range.end, d.level());
         at(a)
@@ -324,31 +342,34 @@ pub fn findings(items: &[Diagnostic], counted: &Severities) -> Vec<Finding> {
             .then_with(|| b.source.cmp(&a.source))
             .then_with(|| a.message.cmp(&b.message))
     });
+    let mut out: Vec<Finding> = Vec::with_capacity(items.len());
+    let mut last_place = None;
+    let mut line_begins = 0;
     for d in items {
+        let place = (d.range.start, d.range.end, d.level());
+        if last_place.replace(place) == Some(place) {
+            continue;
+        }
         let severity = SEVERITY_NAMES[d.level() as usize - 1];
-        if !counted.0.iter().any(|s| s == severity) {
-            continue;
-        }
-        if !seen.insert((d.range.start, d.range.end, severity)) {
-            continue;
-        }
         let code = d.code_tag();
         let message = d.one_line();
         let text = format!("{severity}{code} {}", cut_line(message.trim(), 300));
+        let line = d.range.start.line as usize + 1;
+        if out.last().is_none_or(|f| f.line != line) {
+            line_begins = out.len();
+        }
         // The same words twice on one line (one finding per target cargo checked, each with
         // its own span) read as one problem: a second line saying the same would be noise.
-        let line = d.range.start.line;
-        if !same_line.insert((line, text.clone())) {
+        if out[line_begins..].iter().any(|f| f.text == text) {
             continue;
         }
         out.push(Finding {
-            line: d.range.start.line as usize + 1,
+            line,
             key: text.clone(),
             text,
             class: format!("{severity}{code}"),
         });
     }
-    out.sort_by_key(|f| f.line);
     out
 }
 

@@ -342,6 +342,18 @@ pub struct PublishDiagnosticsParams {
 pub struct DiagnosticReport {
     #[serde(deserialize_with = "lax_list_or_none")]
     pub items: Option<Vec<Diagnostic>>,
+    /// What names this report, so a later pull may be answered "unchanged".
+    #[serde(rename = "resultId", deserialize_with = "lenient")]
+    pub result_id: Option<String>,
+    /// Whether it is an "unchanged" report, standing for the one `result_id` names.
+    #[serde(rename = "kind", deserialize_with = "is_unchanged")]
+    pub unchanged: bool,
+}
+
+/// Whether a report's `kind` is "unchanged"; any other value or shape is not.
+fn is_unchanged<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    let kind: Option<String> = lenient(d)?;
+    Ok(kind.as_deref() == Some("unchanged"))
 }
 
 /// rust-analyzer's `experimental/serverStatus`.

@@ -349,6 +349,9 @@ pub struct Server {
     pub(crate) telling: tokio::sync::Mutex<()>,
     /// Cleared once the server said it has no pull diagnostics, though it never offered them.
     pub(crate) may_pull: std::sync::atomic::AtomicBool,
+    /// Each file's last pulled report under the server's result id, so a pull can be answered
+    /// "unchanged" rather than with the same report again ([`crate::answers::Reports`]).
+    pub(crate) reports: Mutex<crate::answers::Reports>,
 }
 
 /// Whether `text` fits `pattern`, whose `*` matches any text (none included).
@@ -491,6 +494,7 @@ impl Server {
             telling: tokio::sync::Mutex::new(()),
             languages,
             may_pull: std::sync::atomic::AtomicBool::new(true),
+            reports: Mutex::default(),
             restricted,
         })
     }
@@ -773,6 +777,7 @@ impl Server {
     pub(crate) async fn notify(&self, method: &str, params: impl Serialize) -> Result<(), String> {
         let params =
             protocol::to_params(method, params).map_err(|e| format!("{}: {e}", self.id))?;
+        lock(&self.reports).told(method, &params);
         self.peer
             .notify(method, params)
             .await
