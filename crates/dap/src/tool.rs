@@ -3,13 +3,13 @@
 use std::sync::Arc;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
+use serde::{Deserialize, Serialize};
+use tether_tool::{CallCx, Concurrency, Preview, Tier, Tool, ToolError, ToolOutput};
 
 use crate::sessions::Sessions;
 
 /// What the tool can do, as SPEC 5 names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     /// Which adapters can be used here, and why the others cannot.
@@ -134,6 +134,19 @@ impl Tool for DebugTool {
             Action::Pause | Action::Terminate | Action::Adapters => Concurrency::Free,
             _ => Concurrency::Session("debug".into()),
         }
+    }
+
+    fn preview(&self, args: &DebugArgs) -> Preview {
+        let action = serde_json::to_value(args.action).unwrap_or_default();
+        let mut summary = format!("debug {}", action.as_str().unwrap_or("?"));
+        if let Some(program) = &args.program {
+            let given = args.args.as_deref().unwrap_or_default().join(" ");
+            summary = format!("{summary}: run {program} {given}")
+                .trim_end()
+                .to_string();
+        }
+        let paths = args.program.iter().chain(&args.file).cloned().collect();
+        Preview::new(summary, paths)
     }
 
     async fn call(&self, cx: &CallCx, args: DebugArgs) -> Result<ToolOutput, ToolError> {

@@ -3,7 +3,7 @@ use std::collections::{HashMap, HashSet};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tether_fs::{ChangeOp, ContentHash, Workspace, WritePath, encode_text};
-use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, counted};
+use tether_tool::{CallCx, Concurrency, Preview, Tier, Tool, ToolError, ToolOutput, counted};
 
 use crate::patch::{FilePatch, Hunk, MatchBudget, Stopped, apply_hunks_within, parse_patch};
 use crate::{read_text, similar_files_hint};
@@ -42,6 +42,17 @@ impl Tool for ApplyPatchTool {
 
     fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Workspace
+    }
+
+    fn preview(&self, args: &ApplyPatchArgs) -> Preview {
+        let files = crate::patch::outline(&args.patch);
+        let rows: Vec<String> = files.iter().map(|f| f.row()).collect();
+        let summary = format!(
+            "a patch to {}:\n{}",
+            counted(files.len(), "file"),
+            rows.join("\n")
+        );
+        Preview::new(summary, crate::patch::touched_paths(&args.patch))
     }
 
     async fn call(&self, cx: &CallCx, args: ApplyPatchArgs) -> Result<ToolOutput, ToolError> {

@@ -1,7 +1,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tether_fs::{ChangeOp, encode_text};
-use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
+use tether_tool::{CallCx, Concurrency, Preview, Tier, Tool, ToolError, ToolOutput};
 
 use crate::near::nearest;
 use crate::{lf, read_text};
@@ -48,6 +48,20 @@ impl Tool for EditTool {
 
     fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Workspace
+    }
+
+    fn preview(&self, args: &EditArgs) -> Preview {
+        let every = if args.replace_all {
+            " (every occurrence)"
+        } else {
+            ""
+        };
+        let summary = format!(
+            "replace{every}:\n{}\n{}",
+            Preview::quoted('-', &args.old_string),
+            Preview::quoted('+', &args.new_string)
+        );
+        Preview::new(summary, vec![args.path.clone()])
     }
 
     async fn call(&self, cx: &CallCx, args: EditArgs) -> Result<ToolOutput, ToolError> {

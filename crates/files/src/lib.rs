@@ -14,6 +14,7 @@ mod write;
 
 pub use apply_patch::ApplyPatchTool;
 pub use edit::EditTool;
+pub use patch::{PatchOutline, outline as patch_outline, touched_paths as patch_paths};
 pub use read::ReadTool;
 pub use resolve::ResolveTool;
 pub use write::WriteTool;
@@ -75,4 +76,56 @@ fn similar_files_hint(ws: &Workspace, rel: &str) -> String {
 /// Turns CRLF in model-given text into LF, so it matches decoded file text.
 fn lf(s: &str) -> String {
     s.replace("\r\n", "\n")
+}
+
+#[cfg(test)]
+mod previews {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+    use tether_tool::Tool;
+
+    fn preview<T: Tool>(tool: T, args: serde_json::Value) -> tether_tool::Preview {
+        tool.preview(&serde_json::from_value(args).unwrap())
+    }
+
+    #[test]
+    fn a_card_shows_what_will_change() {
+        let patch =
+            "*** Begin Patch\n*** Update File: src/a.py\n@@\n-x = 1\n+x = 2\n+y = 3\n*** End Patch";
+        let shown = preview(ApplyPatchTool, json!({"patch": patch}));
+        assert_eq!(shown.summary, "a patch to 1 file:\n  M src/a.py (+2 -1)");
+        assert_eq!(shown.paths, ["src/a.py"]);
+        let patch = "*** Begin Patch\n*** Add File: n.txt\n+hi\n*** Delete File: old.txt\n*** Update File: a\n*** Move to: b\n*** End Patch";
+        let shown = preview(ApplyPatchTool, json!({"patch": patch}));
+        assert_eq!(
+            shown.summary,
+            "a patch to 3 files:\n  A n.txt (+1 -0)\n  D old.txt\n  M a -> b (+0 -0)"
+        );
+        assert_eq!(shown.paths, ["n.txt", "old.txt", "a", "b"]);
+
+        // `file_path`, the name other harnesses use, names the file too.
+        let args = json!({"file_path": "cfg.toml", "content": "a = 1\nb = 2\n"});
+        let shown = preview(WriteTool, args);
+        assert_eq!(
+            shown.summary,
+            "write the whole file (2 lines):\n  + a = 1\n  + b = 2"
+        );
+        assert_eq!(shown.paths, ["cfg.toml"]);
+        let long: String = (1..=20).map(|n| format!("line {n}\n")).collect();
+        let shown = preview(WriteTool, json!({"path": "l.txt", "content": long}));
+        assert!(
+            shown.summary.contains("  + line 8\n  … 12 lines not shown"),
+            "{}",
+            shown.summary
+        );
+
+        let args = json!({"path": "a.rs", "old_string": "let x = 1;", "new_string": "let x = 2;\nlet y = 3;"});
+        let shown = preview(EditTool, args);
+        assert_eq!(
+            shown.summary,
+            "replace:\n  - let x = 1;\n  + let x = 2;\n  + let y = 3;"
+        );
+        assert_eq!(shown.paths, ["a.rs"]);
+    }
 }

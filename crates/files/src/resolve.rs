@@ -1,7 +1,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tether_fs::{RebaseError, Resolution};
-use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, counted};
+use tether_tool::{CallCx, Concurrency, Preview, Tier, Tool, ToolError, ToolOutput, counted};
 
 /// `resolve`: accepts (writes, all-or-nothing) or discards a staged change.
 pub struct ResolveTool;
@@ -48,6 +48,17 @@ impl Tool for ResolveTool {
 
     fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Workspace
+    }
+
+    fn preview(&self, args: &ResolveArgs) -> Preview {
+        let what = match args.action {
+            ResolveAction::Accept => "write",
+            ResolveAction::Discard => "drop",
+        };
+        Preview::new(
+            format!("{what} the staged change {}", args.edit_id),
+            Vec::new(),
+        )
     }
 
     async fn call(&self, cx: &CallCx, args: ResolveArgs) -> Result<ToolOutput, ToolError> {

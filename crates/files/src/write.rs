@@ -2,7 +2,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tether_fs::{ChangeOp, decode_text, encode_text};
 use tether_fs::{Workspace, WritePath};
-use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, counted};
+use tether_tool::{CallCx, Concurrency, Preview, Tier, Tool, ToolError, ToolOutput, counted};
 
 use crate::lf;
 use tether_fs::suggest::{Kind, did_you_mean, similar_paths};
@@ -44,6 +44,15 @@ impl Tool for WriteTool {
 
     fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Workspace
+    }
+
+    fn preview(&self, args: &WriteArgs) -> Preview {
+        let summary = format!(
+            "write the whole file ({}):\n{}",
+            counted(args.content.lines().count(), "line"),
+            Preview::quoted('+', &args.content)
+        );
+        Preview::new(summary, vec![args.path.clone()])
     }
 
     async fn call(&self, cx: &CallCx, args: WriteArgs) -> Result<ToolOutput, ToolError> {

@@ -284,7 +284,7 @@ fn touch(event: &Event, cwd: &Path) -> Touch {
                 .or_else(|| input["input"].as_str())
                 .unwrap_or_default();
             Touch::Files(
-                patched_files(patch)
+                tether::patch_paths(patch)
                     .into_iter()
                     .map(|p| cwd.join(p).to_string_lossy().into_owned())
                     .collect(),
@@ -293,28 +293,6 @@ fn touch(event: &Event, cwd: &Path) -> Touch {
         "Bash" | "shell" | "exec_command" | "local_shell" => Touch::Shell,
         _ => Touch::Nothing,
     }
-}
-
-/// The files an apply_patch patch adds, updates, deletes or moves to.
-fn patched_files(patch: &str) -> Vec<String> {
-    const HEADERS: [&str; 4] = [
-        "*** Add File: ",
-        "*** Update File: ",
-        "*** Delete File: ",
-        "*** Move to: ",
-    ];
-    let mut files = Vec::new();
-    for line in patch.lines() {
-        for header in HEADERS {
-            if let Some(path) = line.strip_prefix(header) {
-                let path = path.trim().to_string();
-                if !path.is_empty() && !files.contains(&path) {
-                    files.push(path);
-                }
-            }
-        }
-    }
-    files
 }
 
 /// The agent's form for context the model reads: `hookSpecificOutput.additionalContext`
@@ -377,13 +355,6 @@ pub fn edited_files(event: &Value, cwd: &Path) -> Vec<PathBuf> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_patch_names_its_files_once_each() {
-        let patch = "*** Begin Patch\n*** Add File: a.py\n+x\n*** Update File: src/b.py\n\
-                     *** Move to: src/c.py\n@@\n-x\n+y\n*** Delete File: a.py\n*** End Patch\n";
-        assert_eq!(patched_files(patch), ["a.py", "src/b.py", "src/c.py"]);
-    }
 
     #[test]
     fn blocking_says_the_report_once_as_the_reason() {

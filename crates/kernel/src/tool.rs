@@ -8,7 +8,7 @@ use tether_proc::lock;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use tether_tool::{BoxFuture, CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
+use tether_tool::{BoxFuture, CallCx, Concurrency, Preview, Tier, Tool, ToolError, ToolOutput};
 
 use crate::cell::interrupted_note;
 use crate::process::{Ended, Kernel};
@@ -212,6 +212,15 @@ impl Tool for EvalTool {
 
     fn concurrency(&self, args: &EvalArgs) -> Concurrency {
         Concurrency::Session(format!("eval:{:?}", args.language).to_lowercase())
+    }
+
+    fn preview(&self, args: &EvalArgs) -> Preview {
+        let summary = format!(
+            "{} (first line: {})",
+            args.description,
+            Preview::first_line(&args.code)
+        );
+        Preview::new(summary, Vec::new())
     }
 
     async fn call(&self, cx: &CallCx, args: EvalArgs) -> Result<ToolOutput, ToolError> {

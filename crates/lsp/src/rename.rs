@@ -10,7 +10,7 @@ use lsp_types as lsp;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tether_fs::{ChangeOp, hash_bytes};
-use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, counted};
+use tether_tool::{CallCx, Concurrency, Preview, Tier, Tool, ToolError, ToolOutput, counted};
 
 use crate::leftovers;
 use crate::position::{Encoding, locate_line};
@@ -62,6 +62,14 @@ impl Tool for LspRenameTool {
 
     fn concurrency(&self, _: &RenameArgs) -> Concurrency {
         Concurrency::Workspace
+    }
+
+    fn preview(&self, args: &RenameArgs) -> Preview {
+        let summary = format!(
+            "rename `{}` to `{}` wherever the server finds it",
+            args.symbol, args.new_name
+        );
+        Preview::new(summary, vec![args.file.clone()])
     }
 
     async fn call(&self, cx: &CallCx, args: RenameArgs) -> Result<ToolOutput, ToolError> {

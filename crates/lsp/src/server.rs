@@ -178,9 +178,13 @@ impl Incoming for Client {
             }
             _ => return,
         };
-        self.heard.send_modify(|heard| {
+        // A progress report only moves a percentage, which is read when asked for: nothing
+        // waits on it (a wait for quiet waits for the progress to end), so it wakes no one.
+        let wakes = !matches!(event, Event::Report { .. });
+        self.heard.send_if_modified(|heard| {
             heard.apply(event);
             heard.news_at = Some(tokio::time::Instant::now());
+            wakes
         });
     }
 

@@ -247,7 +247,10 @@ impl<E: Envelope> Engine<E> {
             numbers: Numbers(AtomicI64::new(1)),
             closed: Mutex::default(),
         });
-        tokio::spawn(read_loop(BufReader::new(input), shared.clone(), incoming));
+        // A server's messages run to tens of kilobytes (a file's diagnostics), and each read
+        // of a smaller buffer is another system call.
+        let input = BufReader::with_capacity(READ_BUFFER, input);
+        tokio::spawn(read_loop(input, shared.clone(), incoming));
         Engine { shared }
     }
 
@@ -422,6 +425,18 @@ async fn send<E>(shared: &Shared<E>, message: &Value) -> std::io::Result<()> {
     written.await.unwrap_or_else(|_| Err(gone()))
 }
 
+/// Queues `message` for the writer without waiting for its write: an answer whose write fails
+/// has no one to tell but the log.
+fn queue<E>(shared: &Shared<E>, message: &Value, method: &str) {
+    let queued = serde_json::to_vec(message).map(|body| {
+        let (done, _) = oneshot::channel();
+        shared.outbox.send((body, done)).is_ok()
+    });
+    if !matches!(queued, Ok(true)) {
+        tracing::debug!("cannot answer `{method}`: the writer has ended");
+    }
+}
+
 /// Writes each queued frame in order until every sender is gone, then drops `output`, which
 /// closes the other side's input.
 async fn write_loop<W>(mut output: W, mut frames: tokio::sync::mpsc::UnboundedReceiver<Outgoing>)
@@ -432,6 +447,9 @@ where
         let _ = done.send(write_frame(&mut output, &body).await);
     }
 }
+
+/// How much of the other side's output one read takes at most.
+const READ_BUFFER: usize = 64 * 1024;
 
 /// Reads messages until the stream ends or turns to garbage, then fails what is pending.
 async fn read_loop<R, E>(
@@ -479,7 +497,19 @@ fn dispatch<E: Envelope>(shared: &Arc<Shared<E>>, incoming: &Arc<dyn Incoming>, 
             params,
             reply_to,
         } => {
-            let answer = incoming.request(&method, params);
+            let mut answer = incoming.request(&method, params);
+            // Most answers are ready at once (a progress token accepted, a setting read): those
+            // are queued here rather than through a task of their own.
+            let mut at_once = std::task::Context::from_waker(std::task::Waker::noop());
+            if let std::task::Poll::Ready(reply) =
+                std::future::Future::poll(answer.as_mut(), &mut at_once)
+            {
+                let message = shared
+                    .envelope
+                    .answer(reply_to, &method, reply, &shared.numbers);
+                queue(shared, &message, &method);
+                return;
+            }
             let shared = shared.clone();
             tokio::spawn(async move {
                 let reply = answer.await;

@@ -24,4 +24,3 @@ pub use options::CallOptions;
 pub use resources::RunResources;
 pub use runtime::Runtime;
 pub use table::{ToolTable, ToolTableBuilder};
-pub use wrap::PathsOf;

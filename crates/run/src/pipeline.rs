@@ -89,7 +89,7 @@ async fn run_call(
 ) -> Result<ToolOutput, ToolError> {
     let registered = pipe.table.admit(name, origin.surface)?;
     // The arguments are parsed once; the prepared call knows the permit it needs.
-    let prepared = registered.tool.clone().prepare(args.clone())?;
+    let prepared = registered.tool.clone().prepare(args)?;
     let concurrency = prepared.concurrency.clone();
     // Only a write waits for the calls that arrived before it; any other call leaves the line
     // at once, so reads never hold up a write. A write keeps its place through approval.
@@ -112,7 +112,7 @@ async fn run_call(
         res.ask_timeout,
         name,
         registered.spec.tier,
-        &args,
+        &prepared.preview,
     );
     tokio::select! {
         r = approval => r?,

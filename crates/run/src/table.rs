@@ -6,7 +6,7 @@ use std::sync::{Arc, RwLock};
 
 use tether_tool::{ClientFeature, DynTool, Surface, Tool, ToolError, ToolSpec};
 
-use crate::wrap::{PathsOf, WrappedWrite};
+use crate::wrap::WrappedWrite;
 
 /// A tool with the spec computed once, when it was registered.
 #[derive(Clone)]
@@ -47,10 +47,10 @@ impl ToolTableBuilder {
         self
     }
 
-    /// Registers a host's own write tool so its writes get the same before/after hooks;
-    /// `paths_of` names the files a call's JSON arguments will write.
-    pub fn wrap_write<T: Tool>(&mut self, tool: T, paths_of: PathsOf) -> &mut Self {
-        self.register_dyn(Arc::new(WrappedWrite::new(Arc::new(tool), paths_of)))
+    /// Registers a host's own write tool so its writes get the same before/after hooks; the
+    /// files a call writes are the ones its `preview` names.
+    pub fn wrap_write<T: Tool>(&mut self, tool: T) -> &mut Self {
+        self.register_dyn(Arc::new(WrappedWrite::new(Arc::new(tool))))
     }
 
     /// Freezes the table: no tool is added or removed after this.

@@ -6,18 +6,15 @@ use tether_tool::{
     CallCx, Concurrency, DynTool, Prepared, RunCall, ToolError, ToolOutput, ToolSpec,
 };
 
-/// Names the files a call's JSON arguments will write, for a wrapped host tool.
-pub type PathsOf = Arc<dyn Fn(&Value) -> Vec<String> + Send + Sync>;
-
 /// A host's own write tool given the same write hooks as ours: baselines before, reports after.
+/// The files a call writes are the ones its [`tether_tool::Tool::preview`] names.
 pub(crate) struct WrappedWrite {
     tool: Arc<dyn DynTool>,
-    paths_of: PathsOf,
 }
 
 impl WrappedWrite {
-    pub(crate) fn new(tool: Arc<dyn DynTool>, paths_of: PathsOf) -> Self {
-        WrappedWrite { tool, paths_of }
+    pub(crate) fn new(tool: Arc<dyn DynTool>) -> Self {
+        WrappedWrite { tool }
     }
 }
 
@@ -27,10 +24,11 @@ impl DynTool for WrappedWrite {
     }
 
     fn prepare(self: Arc<Self>, args: Value) -> Result<Prepared, ToolError> {
-        let names = (self.paths_of)(&args);
         let inner = self.tool.clone().prepare(args)?;
+        let names = inner.preview.paths.clone();
         Ok(Prepared {
             concurrency: Concurrency::Workspace,
+            preview: inner.preview,
             run: Box::new(move |cx| Box::pin(run_wrapped(cx, names, inner.run))),
         })
     }

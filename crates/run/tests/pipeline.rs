@@ -631,6 +631,9 @@ impl Tool for HostWrite {
     fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Workspace
     }
+    fn preview(&self, a: &HostWriteArgs) -> tether_tool::Preview {
+        tether_tool::Preview::new("write a file", vec![a.file.clone()])
+    }
     async fn call(&self, cx: &CallCx, a: HostWriteArgs) -> Result<ToolOutput, ToolError> {
         std::fs::write(cx.workspace().root().join(&a.file), "host\n").unwrap();
         Ok(ToolOutput::text("host wrote"))
@@ -642,9 +645,7 @@ async fn wrapped_host_writes_get_the_same_hooks() {
     let dir = tempfile::tempdir().unwrap();
     let (hook, log) = recorder();
     let mut b = builder(dir.path(), hook, ApprovalPolicy::Never, None);
-    let paths_of: tether_run::PathsOf =
-        Arc::new(|args: &Value| vec![args["file"].as_str().unwrap_or("").to_string()]);
-    b.table.wrap_write(HostWrite, paths_of);
+    b.table.wrap_write(HostWrite);
     let registry = b.build();
     let out = registry
         .call(

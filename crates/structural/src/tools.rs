@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
+use tether_tool::{CallCx, Concurrency, Preview, Tier, Tool, ToolError, ToolOutput};
 
 use crate::budget::{Budget, Limits, MAX_RESULTS, Stop, on_large_stack};
 use crate::cache::TreeCache;
@@ -429,6 +429,15 @@ impl Tool for AstEditTool {
 
     fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Free
+    }
+
+    fn preview(&self, args: &AstEditArgs) -> Preview {
+        let summary = format!(
+            "stage a rewrite of `{}` as `{}` (written only when resolved)",
+            Preview::first_line(&args.pattern),
+            Preview::first_line(&args.rewrite)
+        );
+        Preview::new(summary, args.path.iter().cloned().collect())
     }
 
     async fn call(&self, cx: &CallCx, args: AstEditArgs) -> Result<ToolOutput, ToolError> {

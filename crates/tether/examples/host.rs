@@ -9,9 +9,9 @@ use std::process::ExitCode;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use tether::{RunBuilder, Surface, Tier, ToolError, ToolOutput};
-use tether_tool::{CallCx, Concurrency, Tool};
+use tether_tool::{CallCx, Concurrency, Preview, Tool};
 use tokio_util::sync::CancellationToken;
 
 /// The host's own writer: it writes with std::fs, as a host's editor would.
@@ -39,6 +39,10 @@ impl Tool for Save {
     fn concurrency(&self, _: &SaveArgs) -> Concurrency {
         Concurrency::Workspace
     }
+    /// The file a save writes: the run's write hooks look at it before and after.
+    fn preview(&self, args: &SaveArgs) -> Preview {
+        Preview::new(format!("save {}", args.path), vec![args.path.clone()])
+    }
     async fn call(&self, cx: &CallCx, args: SaveArgs) -> Result<ToolOutput, ToolError> {
         let path = cx.workspace().root().join(&args.path);
         std::fs::write(&path, &args.text)
@@ -57,9 +61,7 @@ async fn main() -> ExitCode {
     let text = args.next();
     let built = RunBuilder::new(&root)
         .conversation("example")
-        .wrap_write(Save, |args: &Value| {
-            vec![args["path"].as_str().unwrap_or("").to_string()]
-        })
+        .wrap_write(Save)
         .build();
     let run = match built {
         Ok(run) => run,

@@ -1,9 +1,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde_json::Value;
 use tether_fs::{Journal, RecoveryReport, StagedStore, Workspace};
-use tether_run::{AskUser, PathsOf, RunResources, Runtime, ToolTable, ToolTableBuilder};
+use tether_run::{AskUser, RunResources, Runtime, ToolTable, ToolTableBuilder};
 use tether_tool::{
     Capability, ClientFeature, Install, NoticeQueue, Pool, QuestionPort, Questions, Surface, Tool,
     WriteHook, WriteHooks,
@@ -154,15 +153,11 @@ impl RunBuilder {
         self
     }
 
-    /// Registers a host's own write tool with the run's write hooks around it.
-    pub fn wrap_write<T: Tool>(
-        mut self,
-        tool: T,
-        paths_of: impl Fn(&Value) -> Vec<String> + Send + Sync + 'static,
-    ) -> Self {
-        let paths_of: PathsOf = Arc::new(paths_of);
+    /// Registers a host's own write tool with the run's write hooks around it: the files a
+    /// call writes are the ones the tool's `preview` names for it.
+    pub fn wrap_write<T: Tool>(mut self, tool: T) -> Self {
         self.host_tools.push(Box::new(move |r| {
-            r.wrap_write(tool, paths_of);
+            r.wrap_write(tool);
         }));
         self
     }

@@ -21,7 +21,10 @@ pub use trust::{TrustState, TrustStore, Untrusted};
 
 pub use tether_run::{AgentEdit, AskArgs};
 
+/// The files an apply_patch patch touches, read from its headers (a host's hook checks an
+/// agent's own patch with it).
+pub use tether_files::patch_paths;
 pub use tether_tool::{
-    ApprovalPolicy, Block, Card, CardOption, Outcome, Pool, QuestionPort, ScriptedPort, Surface,
-    Tier, ToolError, ToolOutput, ToolSpec,
+    ApprovalPolicy, Block, Card, CardOption, Outcome, Pool, Preview, QuestionPort, ScriptedPort,
+    Surface, Tier, ToolError, ToolOutput, ToolSpec,
 };

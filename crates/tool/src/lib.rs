@@ -22,7 +22,7 @@ mod setting;
 mod tier;
 mod tool;
 
-pub use approval::ApprovalPolicy;
+pub use approval::{ApprovalPolicy, Preview};
 pub use capability::{Capability, ClientFeature, DoctorSection, Install};
 pub use cx::{
     CallCx, CallCxParts, CallScope, Dispatcher, FsDoor, PROGRESS_EVERY, PermitKey, ProgressPort,

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::{BoxFuture, CallCx, Concurrency, Tier, ToolError, ToolOutput};
+use crate::{BoxFuture, CallCx, Concurrency, Preview, Tier, ToolError, ToolOutput};
 
 /// A tool: its model-visible spec and its handler in one place, so they cannot drift apart.
 /// The input schema is generated from `Args`, which is also what the handler receives.
@@ -21,6 +21,11 @@ pub trait Tool: Send + Sync + 'static {
     fn tier(&self) -> Tier;
     /// How this call is scheduled; it may depend on what the call names (a session key).
     fn concurrency(&self, args: &Self::Args) -> Concurrency;
+    /// What a call would change, for the approval card; a tool that changes nothing, or has
+    /// nothing to show beyond its name, keeps the empty default.
+    fn preview(&self, _args: &Self::Args) -> Preview {
+        Preview::default()
+    }
     /// Runs one call.
     fn call(
         &self,
@@ -58,6 +63,8 @@ pub type RunCall =
 pub struct Prepared {
     /// The permit this call needs, which may depend on its arguments.
     pub concurrency: Concurrency,
+    /// What the call would change, told by the tool from its parsed arguments.
+    pub preview: Preview,
     /// Runs the call.
     pub run: RunCall,
 }
@@ -75,8 +82,13 @@ impl<T: Tool> DynTool for T {
     fn prepare(self: Arc<Self>, args: Value) -> Result<Prepared, ToolError> {
         let parsed = parse_args::<T>(&self, args)?;
         let concurrency = Tool::concurrency(&*self, &parsed);
+        let preview = match self.tier() {
+            Tier::Read => Preview::default(),
+            _ => Tool::preview(&*self, &parsed),
+        };
         Ok(Prepared {
             concurrency,
+            preview,
             run: Box::new(move |cx| Box::pin(async move { self.call(cx, parsed).await })),
         })
     }

@@ -19,8 +19,10 @@ const EXAMPLE: &str =
 
 mod apply;
 mod matcher;
+mod outline;
 
 pub use matcher::MatchBudget;
+pub use outline::{PatchOutline, outline, touched_paths};
 
 /// A parsed patch: the file operations in the order they appear, so callers can apply them in sequence.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -85,6 +85,9 @@ impl Tool for Put {
     fn concurrency(&self, _: &Self::Args) -> Concurrency {
         Concurrency::Workspace
     }
+    fn preview(&self, a: &PutArgs) -> tether_tool::Preview {
+        tether_tool::Preview::new("create a file", vec![a.path.clone()])
+    }
     async fn call(&self, cx: &CallCx, a: PutArgs) -> Result<ToolOutput, ToolError> {
         let path = cx.workspace().resolve_write(&a.path)?;
         cx.fs()
