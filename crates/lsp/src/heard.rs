@@ -16,6 +16,8 @@ pub(crate) enum Event {
         uri: String,
         version: Option<i64>,
         items: Vec<Diagnostic>,
+        /// The digest of the text they came as ([`crate::store::Published::text_digest`]).
+        text_digest: u64,
     },
     /// A work-done progress began; `check` when its token or title names a separate check.
     Begin {
@@ -144,13 +146,12 @@ impl Heard {
                 uri,
                 version,
                 items,
+                text_digest,
             } => {
                 self.seq += 1;
-                // Only a server whose files are confirmed one by one marks them so; the others'
-                // publications are judged by their checks and passes alone.
-                let confirmed = self.passed && self.confirms_by_pull;
+                let confirmed = self.confirms_now();
                 self.published
-                    .insert(&uri, version, self.seq, items, confirmed);
+                    .insert(&uri, version, self.seq, items, confirmed, text_digest);
             }
             Event::Pulled { uri, items } => {
                 // It keeps its place in the order: a state confirmed is no news of the moment,
@@ -162,7 +163,7 @@ impl Heard {
                         (None, self.seq)
                     }
                 };
-                self.published.insert(&uri, version, seq, items, true);
+                self.published.insert(&uri, version, seq, items, true, 0);
             }
             Event::Begin {
                 token,
@@ -272,6 +273,26 @@ impl Heard {
         Some((100 * (files - left.min(files)) / files.max(1)) as u32)
     }
 
+    /// Whether a publication now is the file's real state: only a server whose files are
+    /// confirmed one by one marks them so; the others' publications are judged by their
+    /// checks and passes alone.
+    fn confirms_now(&self) -> bool {
+        self.passed && self.confirms_by_pull
+    }
+
+    /// Takes a publication of the same text as `uri`'s last one as [`Event::Published`] would,
+    /// keeping the items already read; false, and nothing changed, when the text differs.
+    pub(crate) fn republished(&mut self, uri: &str, version: Option<i64>, digest: u64) -> bool {
+        let (seq, confirmed) = (self.seq + 1, self.confirms_now());
+        let kept = self
+            .published
+            .republish(uri, version, seq, confirmed, digest);
+        if kept {
+            self.seq = seq;
+        }
+        kept
+    }
+
     /// Whether files wait to be confirmed one by one ([`crate::survey`]).
     pub(crate) fn wants_survey(&self) -> bool {
         self.confirms_by_pull && self.published.unconfirmed(0).1 > 0
@@ -326,6 +347,7 @@ mod tests {
             uri: uri.into(),
             version,
             items: vec![item; n],
+            text_digest: 0,
         }
     }
 

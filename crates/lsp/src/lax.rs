@@ -247,7 +247,7 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for Fits<T> {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use crate::protocol::{Diagnostic, DiagnosticReport, NumberOrString, PublishDiagnosticsParams};
+    use crate::protocol::{Diagnostic, DiagnosticReport, NumberOrString, PublishedText};
 
     fn text<T: serde::de::DeserializeOwned>(text: &str) -> T {
         serde_json::from_str(text).unwrap()
@@ -272,19 +272,25 @@ mod tests {
             (d.level(), d.code_tag(), d.message.as_str()),
             (2, " [E1]".into(), "m")
         );
-        let p: PublishDiagnosticsParams = text(
+        let published = |t| serde_json::from_str::<PublishedText>(t).unwrap();
+        let p = published(
             r#"{"uri": "file:///a", "version": 4,
                 "diagnostics": [{"message": "a"}, "junk", null, [1, 2], {"message": "b"}]}"#,
         );
-        let messages: Vec<_> = p.diagnostics.iter().map(|d| d.message.as_str()).collect();
+        let items = p.items();
+        let messages: Vec<_> = items.iter().map(|d| d.message.as_str()).collect();
         assert_eq!(
             (p.uri.as_deref(), p.version, messages),
             (Some("file:///a"), Some(4), vec!["a", "b"])
         );
-        let one: PublishDiagnosticsParams = text(r#"{"diagnostics": {"message": "one"}}"#);
-        assert_eq!(one.diagnostics.len(), 1);
-        let none: PublishDiagnosticsParams = text(r#"{"diagnostics": "x", "uri": 3}"#);
-        assert!(none.diagnostics.is_empty() && none.uri.is_none());
+        let one = published(r#"{"diagnostics": {"message": "one"}}"#);
+        assert_eq!(one.items().len(), 1);
+        let none = published(r#"{"diagnostics": "x", "uri": 3}"#);
+        assert!(none.items().is_empty() && none.uri.is_none());
+        // The same text twice has one digest; another text another.
+        let again = published(r#"{"uri": "file:///b", "diagnostics": "x"}"#);
+        assert_eq!(again.digest(), none.digest());
+        assert_ne!(one.digest(), none.digest());
         let unchanged: DiagnosticReport = text(r#"{"kind": "unchanged", "resultId": "7"}"#);
         assert!(unchanged.items.is_none());
         let empty: DiagnosticReport = text(r#"{"kind": "full", "items": []}"#);

@@ -323,16 +323,34 @@ impl From<&Diagnostic> for lsp::Diagnostic {
     }
 }
 
-/// `textDocument/publishDiagnostics`' params.
+/// `textDocument/publishDiagnostics`'s params with the diagnostics left as the server wrote
+/// them: a file published again unchanged (pyright publishes every importer it checks again)
+/// is known by their digest and not read a second time.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct PublishDiagnosticsParams {
+pub struct PublishedText<'a> {
     #[serde(deserialize_with = "lax")]
     pub uri: Option<String>,
     #[serde(deserialize_with = "lax")]
     pub version: Option<i64>,
-    #[serde(deserialize_with = "lax_list")]
-    pub diagnostics: Vec<Diagnostic>,
+    #[serde(borrow)]
+    pub diagnostics: Option<&'a serde_json::value::RawValue>,
+}
+
+impl PublishedText<'_> {
+    /// A digest of the diagnostics' text, never 0 (which stands for none known).
+    pub fn digest(&self) -> u64 {
+        let text = self.diagnostics.map_or("", |d| d.get());
+        xxhash_rust::xxh3::xxh3_64(text.as_bytes()).max(1)
+    }
+
+    /// The diagnostics, read as leniently as any list a server sends.
+    pub fn items(&self) -> Vec<Diagnostic> {
+        #[derive(Deserialize)]
+        struct Items(#[serde(deserialize_with = "lax_list")] Vec<Diagnostic>);
+        let text = self.diagnostics.map_or("null", |d| d.get());
+        serde_json::from_str::<Items>(text).map_or_else(|_| Vec::new(), |items| items.0)
+    }
 }
 
 /// A pull's answer (`textDocument/diagnostic`): a full report has `items`; an unchanged one,
@@ -696,9 +714,18 @@ mod tests {
             let from_value: T = read(value);
             assert_eq!(format!("{from_text:?}"), format!("{from_value:?}"));
         }
-        alike::<PublishDiagnosticsParams>(json!({"uri": "file:///a", "version": "x",
+        // A publication reads its text either way: a value is written out first.
+        let published = json!({"uri": "file:///a", "version": "x",
             "diagnostics": [{"message": "m\"q", "range": {"start": {"line": 2, "character": -1}},
-                             "severity": 2.5, "code": "E1", "source": 3}, "junk", null]}));
+                             "severity": 2.5, "code": "E1", "source": 3}, "junk", null]});
+        let raw = tether_proc::Payload::Value(published).into_raw();
+        let read: PublishedText = serde_json::from_str(raw.get()).unwrap();
+        assert_eq!(
+            (read.uri.as_deref(), read.version),
+            (Some("file:///a"), None)
+        );
+        assert_eq!(read.items().len(), 1);
+        assert_eq!(read.items()[0].message, "m\"q");
         alike::<DiagnosticReport>(json!({"kind": "full", "items": {"message": "one"}}));
         alike::<DiagnosticReport>(json!({"kind": "unchanged", "items": null}));
         alike::<Vec<Location>>(json!([{"uri": "file:///a"}, 5]));
@@ -713,11 +740,12 @@ mod tests {
             (d.level(), d.code_tag(), d.message.as_str()),
             (1, " [7]".into(), "")
         );
-        let p: PublishDiagnosticsParams = read(json!({"uri": "file:///a", "version": null,
-            "diagnostics": [{"message": "m", "range": {"start": {"line": 2}}}, "junk"]}));
+        let text = r#"{"uri": "file:///a", "version": null,
+            "diagnostics": [{"message": "m", "range": {"start": {"line": 2}}}, "junk"]}"#;
+        let p: PublishedText = serde_json::from_str(text).unwrap();
         assert_eq!(p.version, None);
-        assert_eq!(p.diagnostics.len(), 1);
-        assert_eq!(p.diagnostics[0].range.start.line, 2);
+        assert_eq!(p.items().len(), 1);
+        assert_eq!(p.items()[0].range.start.line, 2);
         let caps: InitializeResult = read(json!({"capabilities": {
             "hoverProvider": true, "definitionProvider": false, "referencesProvider": null,
             "renameProvider": {"prepareProvider": true}, "diagnosticProvider": {

@@ -126,14 +126,28 @@ impl Incoming for Client {
     fn notification(&self, method: &str, params: tether_proc::Payload) {
         let event = match method {
             "textDocument/publishDiagnostics" => {
-                let published: protocol::PublishDiagnosticsParams = read(params);
-                let Some(uri) = published.uri else {
+                let text = params.into_raw();
+                let published =
+                    serde_json::from_str::<protocol::PublishedText>(text.get()).unwrap_or_default();
+                let Some(uri) = published.uri.clone() else {
                     return;
                 };
+                let (version, text_digest) = (published.version, published.digest());
+                let again = self.heard.send_if_modified(|heard| {
+                    let kept = heard.republished(&uri, version, text_digest);
+                    if kept {
+                        heard.news_at = Some(tokio::time::Instant::now());
+                    }
+                    kept
+                });
+                if again {
+                    return;
+                }
                 Event::Published {
                     uri,
-                    version: published.version,
-                    items: published.diagnostics,
+                    version,
+                    items: published.items(),
+                    text_digest,
                 }
             }
             "experimental/serverStatus" => {

@@ -30,6 +30,9 @@ pub struct Published {
     /// Whether it is the file's real state: a server that publishes placeholders first
     /// (pyright's first pass) has since answered a pull for the file, or finished its pass.
     pub confirmed: bool,
+    /// The digest of the text the server published them as; 0 for items from elsewhere (a
+    /// pull's answer).
+    pub text_digest: u64,
 }
 
 /// Every file's latest publication, within [`PER_FILE`], [`TOTAL`] and [`FILES`].
@@ -60,6 +63,7 @@ impl Publications {
         seq: u64,
         items: Vec<Diagnostic>,
         confirmed: bool,
+        text_digest: u64,
     ) {
         if items.len() > PER_FILE {
             self.cut_findings += (items.len() - PER_FILE) as u64;
@@ -82,6 +86,7 @@ impl Publications {
             seq,
             items,
             confirmed,
+            text_digest,
         };
         self.by_uri.insert(uri, entry);
         while self.total > TOTAL || self.by_uri.len() > FILES {
@@ -116,6 +121,35 @@ impl Publications {
         self.order
             .range(after)
             .filter_map(|(_, uri)| Some((&**uri, self.by_uri.get(uri)?)))
+    }
+
+    /// Makes `uri`'s publication the latest again, at `seq` and `version`, when the server
+    /// published the same text as last time (`text_digest`); false, and nothing changed, when
+    /// it did not or the file has none kept.
+    pub fn republish(
+        &mut self,
+        uri: &str,
+        version: Option<i64>,
+        seq: u64,
+        confirmed: bool,
+        text_digest: u64,
+    ) -> bool {
+        let Some(entry) = self.by_uri.get_mut(uri) else {
+            return false;
+        };
+        if entry.text_digest != text_digest {
+            return false;
+        }
+        let old_seq = std::mem::replace(&mut entry.seq, seq);
+        entry.version = version;
+        if confirmed && !entry.confirmed {
+            entry.confirmed = true;
+            self.unconfirmed -= 1;
+        }
+        if let Some(uri) = self.order.remove(&old_seq) {
+            self.order.insert(seq, uri);
+        }
+        true
     }
 
     /// Up to `limit` files whose publication is not confirmed yet, and how many there are.
@@ -194,6 +228,7 @@ mod tests {
             1,
             vec![finding(&"m".repeat(10_000))],
             false,
+            0,
         );
         let kept = &store.get("file:///a").unwrap().items[0];
         let cut = format!("{}… [+8000 chars]", "m".repeat(MESSAGE_CHARS));
@@ -208,7 +243,14 @@ mod tests {
         let many: Vec<Diagnostic> = (0..PER_FILE + 5).map(|i| finding(&i.to_string())).collect();
         let files = (TOTAL / PER_FILE + 3) as u64;
         for i in 0..files {
-            store.insert(&format!("file:///f{i}"), None, i + 1, many.clone(), false);
+            store.insert(
+                &format!("file:///f{i}"),
+                None,
+                i + 1,
+                many.clone(),
+                false,
+                0,
+            );
         }
         assert!(store.total <= TOTAL, "{}", store.total);
         assert!(
@@ -226,7 +268,37 @@ mod tests {
             10_000,
             Vec::new(),
             false,
+            0,
         );
         assert_eq!(store.total, TOTAL - PER_FILE);
+    }
+
+    #[test]
+    fn the_same_text_published_again_keeps_its_items_in_a_new_place() {
+        let mut store = Publications::default();
+        store.insert("file:///a", None, 1, vec![finding("m")], false, 7);
+        store.insert("file:///b", None, 2, Vec::new(), false, 9);
+        let before = store.get("file:///a").unwrap().items.clone();
+        assert!(
+            !store.republish("file:///a", Some(3), 3, true, 8),
+            "another text"
+        );
+        assert!(store.republish("file:///a", Some(3), 3, true, 7));
+        let again = store.get("file:///a").unwrap();
+        assert!(Arc::ptr_eq(&again.items, &before));
+        assert_eq!(
+            (again.seq, again.version, again.confirmed),
+            (3, Some(3), true)
+        );
+        let after: Vec<&str> = store.since(2).map(|(uri, _)| uri).collect();
+        assert_eq!(after, ["file:///a"]);
+        assert_eq!(store.unconfirmed(0).1, 1);
+        // A pull's answer has no text: nothing is published again over it.
+        store.insert("file:///a", None, 4, vec![finding("n")], true, 0);
+        assert!(!store.republish("file:///a", None, 5, true, 7));
+        assert!(
+            !store.republish("file:///c", None, 5, true, 7),
+            "never published"
+        );
     }
 }

@@ -25,6 +25,15 @@ impl Payload {
         }
     }
 
+    /// The payload as JSON text (written now if it is a value).
+    pub fn into_raw(self) -> Box<RawValue> {
+        match self {
+            Payload::Raw(raw) => raw,
+            Payload::Value(value) => serde_json::value::to_raw_value(&value)
+                .unwrap_or_else(|_| RawValue::from_string("null".into()).unwrap_or_default()),
+        }
+    }
+
     /// The payload read as a `T`, straight from its text when it is text.
     pub fn read<T: DeserializeOwned>(self) -> Result<T, serde_json::Error> {
         match self {
