@@ -4,8 +4,8 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use crate::message::Displayed;
 use base64::Engine;
-use serde_json::Value;
 use tether_tool::ToolOutput;
 
 /// Output kept from a cell's start.
@@ -208,10 +208,10 @@ impl Cell {
 
     /// Adds a `display` message from the kernel (`past` when an earlier cell sent it), capped
     /// like output; an echo is kept apart, to come last; past the budget displays are counted.
-    pub fn display(&mut self, message: &Value, past: bool) {
-        let number = message["n"].as_u64().unwrap_or(u64::MAX);
-        let data = message["data"].as_str().unwrap_or("");
-        let shown = match message["mime"].as_str() {
+    pub fn display(&mut self, message: &Displayed, past: bool) {
+        let number = message.n.unwrap_or(u64::MAX);
+        let data = message.data.as_str();
+        let shown = match message.mime.as_deref() {
             Some("image/png") if data.len() / 4 * 3 > MAX_PNG => Shown::Text(format!(
                 "[an image of about {} bytes was not shown: over tether's limit of {} MiB for \
                  one image]",
@@ -224,7 +224,7 @@ impl Cell {
             },
             _ => Shown::Text(capped(data)),
         };
-        if message["echo"].as_bool() == Some(true) {
+        if message.echo {
             self.echo = Some(shown);
             return;
         }
@@ -261,8 +261,8 @@ impl Cell {
     }
 
     /// Marks where the kernel began this cell; it comes like a display, so it has its place.
-    pub fn begin(&mut self, message: &Value) {
-        let number = message["n"].as_u64().unwrap_or(u64::MAX);
+    pub fn begin(&mut self, n: Option<u64>) {
+        let number = n.unwrap_or(u64::MAX);
         self.shown.push((number, Shown::Begin, false));
     }
 

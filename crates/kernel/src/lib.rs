@@ -6,6 +6,7 @@
 
 mod cell;
 mod channel;
+mod message;
 mod process;
 mod sandbox;
 mod settings;

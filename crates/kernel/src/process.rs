@@ -15,7 +15,7 @@ use std::io::Read as _;
 use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tether_proc::{ChildSpec, LongChild, PipeEnd, Signal, nonblocking_reader};
 use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
@@ -27,6 +27,7 @@ use tether_tool::{Block, ToolOutput};
 
 use crate::cell::{Cell, Stream};
 use crate::channel::{Read, read_messages};
+use crate::message::{FromKernel, ToKernel};
 
 /// How long an interrupted cell has to end before its kernel is killed.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(5);
@@ -129,9 +130,10 @@ impl Kernel {
                 }
             }
         };
-        match tokio::time::timeout(limit, first).await {
-            Ok(Some(ready)) if ready["type"] == "ready" => {
-                kernel.interpreter = ready["interpreter"].as_str().unwrap_or("?").to_string();
+        let ready = tokio::time::timeout(limit, first).await;
+        match ready.map(|m| m.and_then(|m| serde_json::from_value::<FromKernel>(m).ok())) {
+            Ok(Some(FromKernel::Ready { interpreter })) => {
+                kernel.interpreter = interpreter.unwrap_or_else(|| "?".into());
                 Ok(kernel)
             }
             Ok(_) => Err(kernel.failed_start("it exited before it was ready").await),
@@ -192,7 +194,7 @@ impl Kernel {
         let mut cell = Cell::new(&self.mark);
         let token = token();
         if self
-            .send(json!({"type": "run", "code": code, "cell": token}))
+            .send(&ToKernel::Run { code, cell: &token })
             .await
             .is_err()
         {
@@ -239,57 +241,55 @@ impl Kernel {
                             return Err(Ended::Died { cell: Box::new(cell), why });
                         }
                     };
-                    let from = match message["cell"].as_str() {
+                    let message = match serde_json::from_value::<FromKernel>(message) {
+                        Ok(message) => message,
+                        Err(e) => {
+                            cell.note(format!("ignored on the kernel's message channel: a message that does not fit ({e})"));
+                            continue;
+                        }
+                    };
+                    let from = match message.cell() {
                         Some(t) if t == token => Whose::This,
                         Some(t) if self.past.iter().any(|p| p == t) => Whose::Past,
                         _ => Whose::Nobody,
                     };
-                    let kind = message["type"].as_str().unwrap_or("?");
-                    match (kind, from) {
-                        ("display", Whose::This | Whose::Past) => {
-                            cell.display(&message, from == Whose::Past);
+                    let kind = message.kind();
+                    match (message, from) {
+                        (FromKernel::Display { shown, .. }, Whose::This | Whose::Past) => {
+                            cell.display(&shown, from == Whose::Past);
                         }
-                        ("tool", Whose::This) => {
-                            let name = message["name"].as_str().unwrap_or("").to_string();
-                            let args = message["args"].clone();
-                            let mut reply = match bridge(name, args).await {
-                                Ok(out) => answer(&out),
-                                Err(text) => json!({"type": "tool_result", "ok": false, "text": text}),
-                            };
-                            reply["id"] = message["id"].clone();
-                            active = Instant::now();
-                            if self.send(reply).await.is_err() {
-                                let why = self.ended("the kernel died during a bridged call").await;
+                        (FromKernel::Tool { id, name, args, .. }, Whose::This) => {
+                            if let Err(why) = self.bridged(id, name, args, bridge).await {
+                                let why = self.ended(why).await;
                                 self.take_output(&mut cell);
                                 return Err(Ended::Died { cell: Box::new(cell), why });
                             }
+                            active = Instant::now();
                         }
-                        ("tool", _) => {
+                        (FromKernel::Tool { id, .. }, _) => {
                             // Answered, so a kernel waiting for it goes on; the kernel ignores
                             // an answer to a call it did not make.
-                            let reply = json!({"type": "tool_result", "ok": false, "id": message["id"],
-                                "text": "refused: the call did not come from the cell tether is running"});
+                            let text = "refused: the call did not come from the cell tether is running";
                             if from == Whose::Nobody {
                                 cell.note("a `tool` message that no cell sent was refused".into());
                             }
-                            let _ = self.send(reply).await;
+                            let _ = self.send(&refused(id, text.into())).await;
                         }
-                        ("done", Whose::This) => {
+                        (FromKernel::Done { error, summary, .. }, Whose::This) => {
                             self.remember(token);
                             cell.finish();
                             if cancelled {
                                 return Err(Ended::Cancelled);
                             }
-                            cell.error = message["error"].as_str().map(str::to_string);
-                            cell.summary = message["summary"].as_str().map(str::to_string);
+                            cell.error = error;
+                            cell.summary = summary;
                             cell.interrupted_after = interrupted.map(|_| idle);
                             return Ok(cell);
                         }
-                        ("done", Whose::Past) => cell.earlier_done(),
-                        ("begin", Whose::This) => cell.begin(&message),
+                        (FromKernel::Done { .. }, Whose::Past) => cell.earlier_done(),
+                        (FromKernel::Begin { n, .. }, Whose::This) => cell.begin(n),
                         _ => cell.note(format!(
-                            "a `{}` message that no cell of this kernel sent was ignored",
-                            tether_tool::cut_line(kind, 40)
+                            "a `{kind}` message that no cell of this kernel sent was ignored"
                         )),
                     }
                 }
@@ -351,9 +351,27 @@ impl Kernel {
         cell.push(Stream::Stderr, &bytes);
     }
 
-    async fn send(&mut self, message: Value) -> std::io::Result<()> {
-        let body = message.to_string();
-        tether_proc::write_frame(&mut self.requests, body.as_bytes()).await
+    /// Makes the tool call a cell asked for and gives the kernel its answer; the error says
+    /// the kernel died before it took the answer.
+    async fn bridged(
+        &mut self,
+        id: Value,
+        name: String,
+        args: Value,
+        bridge: Bridge<'_>,
+    ) -> Result<(), &'static str> {
+        let reply = match bridge(name, args).await {
+            Ok(out) => answer(id, &out),
+            Err(text) => refused(id, text),
+        };
+        self.send(&reply)
+            .await
+            .map_err(|_| "the kernel died during a bridged call")
+    }
+
+    async fn send(&mut self, message: &ToKernel<'_>) -> std::io::Result<()> {
+        let body = serde_json::to_vec(message)?;
+        tether_proc::write_frame(&mut self.requests, &body).await
     }
 
     /// Ends the kernel: its requests close (it exits on its own), then its group is killed.
@@ -370,8 +388,18 @@ impl Kernel {
     }
 }
 
+/// A bridged call's failure for the kernel.
+fn refused(id: Value, text: String) -> ToKernel<'static> {
+    ToKernel::ToolResult {
+        id,
+        ok: false,
+        text,
+        images: Vec::new(),
+    }
+}
+
 /// A bridged call's result for the kernel: its text blocks, and its images apart.
-fn answer(out: &ToolOutput) -> Value {
+fn answer(id: Value, out: &ToolOutput) -> ToKernel<'static> {
     let mut text = Vec::new();
     let mut images = Vec::new();
     for block in out.blocks() {
@@ -381,7 +409,12 @@ fn answer(out: &ToolOutput) -> Value {
             _ => {}
         }
     }
-    json!({"type": "tool_result", "ok": true, "text": text.join("\n\n"), "images": images})
+    ToKernel::ToolResult {
+        id,
+        ok: true,
+        text: text.join("\n\n"),
+        images,
+    }
 }
 
 /// Whose a message on the channel is.
