@@ -7,6 +7,7 @@
 
 mod catalog;
 mod locate;
+mod op;
 mod ops;
 mod peer;
 mod protocol;

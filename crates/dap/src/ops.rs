@@ -3,16 +3,16 @@
 
 use tether_tool::ToolError;
 
+use crate::op::{Live, Resume};
 use crate::protocol as dap;
 use crate::render::{self, MAX_CHILDREN, MAX_FRAMES};
 use crate::session::{Minted, Session, Where};
-use crate::tool::{Action, DebugArgs, need};
 
 /// Operations that need the program stopped (or that make it run).
 pub(crate) async fn stopped_ops(
     s: &Session,
     ws: &tether_fs::Workspace,
-    args: &DebugArgs,
+    op: Live,
 ) -> Result<String, ToolError> {
     let root = ws.root();
     let failed = ToolError::failed;
@@ -26,32 +26,25 @@ pub(crate) async fn stopped_ops(
         }
         Where::Running => None,
     };
-    let thread = args.thread_id.or(stopped_thread);
     let running =
         || ToolError::invalid("the program is running: `pause` it first, or wait with `continue`");
-    match args.action {
-        Action::Continue | Action::StepOver | Action::StepIn | Action::StepOut => {
-            let command = match args.action {
-                Action::Continue => "continue",
-                Action::StepOver => "next",
-                Action::StepIn => "stepIn",
-                _ => "stepOut",
-            };
-            if stopped_thread.is_none() && args.action == Action::Continue {
+    match op {
+        Live::Resume { how, thread } => {
+            if stopped_thread.is_none() && how == Resume::Continue {
                 // Still running from before: wait again.
                 return Ok(snapshot(s, ws).await);
             }
-            let thread = thread.ok_or_else(running)?;
-            s.resume(command, thread).await.map_err(failed)?;
+            let thread = thread.or(stopped_thread).ok_or_else(running)?;
+            s.resume(how.command(), thread).await.map_err(failed)?;
             Ok(snapshot(s, ws).await)
         }
         // Reaches a program a `continue` waits on (pause is not serialized behind it); both
         // then show the same stop.
-        Action::Pause => match s.pause(args.thread_id).await.map_err(failed)? {
+        Live::Pause { thread } => match s.pause(thread).await.map_err(failed)? {
             false => Ok("already stopped".into()),
             true => Ok(snapshot(s, ws).await),
         },
-        Action::Threads => {
+        Live::Threads => {
             let answer: dap::ThreadsResponse = s
                 .ask("threads", dap::NoArguments {})
                 .await
@@ -63,8 +56,8 @@ pub(crate) async fn stopped_ops(
                 .collect();
             Ok(lines.join("\n"))
         }
-        Action::Stack => {
-            let thread = thread.ok_or_else(running)?;
+        Live::Stack { thread } => {
+            let thread = thread.or(stopped_thread).ok_or_else(running)?;
             let (frames, total) = stack(s, thread).await.map_err(failed)?;
             let mut lines: Vec<String> = frames.iter().map(|f| render::frame(f, root)).collect();
             if total > frames.len() {
@@ -75,9 +68,8 @@ pub(crate) async fn stopped_ops(
             }
             Ok(lines.join("\n"))
         }
-        Action::Scopes => {
+        Live::Scopes { frame_id: public } => {
             stopped_thread.ok_or_else(running)?;
-            let public = *need(&args.frame_id, "frame_id", "scopes")?;
             let frame = s.frame(public).ok_or_else(|| stale("frame id", public))?;
             let args = dap::ScopesArguments { frame_id: frame };
             let mut answer: dap::ScopesResponse = s.ask("scopes", args).await.map_err(failed)?;
@@ -95,9 +87,8 @@ pub(crate) async fn stopped_ops(
                 .collect();
             Ok(lines.join("\n"))
         }
-        Action::Variables => {
+        Live::Variables { reference: public } => {
             stopped_thread.ok_or_else(running)?;
-            let public = *need(&args.reference, "reference", "variables")?;
             let reference = s
                 .reference(public)
                 .ok_or_else(|| stale("reference", public))?;
@@ -113,10 +104,13 @@ pub(crate) async fn stopped_ops(
                 text
             })
         }
-        Action::Evaluate => {
+        Live::Evaluate {
+            expression,
+            frame_id,
+        } => {
             let thread = stopped_thread.ok_or_else(running)?;
-            let expression = need(&args.expression, "expression", "evaluate")?;
-            let public = match args.frame_id {
+            let expression = expression.as_str();
+            let public = match frame_id {
                 Some(f) => f,
                 None => {
                     let (frames, _) = stack(s, thread).await.map_err(failed)?;
@@ -146,7 +140,6 @@ pub(crate) async fn stopped_ops(
                 r => format!("{value}  [reference {r}]"),
             })
         }
-        _ => Err(ToolError::invalid("not an operation on a running session")),
     }
 }
 

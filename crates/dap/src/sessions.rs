@@ -9,8 +9,8 @@ use tether_proc::lock;
 use serde_json::Value;
 use tether_tool::{CallCx, NoticeQueue, ToolError};
 
+use crate::op::{Attach, Begin, Launch, Op, Start};
 use crate::session::{Limits, Session, Where};
-use crate::tool::{Action, DebugArgs, need};
 
 /// The run's debug sessions, one per conversation, and breakpoints set before a launch.
 pub struct Sessions {
@@ -86,21 +86,20 @@ impl Sessions {
         cx: &CallCx,
         conversation: &str,
         root: &std::path::Path,
-        args: DebugArgs,
+        op: Op,
     ) -> Result<String, ToolError> {
         let session = self.current(conversation).await?;
         let none = || {
             ToolError::invalid("no debug session runs: set `breakpoints`, then `launch` a program")
         };
-        match args.action {
-            Action::Adapters => Ok(crate::locate::report(&self.catalog, root).await),
-            Action::Status => Ok(match session {
+        match op {
+            Op::Adapters => Ok(crate::locate::report(&self.catalog, root).await),
+            Op::Status => Ok(match session {
                 Some(s) => status(&s, root).await,
                 None => "no debug session runs".into(),
             }),
-            Action::Breakpoints => {
-                let file = need(&args.file, "file", "breakpoints")?;
-                let lines = args.lines.clone().unwrap_or_default();
+            Op::Breakpoints { file, lines } => {
+                let file = file.as_str();
                 if let Some(bad) = lines.iter().find(|l| **l == 0) {
                     return Err(ToolError::invalid(format!(
                         "line {bad}: lines are 1-based; the first line is 1"
@@ -125,9 +124,13 @@ impl Sessions {
                     )),
                 }
             }
-            Action::Launch => self.launch(cx, conversation, root, &args, session).await,
-            Action::Attach => self.attach(cx, conversation, root, &args, session).await,
-            Action::Output => {
+            Op::Start(Start::Launch(launch)) => {
+                self.launch(cx, conversation, root, &launch, session).await
+            }
+            Op::Start(Start::Attach(attach)) => {
+                self.attach(cx, conversation, root, &attach, session).await
+            }
+            Op::Output => {
                 let s = session.ok_or_else(none)?;
                 let (text, cut) = s.output();
                 Ok(match (text.is_empty(), cut) {
@@ -138,7 +141,7 @@ impl Sessions {
                     ),
                 })
             }
-            Action::Terminate => {
+            Op::Terminate => {
                 let s = session.ok_or_else(none)?;
                 self.live.lock().await.remove(conversation);
                 s.end_because("`terminate` ended the session".into()).await;
@@ -151,9 +154,9 @@ impl Sessions {
                     ),
                 })
             }
-            _ => {
+            Op::Live(live) => {
                 let s = session.ok_or_else(none)?;
-                crate::ops::stopped_ops(&s, cx.workspace(), &args).await
+                crate::ops::stopped_ops(&s, cx.workspace(), live).await
             }
         }
     }
@@ -165,12 +168,12 @@ impl Sessions {
         cx: &CallCx,
         conversation: &str,
         root: &std::path::Path,
-        args: &DebugArgs,
+        asked: &Attach,
         session: Option<Arc<Session>>,
     ) -> Result<String, ToolError> {
+        let (port, adapter) = (asked.port, &asked.adapter);
         none_running(session, root, "attaching").await?;
-        let port = *need(&args.port, "port", "attach")?;
-        let id = match &args.adapter {
+        let id = match adapter {
             Some(id) => id.clone(),
             None => {
                 crate::locate::attach_adapter(&self.catalog, root).map_err(ToolError::invalid)?
@@ -196,7 +199,7 @@ impl Sessions {
             conversation,
             cx.workspace(),
             session,
-            "attach",
+            Begin::Attach,
             attach,
             said,
         )
@@ -216,16 +219,16 @@ impl Sessions {
         cx: &CallCx,
         conversation: &str,
         root: &std::path::Path,
-        args: &DebugArgs,
+        asked: &Launch,
         session: Option<Arc<Session>>,
     ) -> Result<String, ToolError> {
+        let (program, args, adapter) = (&asked.program, &asked.args, &asked.adapter);
         none_running(session, root, "launching another").await?;
-        let program = need(&args.program, "program", "launch")?;
         let abs = cx.workspace().resolve_read(program)?;
         if !abs.is_file() {
             return Err(not_a_file(cx, program, "the program's").await);
         }
-        let id = match (&args.adapter, self.catalog.for_program(&abs)) {
+        let id = match (adapter, self.catalog.for_program(&abs)) {
             (Some(id), _) => id.clone(),
             (None, Some(kind)) => kind.id.clone(),
             (None, None) => {
@@ -240,8 +243,7 @@ impl Sessions {
             .await
             .map_err(ToolError::failed)?;
         let interpreter = found.interpreter.clone();
-        let launch =
-            crate::locate::launch_args(&found, &abs, &args.args.clone().unwrap_or_default());
+        let launch = crate::locate::launch_args(&found, &abs, args);
         let session = Session::start(found, abs.clone(), root.to_path_buf(), self.limits)
             .await
             .map_err(ToolError::failed)?;
@@ -263,7 +265,7 @@ impl Sessions {
             conversation,
             cx.workspace(),
             session,
-            "launch",
+            Begin::Launch,
             launch,
             said,
         )
@@ -277,22 +279,22 @@ impl Sessions {
         conversation: &str,
         ws: &tether_fs::Workspace,
         session: Session,
-        command: &str,
+        begin: Begin,
         args: Value,
         said: String,
     ) -> Result<String, ToolError> {
         let session = Arc::new(session);
         let breakpoints = self.pending_breakpoints(conversation);
-        let verified = match session.launch(command, args, &breakpoints).await {
+        let verified = match session.launch(begin.command(), args, &breakpoints).await {
             Ok(verified) => verified,
             Err(e) => {
                 session.end().await;
-                return Err(ToolError::failed(match command {
-                    "attach" => format!(
+                return Err(ToolError::failed(match begin {
+                    Begin::Attach => format!(
                         "{e}\nthe program must wait on the port: {}",
                         self.catalog.attach_howto()
                     ),
-                    _ => e,
+                    Begin::Launch => e,
                 }));
             }
         };

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tether_tool::{CallCx, Concurrency, Preview, Tier, Tool, ToolError, ToolOutput};
 
+use crate::op::Op;
 use crate::sessions::Sessions;
 
 /// What the tool can do, as SPEC 5 names it.
@@ -93,16 +94,6 @@ pub struct DebugTool {
     pub(crate) sessions: Arc<Sessions>,
 }
 
-pub(crate) fn need<'a, T>(
-    value: &'a Option<T>,
-    what: &str,
-    action: &str,
-) -> Result<&'a T, ToolError> {
-    value
-        .as_ref()
-        .ok_or_else(|| ToolError::invalid(format!("`{action}` needs `{what}`")))
-}
-
 impl Tool for DebugTool {
     type Args = DebugArgs;
 
@@ -155,49 +146,20 @@ impl Tool for DebugTool {
             .unwrap_or(&self.sessions.fallback)
             .to_string();
         let root = cx.workspace().root().to_path_buf();
-        if args.action == Action::Adapters {
+        let op = Op::of(args)?;
+        if let Op::Adapters = op {
             let report = crate::locate::report(&self.sessions.catalog, &root).await;
             return Ok(ToolOutput::text(report));
         }
-        let work = match waits_for(&args) {
+        let work = match op.waits_for() {
             Some(what) => {
-                cx.progress_while(self.sessions.act(cx, &conversation, &root, args), |t| {
+                cx.progress_while(self.sessions.act(cx, &conversation, &root, op), |t| {
                     format!("{what} ({} s)", t.as_secs())
                 })
                 .await
             }
-            None => self.sessions.act(cx, &conversation, &root, args).await,
+            None => self.sessions.act(cx, &conversation, &root, op).await,
         };
         Ok(ToolOutput::text(work?))
-    }
-}
-
-/// What a call that makes the program run waits for, said in its progress reports, so a
-/// client with a short timeout knows a `continue` that takes a while is alive.
-fn waits_for(args: &DebugArgs) -> Option<String> {
-    match args.action {
-        Action::Launch => Some(format!(
-            "launching {} and waiting for it to stop",
-            args.program.as_deref().unwrap_or("the program")
-        )),
-        Action::Attach => Some(format!(
-            "attaching to port {} and waiting for the program to stop",
-            args.port.map_or("?".into(), |p| p.to_string())
-        )),
-        Action::Continue => Some("waiting for the program to stop".into()),
-        Action::StepOver | Action::StepIn | Action::StepOut => {
-            Some("waiting for the step to end".into())
-        }
-        Action::Adapters
-        | Action::Status
-        | Action::Breakpoints
-        | Action::Pause
-        | Action::Threads
-        | Action::Stack
-        | Action::Scopes
-        | Action::Variables
-        | Action::Evaluate
-        | Action::Output
-        | Action::Terminate => None,
     }
 }
