@@ -1,9 +1,5 @@
-//! A `debug` call's arguments turned once into the operation they ask for, each with what it
-//! needs checked: the sessions and the operations on a live session take only this.
-
-use tether_tool::ToolError;
-
-use crate::tool::{Action, DebugArgs};
+//! The `debug` tool's operations, each with what it needs (the tool turns its arguments into one,
+//! checked, once): the sessions and the operations on a live session take only these.
 
 /// One operation of the `debug` tool.
 pub(crate) enum Op {
@@ -104,51 +100,6 @@ pub(crate) enum Live {
 }
 
 impl Op {
-    /// The operation `args` ask for; an error names the argument it lacks.
-    pub(crate) fn of(args: DebugArgs) -> Result<Op, ToolError> {
-        let name = serde_json::to_value(args.action).unwrap_or_default();
-        let name = name.as_str().unwrap_or("?").to_string();
-        let need = |what: &str| ToolError::invalid(format!("`{name}` needs `{what}`"));
-        let thread = args.thread_id;
-        let resume = |how| Ok(Op::Live(Live::Resume { how, thread }));
-        match args.action {
-            Action::Adapters => Ok(Op::Adapters),
-            Action::Status => Ok(Op::Status),
-            Action::Breakpoints => Ok(Op::Breakpoints {
-                file: args.file.ok_or_else(|| need("file"))?,
-                lines: args.lines.unwrap_or_default(),
-            }),
-            Action::Launch => Ok(Op::Start(Start::Launch(Launch {
-                program: args.program.ok_or_else(|| need("program"))?,
-                args: args.args.unwrap_or_default(),
-                adapter: args.adapter,
-            }))),
-            Action::Attach => Ok(Op::Start(Start::Attach(Attach {
-                port: args.port.ok_or_else(|| need("port"))?,
-                adapter: args.adapter,
-            }))),
-            Action::Output => Ok(Op::Output),
-            Action::Terminate => Ok(Op::Terminate),
-            Action::Continue => resume(Resume::Continue),
-            Action::StepOver => resume(Resume::StepOver),
-            Action::StepIn => resume(Resume::StepIn),
-            Action::StepOut => resume(Resume::StepOut),
-            Action::Pause => Ok(Op::Live(Live::Pause { thread })),
-            Action::Threads => Ok(Op::Live(Live::Threads)),
-            Action::Stack => Ok(Op::Live(Live::Stack { thread })),
-            Action::Scopes => Ok(Op::Live(Live::Scopes {
-                frame_id: args.frame_id.ok_or_else(|| need("frame_id"))?,
-            })),
-            Action::Variables => Ok(Op::Live(Live::Variables {
-                reference: args.reference.ok_or_else(|| need("reference"))?,
-            })),
-            Action::Evaluate => Ok(Op::Live(Live::Evaluate {
-                expression: args.expression.ok_or_else(|| need("expression"))?,
-                frame_id: args.frame_id,
-            })),
-        }
-    }
-
     /// What a call that makes the program run waits for, said in its progress reports, so a
     /// client with a short timeout knows a `continue` that takes a while is alive.
     pub(crate) fn waits_for(&self) -> Option<String> {

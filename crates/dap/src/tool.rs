@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tether_tool::{CallCx, Concurrency, Preview, Tier, Tool, ToolError, ToolOutput};
 
-use crate::op::Op;
+use crate::op::{Attach, Launch, Live, Op, Resume, Start};
 use crate::sessions::Sessions;
 
 /// What the tool can do, as SPEC 5 names it.
@@ -146,7 +146,7 @@ impl Tool for DebugTool {
             .unwrap_or(&self.sessions.fallback)
             .to_string();
         let root = cx.workspace().root().to_path_buf();
-        let op = Op::of(args)?;
+        let op = op_of(args)?;
         if let Op::Adapters = op {
             let report = crate::locate::report(&self.sessions.catalog, &root).await;
             return Ok(ToolOutput::text(report));
@@ -161,5 +161,50 @@ impl Tool for DebugTool {
             None => self.sessions.act(cx, &conversation, &root, op).await,
         };
         Ok(ToolOutput::text(work?))
+    }
+}
+
+/// The operation `args` ask for; an error names the argument it lacks.
+fn op_of(args: DebugArgs) -> Result<Op, ToolError> {
+    let name = serde_json::to_value(args.action).unwrap_or_default();
+    let name = name.as_str().unwrap_or("?").to_string();
+    let need = |what: &str| ToolError::invalid(format!("`{name}` needs `{what}`"));
+    let thread = args.thread_id;
+    let resume = |how| Ok(Op::Live(Live::Resume { how, thread }));
+    match args.action {
+        Action::Adapters => Ok(Op::Adapters),
+        Action::Status => Ok(Op::Status),
+        Action::Breakpoints => Ok(Op::Breakpoints {
+            file: args.file.ok_or_else(|| need("file"))?,
+            lines: args.lines.unwrap_or_default(),
+        }),
+        Action::Launch => Ok(Op::Start(Start::Launch(Launch {
+            program: args.program.ok_or_else(|| need("program"))?,
+            args: args.args.unwrap_or_default(),
+            adapter: args.adapter,
+        }))),
+        Action::Attach => Ok(Op::Start(Start::Attach(Attach {
+            port: args.port.ok_or_else(|| need("port"))?,
+            adapter: args.adapter,
+        }))),
+        Action::Output => Ok(Op::Output),
+        Action::Terminate => Ok(Op::Terminate),
+        Action::Continue => resume(Resume::Continue),
+        Action::StepOver => resume(Resume::StepOver),
+        Action::StepIn => resume(Resume::StepIn),
+        Action::StepOut => resume(Resume::StepOut),
+        Action::Pause => Ok(Op::Live(Live::Pause { thread })),
+        Action::Threads => Ok(Op::Live(Live::Threads)),
+        Action::Stack => Ok(Op::Live(Live::Stack { thread })),
+        Action::Scopes => Ok(Op::Live(Live::Scopes {
+            frame_id: args.frame_id.ok_or_else(|| need("frame_id"))?,
+        })),
+        Action::Variables => Ok(Op::Live(Live::Variables {
+            reference: args.reference.ok_or_else(|| need("reference"))?,
+        })),
+        Action::Evaluate => Ok(Op::Live(Live::Evaluate {
+            expression: args.expression.ok_or_else(|| need("expression"))?,
+            frame_id: args.frame_id,
+        })),
     }
 }
