@@ -19,6 +19,7 @@ mod lax;
 mod ledger;
 mod leftovers;
 mod named;
+mod navigate;
 mod on_write;
 mod outside;
 mod position;

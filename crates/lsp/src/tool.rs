@@ -10,8 +10,9 @@ use tether_proc::codes::METHOD_NOT_FOUND;
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
 
 use crate::catalog::Language;
+use crate::navigate::{Navigate, unoffered};
 use crate::position::locate_line;
-use crate::protocol::{self, Offered, ServerCapabilities, Symbol, to_params};
+use crate::protocol::{self, Symbol};
 use crate::render::{Place, hover, locations, outline, places};
 use crate::server::Server;
 use crate::supervisor::Supervisor;
@@ -122,13 +123,33 @@ impl Tool for LspTool {
             Action::Reload => reload(&self.servers, cx, args.file.as_deref()).await?,
             Action::Symbols => symbols(&self.servers, cx, &args).await?,
             Action::Diagnostics => diagnostics(&self.servers, cx, args.file.as_deref()).await?,
-            nav => navigate(&self.servers, cx, &args, nav).await?,
+            Action::CodeActions => {
+                let spot = spot(&self.servers, cx, &args, Action::CodeActions).await?;
+                code_actions(
+                    &spot.target,
+                    cx,
+                    spot.line_no,
+                    spot.line(),
+                    spot.byte,
+                    &spot.ident,
+                )
+                .await?
+            }
+            Action::Definition => navigate(&self.servers, cx, &args, Navigate::Definition).await?,
+            Action::TypeDefinition => {
+                navigate(&self.servers, cx, &args, Navigate::TypeDefinition).await?
+            }
+            Action::Implementation => {
+                navigate(&self.servers, cx, &args, Navigate::Implementation).await?
+            }
+            Action::References => navigate(&self.servers, cx, &args, Navigate::References).await?,
+            Action::Hover => navigate(&self.servers, cx, &args, Navigate::Hover).await?,
         };
         Ok(ToolOutput::text(text))
     }
 }
 
-fn action_name(a: Action) -> &'static str {
+pub(crate) fn action_name(a: Action) -> &'static str {
     match a {
         Action::Diagnostics => "diagnostics",
         Action::Definition => "definition",
@@ -217,62 +238,66 @@ fn need<'a, T>(value: &'a Option<T>, what: &str, action: Action) -> Result<&'a T
     })
 }
 
-async fn navigate(
+/// The symbol a call names, found on its line of its file.
+struct Spot {
+    target: Target,
+    line_no: usize,
+    /// Where the symbol's name begins on the line.
+    byte: usize,
+    ident: String,
+}
+
+impl Spot {
+    fn line(&self) -> &str {
+        self.target.text.lines().nth(self.line_no - 1).unwrap_or("")
+    }
+}
+
+/// The symbol `args` name for `action` (`file`, `line`, `symbol`), found in its file.
+async fn spot(
     servers: &Supervisor,
     cx: &CallCx,
     args: &LspArgs,
     action: Action,
-) -> Result<String, ToolError> {
+) -> Result<Spot, ToolError> {
     let file = need(&args.file, "file", action)?;
     let line_no = *need(&args.line, "line", action)?;
     let symbol = need(&args.symbol, "symbol", action)?;
-    let t = target(servers, cx, file).await?;
-    let lines: Vec<&str> = t.text.lines().collect();
-    let (line, byte, ident) =
+    let target = target(servers, cx, file).await?;
+    let lines: Vec<&str> = target.text.lines().collect();
+    let (_, byte, ident) =
         locate_line(file, &lines, line_no, symbol).map_err(ToolError::invalid)?;
-    if action == Action::CodeActions {
-        return code_actions(&t, cx, line_no, line, byte, &ident).await;
-    }
-    let position = protocol::at(&t.abs, line_no - 1, t.server.encoding.column(line, byte))
-        .map_err(ToolError::failed)?;
-    let goto = || lsp::GotoDefinitionParams {
-        text_document_position_params: position.clone(),
-        work_done_progress_params: Default::default(),
-        partial_result_params: Default::default(),
-    };
-    let method = match action {
-        Action::Definition => "textDocument/definition",
-        Action::TypeDefinition => "textDocument/typeDefinition",
-        Action::Implementation => "textDocument/implementation",
-        Action::References => "textDocument/references",
-        _ => "textDocument/hover",
-    };
-    let params = match action {
-        Action::Definition | Action::TypeDefinition | Action::Implementation => {
-            to_params(method, goto())
-        }
-        Action::References => to_params(
-            method,
-            lsp::ReferenceParams {
-                text_document_position: position.clone(),
-                work_done_progress_params: Default::default(),
-                partial_result_params: Default::default(),
-                context: lsp::ReferenceContext {
-                    include_declaration: true,
-                },
-            },
-        ),
-        _ => to_params(
-            method,
-            lsp::HoverParams {
-                text_document_position_params: position.clone(),
-                work_done_progress_params: Default::default(),
-            },
-        ),
-    }
+    Ok(Spot {
+        target,
+        line_no,
+        byte,
+        ident,
+    })
+}
+
+async fn navigate(
+    servers: &Supervisor,
+    cx: &CallCx,
+    args: &LspArgs,
+    nav: Navigate,
+) -> Result<String, ToolError> {
+    let action = nav.action();
+    let spot = spot(servers, cx, args, action).await?;
+    let (file, symbol) = (
+        args.file.as_deref().unwrap_or(""),
+        args.symbol.as_deref().unwrap_or(""),
+    );
+    let (t, line_no, ident) = (&spot.target, spot.line_no, &spot.ident);
+    let position = protocol::at(
+        &t.abs,
+        line_no - 1,
+        t.server.encoding.column(spot.line(), spot.byte),
+    )
     .map_err(ToolError::failed)?;
-    let refused = || unoffered(&t.server.id, action);
-    if !provider(&t.server.capabilities, action).on {
+    let method = nav.method();
+    let params = nav.params(&position).map_err(ToolError::failed)?;
+    let refused = || unoffered(&t.server.id, nav);
+    if !nav.provider(&t.server.capabilities).on {
         return Err(refused());
     }
     let ask = || async {
@@ -294,7 +319,7 @@ async fn navigate(
     // is not final: wait for it to finish, within the request's deadline, and ask again.
     let thin = |a: &serde_json::Value| match a {
         serde_json::Value::Null => true,
-        serde_json::Value::Array(v) => v.len() <= usize::from(action == Action::References),
+        serde_json::Value::Array(v) => v.len() <= usize::from(nav == Navigate::References),
         _ => false,
     };
     let mut incomplete = false;
@@ -311,15 +336,15 @@ async fn navigate(
         }
     }
     let at = match crate::position::typed_name(symbol) {
-        Some(typed) if typed != ident => format!(
+        Some(typed) if &typed != ident => format!(
             "`{ident}` (`{typed}` is not a whole name on that line; this is the one it is part \
              of) at {file}:{line_no}"
         ),
         _ => format!("`{ident}` at {file}:{line_no}"),
     };
-    if action == Action::Hover {
+    if nav == Navigate::Hover {
         return Ok(match (hover(answer), t.server.health()) {
-            (Some(h), _) => match withheld(&t, cx, &position).await {
+            (Some(h), _) => match withheld(t, cx, &position).await {
                 Some(why) => format!("hover of {at}: {why}"),
                 None => format!("{at}:\n{h}"),
             },
@@ -344,7 +369,7 @@ async fn navigate(
         }
         return Ok(text);
     }
-    let cap = if action == Action::References {
+    let cap = if nav == Navigate::References {
         REFERENCES_CAP
     } else {
         QUERY_CAP
@@ -396,33 +421,6 @@ async fn partial_note(server: &Server, whole: bool) -> Option<String> {
         )),
         _ => None,
     }
-}
-
-/// The capability a server announces when it answers `action`.
-fn provider(caps: &ServerCapabilities, action: Action) -> &Offered {
-    match action {
-        Action::Definition => &caps.definition_provider,
-        Action::TypeDefinition => &caps.type_definition_provider,
-        Action::Implementation => &caps.implementation_provider,
-        Action::References => &caps.references_provider,
-        _ => &caps.hover_provider,
-    }
-}
-
-/// The error for an action the server does not offer, with what to ask instead.
-fn unoffered(server: &str, action: Action) -> ToolError {
-    let instead = match action {
-        Action::Implementation => {
-            "ask `references` on the interface or base method (its overrides and \
-             implementations are among them), or `definition` on a call"
-        }
-        Action::TypeDefinition => "ask `hover` for the type, then `definition` on its name",
-        _ => "ask `hover` or `references` instead",
-    };
-    ToolError::invalid(format!(
-        "{server} does not offer `{}`; {instead}",
-        action_name(action)
-    ))
 }
 
 /// Why a hover is not shown, when the symbol is declared in a file the server reached through
