@@ -97,6 +97,10 @@ pub struct Debug {
 }
 
 impl Capability for Debug {
+    fn settings(&self) -> &'static [tether_tool::Setting] {
+        SETTINGS
+    }
+
     fn name(&self) -> &'static str {
         "debug"
     }

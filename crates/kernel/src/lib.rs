@@ -152,6 +152,10 @@ pub struct Kernel {
 }
 
 impl Capability for Kernel {
+    fn settings(&self) -> &'static [tether_tool::Setting] {
+        SETTINGS
+    }
+
     fn name(&self) -> &'static str {
         "eval"
     }

@@ -70,6 +70,10 @@ pub struct Lsp {
 const SERVERS_RUN: &[&str] = &["cargo", "rustc", "go", "node"];
 
 impl Capability for Lsp {
+    fn settings(&self) -> &'static [tether_tool::Setting] {
+        SETTINGS
+    }
+
     fn name(&self) -> &'static str {
         "lsp"
     }

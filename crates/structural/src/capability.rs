@@ -13,6 +13,10 @@ pub struct Structural {
 }
 
 impl Capability for Structural {
+    fn settings(&self) -> &'static [tether_tool::Setting] {
+        crate::SETTINGS
+    }
+
     fn name(&self) -> &'static str {
         "structural"
     }

@@ -261,7 +261,7 @@ impl RunBuilder {
 }
 
 /// The capabilities every run has, in order.
-fn builtin_capabilities(file_tools: bool) -> Vec<Box<dyn Capability>> {
+pub(crate) fn builtin_capabilities(file_tools: bool) -> Vec<Box<dyn Capability>> {
     vec![
         Box::new(tether_files::FileTools {
             harness: file_tools,

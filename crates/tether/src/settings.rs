@@ -77,19 +77,17 @@ const RUN: &[Setting] = &[
     HOST_IDLE_EXIT,
 ];
 
-/// Every key of `tether.toml`, in the README's order.
+/// Every key of `tether.toml`, in the README's order: the run's own, then each built-in
+/// capability's, as it declares them.
 pub fn settings() -> Vec<&'static Setting> {
-    [
-        RUN,
-        tether_structural::SETTINGS,
-        tether_lsp::SETTINGS,
-        tether_dap::SETTINGS,
-        tether_kernel::SETTINGS,
-        tether_workers::SETTINGS,
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    static ALL: std::sync::OnceLock<Vec<&'static Setting>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let capabilities = crate::builder::builtin_capabilities(true);
+        RUN.iter()
+            .chain(capabilities.iter().flat_map(|c| c.settings()))
+            .collect()
+    })
+    .clone()
 }
 
 /// The README's settings table, derived from [`settings`].

@@ -20,6 +20,12 @@ pub trait Capability: Send + Sync + 'static {
     fn section(&self) -> Option<&'static str> {
         None
     }
+    /// The `tether.toml` keys it reads, each defined once: the settings table, the keys a
+    /// workspace may set before it is trusted and the ones only the user may set come from
+    /// these.
+    fn settings(&self) -> &'static [crate::Setting] {
+        &[]
+    }
     /// Configures from that section (`None` when absent). `Ok(false)` declines: the capability
     /// stays off and installs nothing. An error names the key and what is allowed.
     fn configure(&mut self, _section: Option<&toml::Value>) -> Result<bool, String> {

@@ -27,6 +27,10 @@ pub struct Workers {
 }
 
 impl Capability for Workers {
+    fn settings(&self) -> &'static [tether_tool::Setting] {
+        SETTINGS
+    }
+
     fn name(&self) -> &'static str {
         "workers"
     }
