@@ -49,6 +49,14 @@ pub enum Action {
     Terminate,
 }
 
+impl Action {
+    /// The name the model gives it, as its arguments spell it.
+    pub fn name(self) -> String {
+        let name = serde_json::to_value(self).unwrap_or_default();
+        name.as_str().unwrap_or("?").to_string()
+    }
+}
+
 /// The `debug` tool's arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -128,8 +136,7 @@ impl Tool for DebugTool {
     }
 
     fn preview(&self, args: &DebugArgs) -> Preview {
-        let action = serde_json::to_value(args.action).unwrap_or_default();
-        let mut summary = format!("debug {}", action.as_str().unwrap_or("?"));
+        let mut summary = format!("debug {}", args.action.name());
         if let Some(program) = &args.program {
             let given = args.args.as_deref().unwrap_or_default().join(" ");
             summary = format!("{summary}: run {program} {given}")
@@ -166,8 +173,7 @@ impl Tool for DebugTool {
 
 /// The operation `args` ask for; an error names the argument it lacks.
 fn op_of(args: DebugArgs) -> Result<Op, ToolError> {
-    let name = serde_json::to_value(args.action).unwrap_or_default();
-    let name = name.as_str().unwrap_or("?").to_string();
+    let name = args.action.name();
     let need = |what: &str| ToolError::invalid(format!("`{name}` needs `{what}`"));
     let thread = args.thread_id;
     let resume = |how| Ok(Op::Live(Live::Resume { how, thread }));

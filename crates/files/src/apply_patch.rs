@@ -52,7 +52,7 @@ impl Tool for ApplyPatchTool {
             counted(files.len(), "file"),
             rows.join("\n")
         );
-        Preview::new(summary, crate::patch::touched_paths(&args.patch))
+        Preview::new(summary, crate::patch::paths_of(&files))
     }
 
     async fn call(&self, cx: &CallCx, args: ApplyPatchArgs) -> Result<ToolOutput, ToolError> {

@@ -239,7 +239,10 @@ fn need<'a, T>(value: &'a Option<T>, what: &str, action: Action) -> Result<&'a T
 }
 
 /// The symbol a call names, found on its line of its file.
-struct Spot {
+struct Spot<'a> {
+    /// The file and the symbol's text as the call gave them.
+    file: &'a str,
+    symbol: &'a str,
     target: Target,
     line_no: usize,
     /// Where the symbol's name begins on the line.
@@ -247,19 +250,19 @@ struct Spot {
     ident: String,
 }
 
-impl Spot {
+impl Spot<'_> {
     fn line(&self) -> &str {
         self.target.text.lines().nth(self.line_no - 1).unwrap_or("")
     }
 }
 
 /// The symbol `args` name for `action` (`file`, `line`, `symbol`), found in its file.
-async fn spot(
+async fn spot<'a>(
     servers: &Supervisor,
     cx: &CallCx,
-    args: &LspArgs,
+    args: &'a LspArgs,
     action: Action,
-) -> Result<Spot, ToolError> {
+) -> Result<Spot<'a>, ToolError> {
     let file = need(&args.file, "file", action)?;
     let line_no = *need(&args.line, "line", action)?;
     let symbol = need(&args.symbol, "symbol", action)?;
@@ -268,6 +271,8 @@ async fn spot(
     let (_, byte, ident) =
         locate_line(file, &lines, line_no, symbol).map_err(ToolError::invalid)?;
     Ok(Spot {
+        file,
+        symbol,
         target,
         line_no,
         byte,
@@ -283,10 +288,7 @@ async fn navigate(
 ) -> Result<String, ToolError> {
     let action = nav.action();
     let spot = spot(servers, cx, args, action).await?;
-    let (file, symbol) = (
-        args.file.as_deref().unwrap_or(""),
-        args.symbol.as_deref().unwrap_or(""),
-    );
+    let (file, symbol) = (spot.file, spot.symbol);
     let (t, line_no, ident) = (&spot.target, spot.line_no, &spot.ident);
     let position = protocol::at(
         &t.abs,

@@ -418,23 +418,43 @@ fn closed(method: &str, why: String) -> RpcError {
 /// Queues `message` for the writer task and waits until it is written. It is queued before
 /// the first wait, so a caller dropped at any await still has it go out whole.
 async fn send<E>(shared: &Shared<E>, message: &Value) -> std::io::Result<()> {
-    let body = serde_json::to_vec(message)?;
-    let (done, written) = oneshot::channel();
-    let gone = || std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the writer has ended");
-    shared.outbox.send((body, done)).map_err(|_| gone())?;
-    written.await.unwrap_or_else(|_| Err(gone()))
+    let written = enqueue(shared, message)?;
+    written.await.unwrap_or_else(|_| Err(writer_ended()))
 }
 
-/// Queues `message` for the writer without waiting for its write: an answer whose write fails
-/// has no one to tell but the log.
-fn queue<E>(shared: &Shared<E>, message: &Value, method: &str) {
-    let queued = serde_json::to_vec(message).map(|body| {
-        let (done, _) = oneshot::channel();
-        shared.outbox.send((body, done)).is_ok()
-    });
-    if !matches!(queued, Ok(true)) {
-        tracing::debug!("cannot answer `{method}`: the writer has ended");
-    }
+/// Puts `message` in the writer's queue; the receiver says how its write went.
+fn enqueue<E>(
+    shared: &Shared<E>,
+    message: &Value,
+) -> std::io::Result<oneshot::Receiver<std::io::Result<()>>> {
+    let body = serde_json::to_vec(message)?;
+    let (done, written) = oneshot::channel();
+    shared
+        .outbox
+        .send((body, done))
+        .map_err(|_| writer_ended())?;
+    Ok(written)
+}
+
+fn writer_ended() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the writer has ended")
+}
+
+/// Queues the answer `reply` to the request `reply_to` (of `method`); the receiver says how
+/// its write went, `None` when it could not be queued (said in the log: an answer has no one
+/// else to tell).
+fn answer_request<E: Envelope>(
+    shared: &Shared<E>,
+    reply_to: Value,
+    method: &str,
+    reply: Reply,
+) -> Option<oneshot::Receiver<std::io::Result<()>>> {
+    let message = shared
+        .envelope
+        .answer(reply_to, method, reply, &shared.numbers);
+    enqueue(shared, &message)
+        .inspect_err(|e| tracing::debug!("cannot answer `{method}`: {e}"))
+        .ok()
 }
 
 /// Writes each queued frame in order until every sender is gone, then drops `output`, which
@@ -504,19 +524,16 @@ fn dispatch<E: Envelope>(shared: &Arc<Shared<E>>, incoming: &Arc<dyn Incoming>, 
             if let std::task::Poll::Ready(reply) =
                 std::future::Future::poll(answer.as_mut(), &mut at_once)
             {
-                let message = shared
-                    .envelope
-                    .answer(reply_to, &method, reply, &shared.numbers);
-                queue(shared, &message, &method);
+                answer_request(shared, reply_to, &method, reply);
                 return;
             }
             let shared = shared.clone();
             tokio::spawn(async move {
                 let reply = answer.await;
-                let message = shared
-                    .envelope
-                    .answer(reply_to, &method, reply, &shared.numbers);
-                if let Err(e) = send(&shared, &message).await {
+                let Some(written) = answer_request(&shared, reply_to, &method, reply) else {
+                    return;
+                };
+                if let Err(e) = written.await.unwrap_or_else(|_| Err(writer_ended())) {
                     tracing::debug!("cannot answer `{method}`: {e}");
                 }
             });

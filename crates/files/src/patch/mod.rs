@@ -22,7 +22,7 @@ mod matcher;
 mod outline;
 
 pub use matcher::MatchBudget;
-pub use outline::{PatchOutline, outline, touched_paths};
+pub use outline::{PatchOutline, outline, paths_of, touched_paths};
 
 /// A parsed patch: the file operations in the order they appear, so callers can apply them in sequence.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -72,11 +72,16 @@ pub fn outline(patch: &str) -> Vec<PatchOutline> {
 
 /// Every path `patch` touches, each once: the files it changes and the places it moves them to.
 pub fn touched_paths(patch: &str) -> Vec<String> {
+    paths_of(&outline(patch))
+}
+
+/// Every path the outlined `files` touch, each once, in their order.
+pub fn paths_of(files: &[PatchOutline]) -> Vec<String> {
     let mut paths: Vec<String> = Vec::new();
-    for file in outline(patch) {
-        for path in std::iter::once(file.path).chain(file.moved_to) {
-            if !path.is_empty() && !paths.contains(&path) {
-                paths.push(path);
+    for file in files {
+        for path in std::iter::once(&file.path).chain(&file.moved_to) {
+            if !path.is_empty() && !paths.contains(path) {
+                paths.push(path.clone());
             }
         }
     }
