@@ -213,7 +213,7 @@ impl Follow {
         if server.checking() {
             return Vec::new();
         }
-        let words = crate::named::module_words(touched);
+        let touched_files: Vec<PathBuf> = touched.iter().cloned().collect();
         // Each publication with what it says against what was known, or `None` when nothing
         // was: then it is news only if it names a changed module.
         let mut weighed = Vec::new();
@@ -233,7 +233,10 @@ impl Follow {
         }
         let unknown = weighed.iter().filter(|(news, ..)| news.is_none());
         let unknown: Vec<PathBuf> = unknown.map(|(_, _, said)| said.path.clone()).collect();
-        let mut naming = self.name_any(server, &words, unknown).await.into_iter();
+        let mut naming = self
+            .depend_on(server, &touched_files, unknown)
+            .await
+            .into_iter();
         let mut answers = Vec::new();
         for (news, now, said) in weighed {
             match news.or_else(|| naming.next()).unwrap_or(false) {
@@ -261,28 +264,33 @@ impl Follow {
         self.compared(server, snap, answers, touched)
     }
 
-    /// Whether each of `paths` names one of `words` (the changed modules), told as not known
-    /// before only if so: from the importers index where it holds the file and knows the
-    /// words, else from the file's text.
-    async fn name_any(&self, server: &Server, words: &[String], paths: Vec<PathBuf>) -> Vec<bool> {
+    /// Whether each of `paths` may depend on `touched` (told as not known before only if
+    /// so): from the importers index where it holds the file and knows the modules, else from
+    /// the file's text.
+    async fn depend_on(
+        &self,
+        server: &Server,
+        touched: &[PathBuf],
+        paths: Vec<PathBuf>,
+    ) -> Vec<bool> {
         if paths.is_empty() {
             return Vec::new();
         }
         let (root, extensions) = (&server.root, server.extensions());
         let indexed = self
             .importers
-            .name_any(root, extensions, words.to_vec(), paths.clone())
+            .depend_on(root, extensions, touched.to_vec(), paths.clone())
             .await;
-        let mut named = Vec::with_capacity(paths.len());
+        let mut depends = Vec::with_capacity(paths.len());
         for (path, known) in paths.iter().zip(indexed) {
-            named.push(match known {
-                Some(names) => names,
+            depends.push(match known {
+                Some(depends) => depends,
                 None => crate::named::read(&self.files, path)
                     .await
-                    .is_ok_and(|text| crate::named::names_any(&text, words)),
+                    .is_ok_and(|text| crate::named::depends_on_any(path, &text, touched)),
             });
         }
-        named
+        depends
     }
 
     /// What changed in each of `answers` (a file other than `touched` and what the server

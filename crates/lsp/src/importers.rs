@@ -13,6 +13,7 @@ use tether_proc::lock;
 use tether_tool::{BoxFuture, Pooled};
 use tokio::sync::mpsc;
 
+use crate::python_imports::Load;
 use crate::watch::{Change, SharedWatch};
 
 /// The indexes of one workspace, one per server root and set of extensions, shared by every
@@ -35,35 +36,36 @@ impl Importers {
         }
     }
 
-    /// The files under `root` with one of `extensions` that name any of `words` as a whole
-    /// word, sorted: the files a change to the modules `words` names may break. The first ask
-    /// for a root reads its files once; later asks read only the files changed since.
+    /// The files under `root` with one of `extensions` that may depend on `touched`, sorted:
+    /// Python files that import one of them, other files that name one's module as a whole
+    /// word. The first ask for a root reads its files once; later asks read only the files
+    /// changed since.
     pub async fn naming(
         &self,
         root: &Path,
         extensions: Vec<String>,
-        words: Vec<String>,
+        touched: Vec<PathBuf>,
     ) -> Vec<PathBuf> {
         let index = self.index(root, extensions);
         let files = self.files.clone();
-        let ask = move || lock(&index).naming(&files, &words);
+        let ask = move || lock(&index).naming(&files, &touched);
         tokio::task::spawn_blocking(ask).await.unwrap_or_default()
     }
 
-    /// Whether each of `paths` names any of `words`, as far as the index of `root` knows
+    /// Whether each of `paths` may depend on `touched`, as far as the index of `root` knows
     /// without reading the tree again: `None` for a file it does not hold (another root or
-    /// extension, an ignored folder), and for every file while a word was never asked for.
-    pub async fn name_any(
+    /// extension, an ignored folder), and for every file while a module was never asked for.
+    pub async fn depend_on(
         &self,
         root: &Path,
         extensions: Vec<String>,
-        words: Vec<String>,
+        touched: Vec<PathBuf>,
         paths: Vec<PathBuf>,
     ) -> Vec<Option<bool>> {
         let index = self.index(root, extensions);
         let files = self.files.clone();
         let count = paths.len();
-        let ask = move || lock(&index).name_any(&files, &words, &paths);
+        let ask = move || lock(&index).depend_on(&files, &touched, &paths);
         let known = tokio::task::spawn_blocking(ask).await.ok();
         known.unwrap_or_else(|| vec![None; count])
     }
@@ -134,6 +136,23 @@ fn gather(mut rx: mpsc::UnboundedReceiver<Change>, pending: Arc<Mutex<Pending>>)
     });
 }
 
+/// What one file of an index names: the known module words, and for a Python file what its
+/// imports may load (its words are then those of its imports alone).
+struct Entry {
+    words: Vec<String>,
+    loads: Option<Vec<Load>>,
+}
+
+impl Entry {
+    /// Whether this file may depend on one of `touched`, given that it names one's module.
+    fn depends_on(&self, touched: &[PathBuf]) -> bool {
+        match &self.loads {
+            Some(loads) => crate::named::loads_any(loads, touched),
+            None => true,
+        }
+    }
+}
+
 /// One root's files and the module words each names.
 struct Index {
     root: PathBuf,
@@ -146,7 +165,7 @@ struct Index {
     /// and each word asked for since.
     words: HashSet<String>,
     /// Every file of the root with one of the extensions, with the known words it names.
-    by_file: BTreeMap<PathBuf, Vec<String>>,
+    by_file: BTreeMap<PathBuf, Entry>,
     by_word: HashMap<String, BTreeSet<PathBuf>>,
 }
 
@@ -167,19 +186,25 @@ impl Index {
         }
     }
 
-    fn naming(&mut self, ws: &Workspace, words: &[String]) -> Vec<PathBuf> {
+    fn naming(&mut self, ws: &Workspace, touched: &[PathBuf]) -> Vec<PathBuf> {
+        let words = crate::named::module_words(touched);
         self.refresh(ws);
         let unknown: Vec<&String> = words.iter().filter(|w| !self.words.contains(*w)).collect();
         if !unknown.is_empty() {
             self.learn(ws, &unknown);
         }
         let mut found = BTreeSet::new();
-        for word in words {
+        for word in &words {
             if let Some(files) = self.by_word.get(word) {
-                found.extend(files.iter().cloned());
+                found.extend(files.iter());
             }
         }
-        found.into_iter().collect()
+        let depends = |file: &&PathBuf| {
+            self.by_file
+                .get(*file)
+                .is_some_and(|e| e.depends_on(touched))
+        };
+        found.into_iter().filter(depends).cloned().collect()
     }
 
     /// Brings the index up to date: the tree read at first (or when changes were lost),
@@ -201,15 +226,16 @@ impl Index {
                 .is_some_and(|(_, p)| !lock(p).overflowed)
     }
 
-    /// Whether each of `paths` names any of `words`, for the files held, once every word is
-    /// known and the changed files are all that need reading: learning a word or reading the
-    /// tree again (no watch, or changes lost) is only a write's ask to make.
-    fn name_any(
+    /// Whether each of `paths` may depend on `touched`, for the files held, once every
+    /// module word is known and the changed files are all that need reading: learning a word
+    /// or reading the tree again (no watch, or changes lost) is only a write's ask to make.
+    fn depend_on(
         &mut self,
         ws: &Workspace,
-        words: &[String],
+        touched: &[PathBuf],
         paths: &[PathBuf],
     ) -> Vec<Option<bool>> {
+        let words = crate::named::module_words(touched);
         if !self.can_catch_up() || words.iter().any(|w| !self.words.contains(w)) {
             return vec![None; paths.len()];
         }
@@ -217,8 +243,9 @@ impl Index {
         paths
             .iter()
             .map(|path| {
-                let named = self.by_file.get(path)?;
-                Some(named.iter().any(|w| words.contains(w)))
+                let entry = self.by_file.get(path)?;
+                let named = entry.words.iter().any(|w| words.contains(w));
+                Some(named && entry.depends_on(touched))
             })
             .collect()
     }
@@ -283,10 +310,19 @@ impl Index {
             self.by_word.entry((*word).clone()).or_default();
         }
         for file in files {
-            let Ok(text) = ws.read_named(&file) else {
-                continue;
+            // A Python file's words are its imports', which are kept whole.
+            let entry = self.by_file.get(&file);
+            let named: HashSet<String> = match entry.and_then(|e| e.loads.as_ref()) {
+                Some(loads) => loads
+                    .iter()
+                    .flat_map(|l| l.words(&self.root))
+                    .map(str::to_string)
+                    .collect(),
+                None => match ws.read_named(&file) {
+                    Ok(text) => identifiers(&text).into_iter().map(str::to_string).collect(),
+                    Err(_) => continue,
+                },
             };
-            let named = identifiers(&text);
             for word in words {
                 if named.contains(word.as_str()) {
                     self.add(&file, word);
@@ -297,23 +333,41 @@ impl Index {
 
     fn index_file(&mut self, ws: &Workspace, file: PathBuf) {
         let text = ws.read_named(&file).unwrap_or_default();
-        let named: Vec<String> = identifiers(&text)
-            .into_iter()
-            .filter(|w| self.words.contains(*w))
-            .map(str::to_string)
-            .collect();
+        let loads = crate::python_imports::module_of(&file)
+            .map(|_| crate::python_imports::loads(&file, &text));
+        let mut named: Vec<String> = match &loads {
+            Some(loads) => loads
+                .iter()
+                .flat_map(|l| l.words(&self.root))
+                .filter(|w| self.words.contains(*w))
+                .map(str::to_string)
+                .collect(),
+            None => identifiers(&text)
+                .into_iter()
+                .filter(|w| self.words.contains(*w))
+                .map(str::to_string)
+                .collect(),
+        };
+        named.sort();
+        named.dedup();
         for word in &named {
             self.by_word
                 .entry(word.clone())
                 .or_default()
                 .insert(file.clone());
         }
-        self.by_file.insert(file, named);
+        self.by_file.insert(
+            file,
+            Entry {
+                words: named,
+                loads,
+            },
+        );
     }
 
     fn add(&mut self, file: &Path, word: &str) {
-        if let Some(named) = self.by_file.get_mut(file) {
-            named.push(word.to_string());
+        if let Some(entry) = self.by_file.get_mut(file) {
+            entry.words.push(word.to_string());
         }
         if let Some(files) = self.by_word.get_mut(word) {
             files.insert(file.to_path_buf());
@@ -321,7 +375,12 @@ impl Index {
     }
 
     fn forget(&mut self, file: &Path) {
-        for word in self.by_file.remove(file).unwrap_or_default() {
+        let words = self
+            .by_file
+            .remove(file)
+            .map(|e| e.words)
+            .unwrap_or_default();
+        for word in words {
             if let Some(files) = self.by_word.get_mut(&word) {
                 files.remove(file);
             }
@@ -385,7 +444,7 @@ mod tests {
         let pending = Arc::<Mutex<Pending>>::default();
         let tx = |path: PathBuf| lock(&pending).paths.insert(path);
         let mut index = Index::new(root.clone(), vec!["py".into()], Some((0, pending.clone())));
-        let words = |w: &str| vec![w.to_string()];
+        let words = |w: &str| vec![root.join(format!("{w}.py"))];
         assert_eq!(index.naming(&ws, &words("core")), [root.join("a.py")]);
         // b starts importing core; a stops.
         std::fs::write(root.join("b.py"), "from core import f\n").unwrap();
@@ -418,6 +477,54 @@ mod tests {
         );
     }
 
+    /// A Python file depends on a module only through an import that may load it: the
+    /// module's name in a comment, a string or a variable, or a module of the same name in
+    /// another package, is not an import of it. Other languages keep the whole-word match.
+    #[test]
+    fn python_importers_are_the_files_whose_imports_may_load_the_module() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for folder in ["app", "app/sites", "other"] {
+            std::fs::create_dir_all(root.join(folder)).unwrap();
+        }
+        let files = [
+            ("app/__init__.py", ""),
+            ("app/shortcuts.py", "def render(): pass\n"),
+            ("app/sites/shortcuts.py", "def site(): pass\n"),
+            ("app/views.py", "from app.shortcuts import render\n"),
+            ("app/sites/views.py", "from .shortcuts import site\n"),
+            ("app/sites/up.py", "from .. import shortcuts\n"),
+            ("app/sites/star.py", "from app.sites.shortcuts import *\n"),
+            (
+                "other/talk.py",
+                "# shortcuts are handy\nshortcuts = 'app.shortcuts'\n",
+            ),
+            (
+                "other/lazy.py",
+                "def f():\n    import app.shortcuts as s\n    return s\n",
+            ),
+            ("other/page.ts", "// shortcuts\n"),
+        ];
+        for (name, text) in files {
+            std::fs::write(root.join(name), text).unwrap();
+        }
+        let ws = workspace(&root);
+        let mut index = Index::new(root.clone(), vec!["py".into()], None);
+        let found = index.naming(&ws, &[root.join("app/shortcuts.py")]);
+        let want = ["app/sites/up.py", "app/views.py", "other/lazy.py"].map(|f| root.join(f));
+        assert_eq!(found, want);
+        let found = index.naming(&ws, &[root.join("app/sites/shortcuts.py")]);
+        let want = ["app/sites/star.py", "app/sites/views.py"].map(|f| root.join(f));
+        assert_eq!(found, want);
+        // The package's __init__ is loaded by every import below it.
+        let found = index.naming(&ws, &[root.join("app/__init__.py")]);
+        assert_eq!(found.len(), 5, "{found:?}");
+        // Another language's files are matched by the module's name as a word.
+        let mut index = Index::new(root.clone(), vec!["ts".into()], None);
+        let found = index.naming(&ws, &[root.join("app/shortcuts.py")]);
+        assert_eq!(found, [root.join("other/page.ts")]);
+    }
+
     /// A publication's file is judged by the index only when the index holds it and knows
     /// every word, and a change since is taken in first.
     #[test]
@@ -431,24 +538,24 @@ mod tests {
         let ws = workspace(&root);
         let pending = Arc::<Mutex<Pending>>::default();
         let mut index = Index::new(root.clone(), vec!["py".into()], Some((0, pending.clone())));
-        let words = |w: &str| vec![w.to_string()];
+        let words = |w: &str| vec![root.join(format!("{w}.py"))];
         let files = [root.join("a.py"), root.join("b.py"), root.join("c.txt")];
         // Before a write's ask read the tree, nothing is known.
-        assert_eq!(index.name_any(&ws, &words("core"), &files), [None; 3]);
+        assert_eq!(index.depend_on(&ws, &words("core"), &files), [None; 3]);
         index.naming(&ws, &words("core"));
-        let known = index.name_any(&ws, &words("core"), &files);
+        let known = index.depend_on(&ws, &words("core"), &files);
         assert_eq!(known, [Some(true), Some(false), None]);
         // A word never asked for would need the tree read again: not answered.
-        assert_eq!(index.name_any(&ws, &words("f"), &files), [None; 3]);
+        assert_eq!(index.depend_on(&ws, &words("f"), &files), [None; 3]);
         // A change the watch saw is read before answering.
         std::fs::write(root.join("b.py"), "from core import f\n").unwrap();
         lock(&pending).paths.insert(root.join("b.py"));
-        let known = index.name_any(&ws, &words("core"), &files[..2]);
+        let known = index.depend_on(&ws, &words("core"), &files[..2]);
         assert_eq!(known, [Some(true), Some(true)]);
         // Changes lost: only reading the tree again would tell, which is not done here.
         std::fs::write(root.join("e.py"), "import core\n").unwrap();
         lock(&pending).overflowed = true;
-        assert_eq!(index.name_any(&ws, &words("core"), &files), [None; 3]);
+        assert_eq!(index.depend_on(&ws, &words("core"), &files), [None; 3]);
         assert!(
             !index.by_file.contains_key(&root.join("e.py")),
             "the tree was read"

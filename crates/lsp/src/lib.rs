@@ -24,6 +24,7 @@ mod on_write;
 mod outside;
 mod position;
 mod protocol;
+mod python_imports;
 mod rename;
 mod render;
 mod repo_config;

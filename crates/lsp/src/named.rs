@@ -60,6 +60,25 @@ pub(crate) fn module_words<'a>(paths: impl IntoIterator<Item = &'a PathBuf>) -> 
         .collect()
 }
 
+/// Whether the file at `path` with `text` may depend on any of `touched`: a Python file if
+/// one of its imports may load one of them, any other file if it names one's module as a
+/// whole word.
+pub(crate) fn depends_on_any(path: &Path, text: &str, touched: &[PathBuf]) -> bool {
+    match crate::python_imports::module_of(path) {
+        Some(_) => loads_any(&crate::python_imports::loads(path, text), touched),
+        None => names_any(text, &module_words(touched)),
+    }
+}
+
+/// Whether any of a Python file's `loads` may load one of the Python files in `touched`
+/// (a Python checker reads no other kind of file through an import).
+pub(crate) fn loads_any(loads: &[crate::python_imports::Load], touched: &[PathBuf]) -> bool {
+    touched
+        .iter()
+        .filter_map(|file| crate::python_imports::module_of(file))
+        .any(|module| loads.iter().any(|load| load.may_load(&module)))
+}
+
 /// Whether `text` has any of `words` as a whole identifier.
 pub(crate) fn names_any(text: &str, words: &[String]) -> bool {
     words.iter().any(|w| names_word(text, w))

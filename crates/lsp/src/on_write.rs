@@ -55,15 +55,15 @@ impl DiagnosticsOnWrite {
     /// The files of `server`'s language under its root (not ones written) that name a written
     /// module, found on disk: a cold server has reported on none of them yet.
     async fn importers(&self, server: &Server, touched: &HashSet<PathBuf>) -> Vec<PathBuf> {
-        let words = crate::named::module_words(touched);
-        if words.is_empty() {
+        if touched.is_empty() {
             return Vec::new();
         }
         let extensions = server.extensions();
+        let touched_files: Vec<PathBuf> = touched.iter().cloned().collect();
         let files = self
             .follow
             .importers
-            .naming(&server.root, extensions, words);
+            .naming(&server.root, extensions, touched_files);
         let mut files = files.await;
         files.retain(|f| !touched.contains(f) && f.starts_with(&self.follow.workspace));
         files.truncate(crate::follow::PULLED);

@@ -465,3 +465,57 @@ fn an_importer_is_asked_before_a_write_only_after_a_change() {
         run.shutdown(Duration::from_secs(5)).await;
     });
 }
+
+/// A written Python module's importers are the files whose imports may load it: one that
+/// reaches it by a relative import is asked about and its breakage is the write's own news,
+/// while a file that only mentions the module's name, or imports a module of the same name
+/// from another package, is never asked (each ask costs pyright an analysis per write).
+#[test]
+fn only_files_whose_imports_may_load_a_written_module_are_asked_about() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        let log = dir.path().join("sent.log");
+        for (name, text) in [
+            ("pyproject.toml", "[project]\nname = \"w\"\nversion = \"0.1\"\n"),
+            ("app/__init__.py", ""),
+            ("app/shortcuts.py", "def render(name: str) -> str:\n    return name\n"),
+            ("app/sub/__init__.py", ""),
+            ("app/sub/up.py", "from .. import shortcuts\n\nPAGE = shortcuts.render(\"x\")\n"),
+            ("other/__init__.py", ""),
+            ("other/shortcuts.py", "def render() -> int:\n    return 1\n"),
+            ("other/same_name.py", "from other.shortcuts import render\n\nN = render()\n"),
+            ("other/talk.py", "# shortcuts are handy\nshortcuts = \"app.shortcuts\"\n"),
+        ] {
+            common::write(&ws, name, text);
+        }
+        let wrapper = format!("tee -a '{}' | exec pyright-langserver --stdio", log.display());
+        let config = format!(
+            "{}[lsp.servers.pyright]\ncommand = [\"sh\", \"-c\", {wrapper:?}]\n\
+             [lsp.diagnostics]\nwait_ms = 30000\nbaseline_ms = 30000\n",
+            common::LSP_BUDGETS
+        );
+        let run = common::run_with_config(dir.path(), &config);
+        run.warm().await;
+        // Once pyright is ready, the files of its first pass are confirmed (each pulled
+        // once); what is asked from then on is the write's own asking.
+        let status = notices_until(&run, ": ready,", 60).await;
+        assert!(status.contains(": ready,"), "{status}");
+        let before = std::fs::read_to_string(&log).unwrap_or_default().len();
+        let edit = json!({"path": "app/shortcuts.py", "old_string": "name: str)", "new_string": "name: str, size: int)"});
+        let out = call(&run, "edit", edit).await;
+        assert!(out.contains("app/sub/up.py (another file, not written): 1 new problem"), "{out}");
+        let sent = std::fs::read_to_string(&log).unwrap_or_default();
+        let sent = &sent[before..];
+        let asked = |file: &str| {
+            sent.split("Content-Length")
+                .filter(|m| m.contains("\"textDocument/diagnostic\"") && m.contains(file))
+                .count()
+        };
+        assert!(asked("app/sub/up.py") > 0, "{sent}");
+        assert_eq!(asked("other/talk.py"), 0, "a file that only names the module");
+        assert_eq!(asked("other/same_name.py"), 0, "an importer of another package's module");
+        run.shutdown(Duration::from_secs(5)).await;
+    });
+}
