@@ -69,16 +69,19 @@ impl Ledger {
     /// Records an answer; the first one recorded for a file makes `baseline` its baseline, or,
     /// when nothing was known before, the answer itself: what was never seen is never blamed.
     pub fn record(&self, path: PathBuf, baseline: Option<&Vec<Finding>>, now: Vec<Finding>) {
-        lock(&self.final_at).remove(&path);
         lock(&self.not_diagnosed).remove(&path);
         let mut files = lock(&self.files);
         match files.get_mut(&path) {
+            // The same findings again (pyright republishes every importer it checked) leave
+            // a final answer as final: a server's answer asked since no change is still it.
+            Some((_, latest)) if *latest == now => return,
             Some((_, latest)) => *latest = now,
             None => {
                 let first = baseline.unwrap_or(&now).clone();
-                files.insert(path, (first, now));
+                files.insert(path.clone(), (first, now));
             }
         }
+        lock(&self.final_at).remove(&path);
     }
 
     /// How many changes on disk were told so far ([`Ledger::note_disk_change`]): taken before a
@@ -397,6 +400,20 @@ mod tests {
             "range": {"start": {"line": line, "character": col},
                       "end": {"line": line, "character": col + 3}},
             "severity": severity, "message": message}))
+    }
+
+    /// A publication that repeats a final answer keeps it final; one that differs does not.
+    #[test]
+    fn the_same_findings_again_keep_an_answer_final() {
+        let ledger = Ledger::default();
+        let path = PathBuf::from("/w/app.py");
+        let broken = findings(&[diag(2, 0, 1, "no such name")], &Severities::default());
+        ledger.record(path.clone(), None, broken.clone());
+        ledger.recorded_final(&path, ledger.disk_changes());
+        ledger.record(path.clone(), None, broken.clone());
+        assert_eq!(ledger.still_final(&path), Some(broken));
+        ledger.record(path.clone(), None, Vec::new());
+        assert_eq!(ledger.still_final(&path), None);
     }
 
     #[test]
