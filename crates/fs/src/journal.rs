@@ -17,7 +17,7 @@ use rustix::fs::OFlags;
 
 use crate::beneath::Kind;
 use crate::record::{JOURNAL_VERSION, JournalFile, TxnState};
-use crate::rollback::{finish, remove_quietly_abs, rollback, slash, validate_entries};
+use crate::rollback::{all_applied, finish, remove_quietly_abs, rollback, slash, validate_entries};
 use crate::{FsError, STATE_DIR, Workspace, hash_bytes};
 
 /// How long a commit waits for another process's write lock on the same workspace by default,
@@ -312,7 +312,12 @@ impl Journal {
     fn recover_file(&self, path: &Path, j: &JournalFile) -> Result<RecoveryReport, FsError> {
         let dir = self.ws.beneath();
         let action = match j.state {
+            // Every rename happened (the disk says so): the run died cleaning up.
             TxnState::Committed => {
+                finish(dir, &j.entries);
+                RecoveryAction::Completed
+            }
+            TxnState::Applying if all_applied(dir, &j.entries) => {
                 finish(dir, &j.entries);
                 RecoveryAction::Completed
             }

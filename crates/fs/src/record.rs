@@ -14,6 +14,7 @@ pub(crate) const JOURNAL_VERSION: u32 = 2;
 #[serde(rename_all = "lowercase")]
 pub(crate) enum TxnState {
     Applying,
+    /// Written by tethers before the commit was read from the disk itself; still recovered.
     Committed,
 }
 

@@ -219,6 +219,16 @@ fn restore_backup(
     }
 }
 
+/// Whether every step of a transaction is on disk: each put's target holds its new content
+/// and each removed target is gone. Then the commit had finished its renames and only its
+/// cleanup is left; a step not on disk, or one that cannot be read, says it had not.
+pub(crate) fn all_applied(dir: &RootDir, entries: &[Entry]) -> bool {
+    entries.iter().all(|e| match read_hash(dir, &e.target) {
+        Ok(now) => now.map(|h| h.to_string()) == e.new_hash,
+        Err(_) => false,
+    })
+}
+
 /// Cleans up after a transaction whose renames all happened: drops backups and stray temps.
 pub(crate) fn finish(dir: &RootDir, entries: &[Entry]) {
     for e in entries {

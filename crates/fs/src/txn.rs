@@ -94,11 +94,9 @@ pub(crate) fn run_commit(
     let journal = journal_for(j, txn_id, &steps);
     j.write_journal(&journal)?;
     let mut dirs_made = 0;
-    let result = apply(j, &journal, &steps, fault, &mut dirs_made).and_then(|()| {
-        let mut done = journal.clone();
-        done.state = TxnState::Committed;
-        j.write_journal(&done)
-    });
+    // Once every rename is on disk the commit stands: a crash from here on is completed by
+    // recovery, which finds every target holding its new content.
+    let result = apply(j, &journal, &steps, fault, &mut dirs_made);
     let path = j.journal_path(&j.run_id);
     match result {
         Ok(()) => {

@@ -142,17 +142,23 @@ fn live_runs_journal_is_left_alone() {
     seed(dir.path());
     let ws = Workspace::new(dir.path()).unwrap();
     let (first, _) = Journal::open(&ws, &state()).unwrap();
-    // Pretend the first run is mid-transaction: it has renamed a temp over a.txt.
+    // Pretend the first run is mid-transaction: it has renamed a temp over a.txt, not yet
+    // over b.txt.
     let backup_rel = format!(".tether/backup-{}-1-0", first.run_id());
     let backup = dir.path().join(&backup_rel);
     fs::write(&backup, "alpha").unwrap();
     fs::write(dir.path().join("a.txt"), "alpha CHANGED").unwrap();
+    let backup_b = format!(".tether/backup-{}-1-1", first.run_id());
+    fs::write(dir.path().join(&backup_b), "beta").unwrap();
     let journal = sdir(&ws).join(format!("journal-{}.json", first.run_id()));
     let body = serde_json::json!({
         "version": 2, "root": ws.root(), "run_id": first.run_id(), "txn_id": 1, "state": "applying",
         "entries": [{"target": "a.txt", "temp": null, "backup": backup_rel,
             "new_hash": hash_bytes(b"alpha CHANGED").to_string(),
-            "old_hash": hash_bytes(b"alpha").to_string()}],
+            "old_hash": hash_bytes(b"alpha").to_string()},
+            {"target": "b.txt", "temp": null, "backup": backup_b,
+            "new_hash": hash_bytes(b"beta CHANGED").to_string(),
+            "old_hash": hash_bytes(b"beta").to_string()}],
         "created_dirs": [],
     });
     fs::write(&journal, body.to_string()).unwrap();
@@ -171,7 +177,7 @@ fn live_runs_journal_is_left_alone() {
     let (_third, reports) = Journal::open(&ws, &state()).unwrap();
     assert_eq!(reports.len(), 1);
     assert_eq!(reports[0].action, RecoveryAction::RolledBack);
-    assert_eq!(reports[0].files, ["a.txt"]);
+    assert_eq!(reports[0].files, ["a.txt", "b.txt"]);
     assert_eq!(
         fs::read_to_string(dir.path().join("a.txt")).unwrap(),
         "alpha"
@@ -203,6 +209,38 @@ fn committed_journal_is_completed() {
         fs::read_to_string(dir.path().join("b.txt")).unwrap(),
         "beta"
     );
+    assert!(!journal.exists() && !backup.exists());
+}
+
+/// A run that died after its last rename, before it removed its journal, left a commit that
+/// stands: every target holds its new content, so recovery completes it rather than undoing
+/// a write the agent was told had happened.
+#[test]
+fn a_journal_whose_renames_all_happened_is_completed() {
+    let dir = tempfile::tempdir().unwrap();
+    seed(dir.path());
+    let ws = Workspace::new(dir.path()).unwrap();
+    fs::create_dir_all(dir.path().join(".tether")).unwrap();
+    let backup = dir.path().join(".tether/backup-rdead-1-0");
+    fs::write(&backup, "beta").unwrap();
+    fs::write(dir.path().join("b.txt"), "beta CHANGED").unwrap();
+    let journal = sdir(&ws).join("journal-rdead.json");
+    fs::create_dir_all(sdir(&ws)).unwrap();
+    let entry = |new: &str| {
+        serde_json::json!({"target": "b.txt", "temp": null, "backup": ".tether/backup-rdead-1-0",
+            "new_hash": hash_bytes(new.as_bytes()).to_string(),
+            "old_hash": hash_bytes(b"beta").to_string()})
+    };
+    let body = serde_json::json!({
+        "version": 2, "root": ws.root(), "run_id": "rdead", "txn_id": 1, "state": "applying",
+        "entries": [entry("beta CHANGED")], "created_dirs": [],
+    });
+    fs::write(&journal, body.to_string()).unwrap();
+    let (_j, reports) = Journal::open(&ws, &state()).unwrap();
+    assert_eq!(reports.len(), 1);
+    assert_eq!(reports[0].action, RecoveryAction::Completed);
+    let now = fs::read_to_string(dir.path().join("b.txt")).unwrap();
+    assert_eq!(now, "beta CHANGED");
     assert!(!journal.exists() && !backup.exists());
 }
 

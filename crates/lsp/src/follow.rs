@@ -219,16 +219,23 @@ impl Follow {
         let mut weighed = Vec::new();
         for said in server.published_since(since) {
             let path = said.path.clone();
-            // A file changed on disk since is that change's news, told by the watch.
-            let elsewhere = self.ledger.changed_on_disk_since(&path, began);
-            if touched.contains(&path) || !path.starts_with(&self.workspace) || elsewhere {
+            if touched.contains(&path) || !path.starts_with(&self.workspace) {
                 continue;
             }
             let now = self.findings(&said.items);
             let news = match self.ledger.latest_is(&path, &now) {
-                Some(same) => Some(!same),
+                // Known already, unless it is a file changed on disk and not diagnosed since,
+                // whose confirmed findings are recorded below as its state now.
+                Some(true) if said.real && self.ledger.not_diagnosed(&path) => Some(false),
+                // What the run knows already: nothing to tell or to record.
+                Some(true) => continue,
+                Some(false) => Some(true),
                 None => snap.before(&path, self).map(|had| had != now),
             };
+            // A file changed on disk since is that change's news, told by the watch.
+            if self.ledger.changed_on_disk_since(&path, began) {
+                continue;
+            }
             weighed.push((news, now, said));
         }
         let unknown = weighed.iter().filter(|(news, ..)| news.is_none());

@@ -13,7 +13,7 @@ use tether_proc::lock;
 use tether_tool::{BoxFuture, Pooled};
 use tokio::sync::mpsc;
 
-use crate::python_imports::Load;
+use crate::python_imports::{Load, Module};
 use crate::watch::{Change, SharedWatch};
 
 /// The indexes of one workspace, one per server root and set of extensions, shared by every
@@ -144,10 +144,11 @@ struct Entry {
 }
 
 impl Entry {
-    /// Whether this file may depend on one of `touched`, given that it names one's module.
-    fn depends_on(&self, touched: &[PathBuf]) -> bool {
+    /// Whether this file may depend on one of `modules` (the touched Python files), given
+    /// that it names one's module.
+    fn depends_on(&self, modules: &[Module]) -> bool {
         match &self.loads {
-            Some(loads) => crate::named::loads_any(loads, touched),
+            Some(loads) => crate::named::loads_any(loads, modules),
             None => true,
         }
     }
@@ -199,10 +200,11 @@ impl Index {
                 found.extend(files.iter());
             }
         }
+        let modules = touched_modules(touched);
         let depends = |file: &&PathBuf| {
             self.by_file
                 .get(*file)
-                .is_some_and(|e| e.depends_on(touched))
+                .is_some_and(|e| e.depends_on(&modules))
         };
         found.into_iter().filter(depends).cloned().collect()
     }
@@ -240,12 +242,13 @@ impl Index {
             return vec![None; paths.len()];
         }
         self.catch_up(ws);
+        let modules = touched_modules(touched);
         paths
             .iter()
             .map(|path| {
                 let entry = self.by_file.get(path)?;
                 let named = entry.words.iter().any(|w| words.contains(w));
-                Some(named && entry.depends_on(touched))
+                Some(named && entry.depends_on(&modules))
             })
             .collect()
     }
@@ -333,8 +336,8 @@ impl Index {
 
     fn index_file(&mut self, ws: &Workspace, file: PathBuf) {
         let text = ws.read_named(&file).unwrap_or_default();
-        let loads = crate::python_imports::module_of(&file)
-            .map(|_| crate::python_imports::loads(&file, &text));
+        let loads = crate::python_imports::is_python(&file)
+            .then(|| crate::python_imports::loads(&file, &text));
         let mut named: Vec<String> = match &loads {
             Some(loads) => loads
                 .iter()
@@ -407,6 +410,11 @@ impl Index {
             .filter(|p| self.wanted(p))
             .collect()
     }
+}
+
+/// The Python modules among `touched`.
+fn touched_modules(touched: &[PathBuf]) -> Vec<Module> {
+    touched.iter().filter_map(|f| Module::of(f)).collect()
 }
 
 /// The whole identifiers of `text`: its longest runs of letters, digits and `_`, as

@@ -64,19 +64,25 @@ pub(crate) fn module_words<'a>(paths: impl IntoIterator<Item = &'a PathBuf>) -> 
 /// one of its imports may load one of them, any other file if it names one's module as a
 /// whole word.
 pub(crate) fn depends_on_any(path: &Path, text: &str, touched: &[PathBuf]) -> bool {
-    match crate::python_imports::module_of(path) {
-        Some(_) => loads_any(&crate::python_imports::loads(path, text), touched),
-        None => names_any(text, &module_words(touched)),
+    use crate::python_imports::{Module, is_python, loads};
+    match is_python(path) {
+        true => {
+            let modules: Vec<Module> = touched.iter().filter_map(|f| Module::of(f)).collect();
+            loads_any(&loads(path, text), &modules)
+        }
+        false => names_any(text, &module_words(touched)),
     }
 }
 
-/// Whether any of a Python file's `loads` may load one of the Python files in `touched`
-/// (a Python checker reads no other kind of file through an import).
-pub(crate) fn loads_any(loads: &[crate::python_imports::Load], touched: &[PathBuf]) -> bool {
-    touched
+/// Whether any of a Python file's `loads` may load one of `modules` (a Python checker reads
+/// no other kind of file through an import).
+pub(crate) fn loads_any(
+    loads: &[crate::python_imports::Load],
+    modules: &[crate::python_imports::Module],
+) -> bool {
+    modules
         .iter()
-        .filter_map(|file| crate::python_imports::module_of(file))
-        .any(|module| loads.iter().any(|load| load.may_load(&module)))
+        .any(|module| loads.iter().any(|load| load.may_load(module)))
 }
 
 /// Whether `text` has any of `words` as a whole identifier.

@@ -17,25 +17,54 @@ pub(crate) enum Load {
     Under(PathBuf),
 }
 
+/// A Python file as imports name it: its module path (its folder for a package's
+/// `__init__`) and that path's names, a stub package's folder (`foo-stubs`) read as `foo`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Module {
+    path: PathBuf,
+    names: Vec<String>,
+}
+
+impl Module {
+    /// The module `path` is imported as; `None` for a file that is not Python.
+    pub(crate) fn of(path: &Path) -> Option<Module> {
+        if !is_python(path) {
+            return None;
+        }
+        let path = match path.file_stem().and_then(|s| s.to_str()) {
+            Some("__init__") => path.parent()?.to_path_buf(),
+            _ => path.with_extension(""),
+        };
+        let names = path
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(name) => name.to_str(),
+                _ => None,
+            })
+            .map(|name| name.strip_suffix("-stubs").unwrap_or(name).to_string())
+            .collect();
+        Some(Module { path, names })
+    }
+}
+
+/// Whether `path` is a Python source or stub file.
+pub(crate) fn is_python(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("py" | "pyi")
+    )
+}
+
 impl Load {
-    /// Whether this import may load `module`, a module's path without its extension (a
-    /// package's folder for its `__init__`).
-    pub(crate) fn may_load(&self, module: &Path) -> bool {
+    /// Whether this import may load `module`.
+    pub(crate) fn may_load(&self, module: &Module) -> bool {
         match self {
+            // The module is `parts[..j]` for some j when its last j names are those.
             Load::Dotted(parts) => {
-                let names: Vec<&str> = module
-                    .components()
-                    .rev()
-                    .take(parts.len())
-                    .map(|c| stub_free(c.as_os_str().to_str().unwrap_or("")))
-                    .collect();
-                // The module is `parts[..j]` for some j when its last j names are those.
-                (1..=parts.len().min(names.len())).any(|j| {
-                    let tail = names[..j].iter().rev();
-                    tail.zip(&parts[..j]).all(|(a, b)| *a == b)
-                })
+                let names = &module.names;
+                (1..=parts.len().min(names.len())).any(|j| names[names.len() - j..] == parts[..j])
             }
-            Load::Under(path) => path.starts_with(module),
+            Load::Under(path) => path.starts_with(&module.path),
         }
     }
 
@@ -54,24 +83,6 @@ impl Load {
                     }),
             ),
         }
-    }
-}
-
-/// A stub package's folder (`foo-stubs`) stands for the package `foo`.
-fn stub_free(name: &str) -> &str {
-    name.strip_suffix("-stubs").unwrap_or(name)
-}
-
-/// The module path a Python file is imported as: its path without the extension, or its
-/// folder for a package's `__init__`; `None` for a file that is not Python.
-pub(crate) fn module_of(path: &Path) -> Option<PathBuf> {
-    let extension = path.extension().and_then(|e| e.to_str());
-    if !matches!(extension, Some("py" | "pyi")) {
-        return None;
-    }
-    match path.file_stem().and_then(|s| s.to_str()) {
-        Some("__init__") => path.parent().map(Path::to_path_buf),
-        _ => Some(path.with_extension("")),
     }
 }
 
@@ -385,32 +396,28 @@ shortcuts = 1
 
     #[test]
     fn an_import_may_load_any_module_its_dotted_name_begins_with() {
-        let shortcuts = Path::new("/w/Django-5/django/shortcuts");
-        assert!(dotted("django.shortcuts.render").may_load(shortcuts));
-        assert!(dotted("shortcuts").may_load(shortcuts));
-        assert!(!dotted("django.contrib.sites.shortcuts.x").may_load(shortcuts));
-        assert!(!dotted("shortcuts2").may_load(shortcuts));
+        let module = |path: &str| Module::of(Path::new(path)).unwrap();
+        let shortcuts = module("/w/Django-5/django/shortcuts.py");
+        assert!(dotted("django.shortcuts.render").may_load(&shortcuts));
+        assert!(dotted("shortcuts").may_load(&shortcuts));
+        assert!(!dotted("django.contrib.sites.shortcuts.x").may_load(&shortcuts));
+        assert!(!dotted("shortcuts2").may_load(&shortcuts));
         // A package's __init__ is loaded by every import below it.
-        let package = Path::new("/w/Django-5/django");
-        assert!(dotted("django.contrib.sites.shortcuts.x").may_load(package));
+        let package = module("/w/Django-5/django/__init__.py");
+        assert!(dotted("django.contrib.sites.shortcuts.x").may_load(&package));
         // A stub package stands for its package.
-        assert!(dotted("yaml.loader").may_load(Path::new("/w/types-stubs/yaml-stubs/loader")));
+        assert!(dotted("yaml.loader").may_load(&module("/w/types-stubs/yaml-stubs/loader.pyi")));
         let relative = Load::Under(PathBuf::from("/w/django/contrib/sites/shortcuts/x"));
-        assert!(relative.may_load(Path::new("/w/django/contrib/sites/shortcuts")));
-        assert!(relative.may_load(Path::new("/w/django/contrib")));
-        assert!(!relative.may_load(shortcuts));
+        assert!(relative.may_load(&module("/w/django/contrib/sites/shortcuts.py")));
+        assert!(relative.may_load(&module("/w/django/contrib/__init__.py")));
+        assert!(!relative.may_load(&shortcuts));
     }
 
     #[test]
     fn a_module_is_its_path_or_its_package_folder() {
-        assert_eq!(
-            module_of(Path::new("/w/a/b.py")),
-            Some(PathBuf::from("/w/a/b"))
-        );
-        assert_eq!(
-            module_of(Path::new("/w/a/__init__.pyi")),
-            Some(PathBuf::from("/w/a"))
-        );
-        assert_eq!(module_of(Path::new("/w/a/b.ts")), None);
+        let path = |p: &str| Module::of(Path::new(p)).map(|m| m.path);
+        assert_eq!(path("/w/a/b.py"), Some(PathBuf::from("/w/a/b")));
+        assert_eq!(path("/w/a/__init__.pyi"), Some(PathBuf::from("/w/a")));
+        assert_eq!(path("/w/a/b.ts"), None);
     }
 }
