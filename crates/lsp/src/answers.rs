@@ -383,7 +383,9 @@ impl Server {
     fn confirm(&self, path: &Path, items: &[Diagnostic]) {
         let uri = file_uri(path);
         self.heard.send_if_modified(|h| {
-            let kept = h.confirms_by_pull && h.published.get(&uri).is_some();
+            let kept = h.confirms_by_pull
+                && h.published.get(&uri).is_some()
+                && !h.published.confirmed_as(&uri, items);
             if kept {
                 let items = items.to_vec();
                 h.apply(Event::Pulled { uri, items });

@@ -156,14 +156,20 @@ impl Heard {
             Event::Pulled { uri, items } => {
                 // It keeps its place in the order: a state confirmed is no news of the moment,
                 // and a follower of an earlier event must not take it for that event's.
-                let (version, seq) = match self.published.get(&uri) {
-                    Some(p) => (p.version, p.seq),
+                // The same items as published keep the text they came as, so a publication
+                // of that text again is still known without reading it.
+                let (version, seq, digest) = match self.published.get(&uri) {
+                    Some(p) => {
+                        let digest = (p.items.as_slice() == items).then_some(p.text_digest);
+                        (p.version, p.seq, digest.unwrap_or(0))
+                    }
                     None => {
                         self.seq += 1;
-                        (None, self.seq)
+                        (None, self.seq, 0)
                     }
                 };
-                self.published.insert(&uri, version, seq, items, true, 0);
+                self.published
+                    .insert(&uri, version, seq, items, true, digest);
             }
             Event::Begin {
                 token,
@@ -427,6 +433,44 @@ mod tests {
         heard.apply(Event::Flushed { ends: stale });
         assert!(heard.checked.is_none());
         assert!(!heard.check_whole_after(0));
+    }
+
+    /// A pull that confirms what was published keeps the text digest the publication came
+    /// with (pyright publishes it again unchanged, which is then not read again), and a
+    /// confirmed state said again is known as such, so it need not wake anyone.
+    #[test]
+    fn a_pull_that_confirms_a_publication_keeps_its_digest() {
+        let mut heard = Heard {
+            confirms_by_pull: true,
+            ..Heard::default()
+        };
+        let Event::Published { items, .. } = publish("file:///w/a.py", None, 2) else {
+            unreachable!()
+        };
+        heard.apply(Event::Published {
+            uri: "file:///w/a.py".into(),
+            version: None,
+            items: items.clone(),
+            text_digest: 7,
+        });
+        assert!(!heard.published.confirmed_as("file:///w/a.py", &items));
+        heard.apply(Event::Pulled {
+            uri: "file:///w/a.py".into(),
+            items: items.clone(),
+        });
+        let a = heard.published.get("file:///w/a.py").unwrap();
+        assert!(a.confirmed && a.text_digest == 7);
+        assert!(heard.published.confirmed_as("file:///w/a.py", &items));
+        assert!(!heard.published.confirmed_as("file:///w/a.py", &items[..1]));
+        // Other items than published came from elsewhere: no digest stands for them.
+        heard.apply(Event::Pulled {
+            uri: "file:///w/a.py".into(),
+            items: items[..1].to_vec(),
+        });
+        assert_eq!(
+            heard.published.get("file:///w/a.py").unwrap().text_digest,
+            0
+        );
     }
 
     /// pyright's progress ends mid-pass (with a pull's answer, or between its own chunks of

@@ -53,6 +53,13 @@ pub struct Publications {
 }
 
 impl Publications {
+    /// Whether `uri`'s publication is confirmed and holds exactly `items`: a pull that says
+    /// so again changes nothing, and wakes no one.
+    pub fn confirmed_as(&self, uri: &str, items: &[Diagnostic]) -> bool {
+        let same = |p: &Published| p.confirmed && p.items.as_slice() == items;
+        self.by_uri.get(uri).is_some_and(same)
+    }
+
     /// Keeps `items` as `uri`'s latest publication, dropping the oldest files past the totals;
     /// it is `confirmed` when said so or when the file's last one was (a server that has
     /// looked at a file for real reports later changes to it for real).

@@ -81,12 +81,16 @@ pub async fn read_frame<R: AsyncBufRead + Unpin>(input: &mut R) -> Result<Vec<u8
 
 /// Writes one message with its header, and flushes.
 pub async fn write_frame<W: AsyncWrite + Unpin>(out: &mut W, body: &[u8]) -> std::io::Result<()> {
-    let header = format!("Content-Length: {}\r\n\r\n", body.len());
-    let mut frame = Vec::with_capacity(header.len() + body.len());
-    frame.extend_from_slice(header.as_bytes());
-    frame.extend_from_slice(body);
+    let mut frame = Vec::with_capacity(body.len() + 32);
+    append_frame(&mut frame, body);
     out.write_all(&frame).await?;
     out.flush().await
+}
+
+/// Appends one message with its header to `out`, so several can go in one write.
+pub(crate) fn append_frame(out: &mut Vec<u8>, body: &[u8]) {
+    out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+    out.extend_from_slice(body);
 }
 
 #[cfg(test)]

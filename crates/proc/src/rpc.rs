@@ -13,11 +13,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncWrite, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::frame::{FrameError, read_frame, write_frame};
+use crate::frame::{FrameError, append_frame, read_frame};
 use crate::payload::Payload;
 
 #[cfg(test)]
@@ -463,10 +463,37 @@ async fn write_loop<W>(mut output: W, mut frames: tokio::sync::mpsc::UnboundedRe
 where
     W: AsyncWrite + Unpin,
 {
-    while let Some((body, done)) = frames.recv().await {
-        let _ = done.send(write_frame(&mut output, &body).await);
+    while let Some(first) = frames.recv().await {
+        // Frames queued meanwhile (a write's pulls, sent at once) go out in the same write.
+        let mut bytes = first.0.len();
+        let mut batch = vec![first];
+        while bytes < BATCH_BYTES {
+            let Ok(next) = frames.try_recv() else {
+                break;
+            };
+            bytes += next.0.len();
+            batch.push(next);
+        }
+        let mut out = Vec::with_capacity(bytes + 32 * batch.len());
+        for (body, _) in &batch {
+            append_frame(&mut out, body);
+        }
+        let written = match output.write_all(&out).await {
+            Ok(()) => output.flush().await,
+            Err(e) => Err(e),
+        };
+        for (_, done) in batch {
+            let each = match &written {
+                Ok(()) => Ok(()),
+                Err(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
+            };
+            let _ = done.send(each);
+        }
     }
 }
+
+/// How many bytes of queued frames one write takes at most.
+const BATCH_BYTES: usize = 256 * 1024;
 
 /// How much of the other side's output one read takes at most.
 const READ_BUFFER: usize = 64 * 1024;
