@@ -27,6 +27,17 @@ pub enum FrameError {
 
 /// Reads one framed message's body.
 pub async fn read_frame<R: AsyncBufRead + Unpin>(input: &mut R) -> Result<Vec<u8>, FrameError> {
+    let mut body = Vec::new();
+    read_frame_into(input, &mut body).await?;
+    Ok(body)
+}
+
+/// Reads one framed message's body into `body`, whose allocation a reader of many messages
+/// keeps from one to the next.
+pub(crate) async fn read_frame_into<R: AsyncBufRead + Unpin>(
+    input: &mut R,
+    body: &mut Vec<u8>,
+) -> Result<(), FrameError> {
     let mut length = None;
     let mut line = Vec::new();
     loop {
@@ -68,15 +79,13 @@ pub async fn read_frame<R: AsyncBufRead + Unpin>(input: &mut R) -> Result<Vec<u8
             "a message of {length} bytes, over the limit of {MAX_FRAME}"
         )));
     }
-    let mut body = vec![0; length];
-    input
-        .read_exact(&mut body)
-        .await
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::UnexpectedEof => FrameError::Closed,
-            _ => FrameError::Io(e),
-        })?;
-    Ok(body)
+    body.clear();
+    body.resize(length, 0);
+    input.read_exact(body).await.map_err(|e| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => FrameError::Closed,
+        _ => FrameError::Io(e),
+    })?;
+    Ok(())
 }
 
 /// Writes one message with its header, and flushes.

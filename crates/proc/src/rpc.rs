@@ -17,7 +17,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::frame::{FrameError, append_frame, read_frame};
+use crate::frame::{FrameError, append_frame, read_frame_into};
 use crate::payload::Payload;
 
 #[cfg(test)]
@@ -495,6 +495,9 @@ where
 /// How many bytes of queued frames one write takes at most.
 const BATCH_BYTES: usize = 256 * 1024;
 
+/// The largest message body whose room the reader keeps for the next message.
+const KEPT_BODY: usize = 1 << 20;
+
 /// How much of the other side's output one read takes at most.
 const READ_BUFFER: usize = 64 * 1024;
 
@@ -507,15 +510,20 @@ async fn read_loop<R, E>(
     R: AsyncRead + Unpin + Send,
     E: Envelope,
 {
+    let mut body = Vec::new();
     let why = loop {
-        let body = match read_frame(&mut input).await {
-            Ok(body) => body,
+        match read_frame_into(&mut input, &mut body).await {
+            Ok(()) => {}
             Err(FrameError::Closed) => break "the other side closed the connection".to_string(),
             Err(e) => break e.to_string(),
         };
         match shared.envelope.read(&body) {
             Ok(message) => dispatch(&shared, &incoming, message),
             Err(e) => break format!("garbage on the wire: a message that is not JSON ({e})"),
+        }
+        // One huge message does not keep its room for the rest of the connection.
+        if body.capacity() > KEPT_BODY {
+            body = Vec::new();
         }
     };
     tracing::debug!("connection ended: {why}");

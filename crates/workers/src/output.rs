@@ -1,7 +1,7 @@
 //! Reading a backend's stdout as it arrives: the session id it names, and the final message its
 //! format puts last, kept however long the transcript grows.
 
-use serde_json::Value;
+use serde::Deserialize;
 
 use crate::config::Format;
 
@@ -48,78 +48,76 @@ impl OutputReader {
             }
             return None;
         }
-        let event: Value = serde_json::from_str(line).ok()?;
-        match self.format {
-            Format::Text => {}
-            Format::StreamJson => self.claude(&event),
-            Format::CodexJson => self.codex(&event),
-            Format::OpencodeJson => self.opencode(&event),
-        }
-        ["session_id", "thread_id", "sessionID"]
-            .iter()
-            .find_map(|k| event[k].as_str().map(str::to_string))
+        let ids = match self.format {
+            Format::Text => return None,
+            Format::StreamJson => self.claude(serde_json::from_str(line).ok()?),
+            Format::CodexJson => self.codex(serde_json::from_str(line).ok()?),
+            Format::OpencodeJson => self.opencode(serde_json::from_str(line).ok()?),
+        };
+        ids.named()
     }
 
     /// Claude Code: the `result` event carries the final message, or `is_error` and why.
-    fn claude(&mut self, event: &Value) {
-        if event["type"] != "result" {
-            return;
+    fn claude(&mut self, event: ClaudeEvent) -> SessionIds {
+        if event.kind.text() != Some("result") {
+            return event.ids;
         }
-        if event["is_error"].as_bool() == Some(true) {
-            let kind = event["subtype"].as_str().unwrap_or("error");
-            let mut said: Vec<&str> = event["result"].as_str().into_iter().collect();
-            if let Some(errors) = event["errors"].as_array() {
-                said.extend(errors.iter().filter_map(Value::as_str));
-            }
+        if event.is_error.0 == Some(true) {
+            let kind = event.subtype.text().unwrap_or("error");
+            let mut said: Vec<&str> = event.result.text().into_iter().collect();
+            let errors = event.errors.0.iter().flatten();
+            said.extend(errors.filter_map(Loose::text));
             self.error = Some(format!(
                 "the agent reported an error ({kind}): {}",
                 said.join("; ")
             ));
         } else {
-            self.message = Some(event["result"].as_str().unwrap_or("").to_string());
+            self.message = Some(event.result.text().unwrap_or("").to_string());
         }
+        event.ids
     }
 
     /// Codex: each `item.completed` agent message replaces the last; `turn.failed` (or an
     /// `error` event) says why a turn failed.
-    fn codex(&mut self, event: &Value) {
-        match event["type"].as_str() {
-            Some("item.completed") if event["item"]["type"] == "agent_message" => {
-                self.message = event["item"]["text"].as_str().map(str::to_string);
+    fn codex(&mut self, event: CodexEvent) -> SessionIds {
+        let item = event.item.0.unwrap_or_default();
+        match event.kind.text() {
+            Some("item.completed") if item.kind.text() == Some("agent_message") => {
+                self.message = item.text.0;
             }
             Some("turn.failed") => {
-                let why = event["error"]["message"]
-                    .as_str()
-                    .unwrap_or("no reason given");
+                let error = event.error.0.unwrap_or_default();
+                let why = error.message.text().unwrap_or("no reason given");
                 self.error = Some(format!("the agent's turn failed: {why}"));
             }
             Some("error") if self.error.is_none() => {
-                let why = event["message"].as_str().unwrap_or("no reason given");
+                let why = event.message.text().unwrap_or("no reason given");
                 self.error = Some(format!("the agent reported an error: {why}"));
             }
             _ => {}
         }
+        event.ids
     }
 
     /// opencode: `text` parts make up a step; the last step with text is the final message.
-    fn opencode(&mut self, event: &Value) {
-        match event["type"].as_str() {
+    fn opencode(&mut self, event: OpencodeEvent) -> SessionIds {
+        match event.kind.text() {
             Some("step_start") => self.step.clear(),
             Some("text") => {
-                self.step
-                    .push_str(event["part"]["text"].as_str().unwrap_or(""));
+                let part = event.part.0.unwrap_or_default();
+                self.step.push_str(part.text.text().unwrap_or(""));
                 self.message = Some(self.step.clone());
             }
             Some("error") => {
-                let error = &event["error"];
-                let why = error["data"]["message"]
-                    .as_str()
-                    .or(error["name"].as_str())
-                    .unwrap_or("no reason given");
+                let error = event.error.0.unwrap_or_default();
+                let data = error.data.0.unwrap_or_default();
+                let why = data.message.text().or(error.name.text());
+                let why = why.unwrap_or("no reason given");
                 self.error = Some(format!("the agent reported an error: {why}"));
             }
             _ => {}
         }
+        event.ids
     }
 
     /// The run's outcome once the process exited with `code` (`None`: a signal ended it).
@@ -141,6 +139,115 @@ impl OutputReader {
             (None, _) => Err("killed by a signal".into()),
         }
     }
+}
+
+/// A field as this reader expects it, or absent when it has another shape: an event whose
+/// other fields changed shape in a new version of the CLI is still read.
+#[derive(Debug)]
+struct Loose<T>(Option<T>);
+
+impl<T> Default for Loose<T> {
+    fn default() -> Self {
+        Loose(None)
+    }
+}
+
+impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Loose<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(d)?;
+        Ok(Loose(serde_json::from_value(value).ok()))
+    }
+}
+
+impl Loose<String> {
+    fn text(&self) -> Option<&str> {
+        self.0.as_deref()
+    }
+}
+
+/// The session id an event names, under the key each CLI uses.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct SessionIds {
+    session_id: Loose<String>,
+    thread_id: Loose<String>,
+    #[serde(rename = "sessionID")]
+    opencode_session_id: Loose<String>,
+}
+
+impl SessionIds {
+    fn named(self) -> Option<String> {
+        (self.session_id.0)
+            .or(self.thread_id.0)
+            .or(self.opencode_session_id.0)
+    }
+}
+
+/// A Claude Code `stream-json` event, as far as it is read.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ClaudeEvent {
+    #[serde(rename = "type")]
+    kind: Loose<String>,
+    is_error: Loose<bool>,
+    subtype: Loose<String>,
+    result: Loose<String>,
+    errors: Loose<Vec<Loose<String>>>,
+    #[serde(flatten)]
+    ids: SessionIds,
+}
+
+/// A Codex `--json` event, as far as it is read.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct CodexEvent {
+    #[serde(rename = "type")]
+    kind: Loose<String>,
+    item: Loose<CodexItem>,
+    error: Loose<Said>,
+    message: Loose<String>,
+    #[serde(flatten)]
+    ids: SessionIds,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct CodexItem {
+    #[serde(rename = "type")]
+    kind: Loose<String>,
+    text: Loose<String>,
+}
+
+/// An error's `message`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Said {
+    message: Loose<String>,
+}
+
+/// An opencode `--format json` event, as far as it is read.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct OpencodeEvent {
+    #[serde(rename = "type")]
+    kind: Loose<String>,
+    part: Loose<OpencodePart>,
+    error: Loose<OpencodeError>,
+    #[serde(flatten)]
+    ids: SessionIds,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct OpencodePart {
+    text: Loose<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct OpencodeError {
+    name: Loose<String>,
+    data: Loose<Said>,
 }
 
 /// The final message of a whole output that exited 0, by format.
@@ -258,6 +365,16 @@ mod tests {
             replay(Format::OpencodeJson, opencode, 1).unwrap_err(),
             "exit code 1: the agent reported an error: stub: forced error"
         );
+    }
+
+    /// A field whose shape a new version of a CLI changed is left out, and the rest of its
+    /// event is still read.
+    #[test]
+    fn a_field_of_another_shape_leaves_the_rest_of_the_event_read() {
+        let mut reader = OutputReader::new(Format::StreamJson);
+        let event = r#"{"type":"result","result":"fine","errors":{"odd":1},"is_error":"no","session_id":7}"#;
+        assert_eq!(reader.line(event), None);
+        assert_eq!(reader.finish(Some(0)).unwrap(), "fine");
     }
 
     #[test]
