@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tether_tool::{FileReport, FileStatus, Finding, NoticeQueue, format_reports_after};
+use tether_tool::{
+    FileReport, FileStatus, Finding, NoticeQueue, ReportScope, format_reports_after,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::answers::{Said, Snapshot};
@@ -141,10 +143,17 @@ impl Follow {
         judge_held(had, now, &held, no_baseline, how)
     }
 
-    /// The report for one file from one server.
-    pub fn report(&self, server: &Server, path: String, status: FileStatus) -> FileReport {
+    /// The report for one file from one server (for [`ReportScope::Rest`], `path` is empty).
+    pub fn report(
+        &self,
+        server: &Server,
+        path: String,
+        scope: ReportScope,
+        status: FileStatus,
+    ) -> FileReport {
         FileReport {
             path,
+            scope,
             source: format!("diagnostics ({})", server.id),
             noun: "problem".into(),
             status,
@@ -343,8 +352,8 @@ impl Follow {
         now: Vec<Finding>,
     ) -> Option<FileReport> {
         let status = self.conclude(server, path, before, now, NOT_KNOWN, Judged::Unwritten);
-        let label = format!("{} (another file, not written)", self.rel(path));
-        worth_telling(&status).then(|| self.report(server, label, status))
+        let rel = self.rel(path);
+        worth_telling(&status).then(|| self.report(server, rel, ReportScope::Other, status))
     }
 
     /// Asks a server that answers pulls for the diagnostics of `files`, within `end`, each

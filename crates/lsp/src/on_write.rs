@@ -12,7 +12,7 @@ use tether_proc::lock;
 
 use tether_fs::{FileReceipt, WritePath};
 use tether_tool::{
-    Baseline, BoxFuture, FileReport, FileStatus, Finding, Hold, HookBudgets, WriteHook,
+    Baseline, BoxFuture, FileReport, FileStatus, Finding, Hold, HookBudgets, ReportScope, WriteHook,
 };
 
 use crate::answers::Snapshot;
@@ -42,6 +42,7 @@ pub struct DiagnosticsOnWrite {
 fn no_server(path: String, why: String) -> FileReport {
     FileReport {
         path,
+        scope: ReportScope::Changed,
         source: "diagnostics".into(),
         noun: "problem".into(),
         status: FileStatus::Unavailable {
@@ -218,6 +219,7 @@ impl DiagnosticsOnWrite {
                 self.late_start(number, lang, abs);
                 return Some(FileReport {
                     path: rel,
+                    scope: ReportScope::Changed,
                     source: "diagnostics".into(),
                     noun: "problem".into(),
                     status: FileStatus::Pending(format!(
@@ -242,7 +244,10 @@ impl DiagnosticsOnWrite {
             Ok(begun) => begun,
             Err(why) => {
                 let status = FileStatus::Unavailable { why, now: vec![] };
-                return Some(self.follow.report(&server, rel, status));
+                return Some(
+                    self.follow
+                        .report(&server, rel, ReportScope::Changed, status),
+                );
             }
         };
         server.unstamp(abs).await;
@@ -274,7 +279,10 @@ impl DiagnosticsOnWrite {
                 FileStatus::Pending(format!("{why}; {}", self.follow.promise(number)))
             }
         };
-        Some(self.follow.report(&server, rel, status))
+        Some(
+            self.follow
+                .report(&server, rel, ReportScope::Changed, status),
+        )
     }
 
     /// Waits, after the budget, for the answer `server` owes for `path` as this write left
@@ -310,7 +318,8 @@ impl DiagnosticsOnWrite {
                     now: Vec::new(),
                 },
             };
-            reports.insert(0, follow.report(&server, rel.clone(), status));
+            let report = follow.report(&server, rel.clone(), ReportScope::Changed, status);
+            reports.insert(0, report);
             let event = format!("write #{number} (late; its result said pending)");
             follow.tell(&format!("write #{number} {rel}"), &event, &reports);
         });
@@ -340,7 +349,7 @@ impl DiagnosticsOnWrite {
             let now = follow.findings(&items);
             let status = follow.conclude(&server, &path, None, now, NO_BASELINE, Judged::Written);
             let rel = follow.rel(&path);
-            let report = follow.report(&server, rel.clone(), status);
+            let report = follow.report(&server, rel.clone(), ReportScope::Changed, status);
             let event = format!("write #{number} (late; its server was starting)");
             follow.tell(&format!("write #{number} {rel}"), &event, &[report]);
         });
@@ -592,7 +601,9 @@ impl WriteHook for DiagnosticsOnWrite {
                 // agent that stops after this write knows more may follow.
                 let own = format!("diagnostics ({})", server.id);
                 let written_pending = reports.iter().any(|r| {
-                    r.source == own && matches!(r.status, tether_tool::FileStatus::Pending(_))
+                    r.scope == ReportScope::Changed
+                        && r.source == own
+                        && matches!(r.status, tether_tool::FileStatus::Pending(_))
                 });
                 if server.reports_other_files() && (!settled || written_pending || importers) {
                     let why = match (settled, written_pending) {
@@ -621,7 +632,8 @@ impl WriteHook for DiagnosticsOnWrite {
                         self.follow.budget.as_secs(),
                         number
                     ));
-                    reports.push(self.follow.report(server, "other files".into(), status));
+                    let rest = ReportScope::Rest;
+                    reports.push(self.follow.report(server, String::new(), rest, status));
                 }
                 // A separate check's results are all in once it ended; later checks are not
                 // this write's.

@@ -541,7 +541,8 @@ async fn changed(
             let status = follow.conclude(&server, path, before.as_ref(), now, NOT_SEEN, how);
             tracing::debug!("outside change to {rel}: {status:?}");
             if crate::follow::worth_telling(&status) {
-                reports.push(follow.report(&server, rel.clone(), status));
+                let scope = tether_tool::ReportScope::Changed;
+                reports.push(follow.report(&server, rel.clone(), scope, status));
             }
         }
         Err(why) => tracing::info!("no diagnostics for the outside change to {rel}: {why}"),

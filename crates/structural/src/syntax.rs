@@ -267,6 +267,7 @@ impl WriteHook for SyntaxCheck {
                 if config && Lang::from_path(abs).is_none() {
                     reports.push(FileReport {
                         path: receipt.path.rel().to_string(),
+                        scope: tether_tool::ReportScope::Changed,
                         source: self.name().to_string(),
                         noun: "syntax error".into(),
                         status: FileStatus::Unavailable {
@@ -294,6 +295,7 @@ impl WriteHook for SyntaxCheck {
                 };
                 reports.push(FileReport {
                     path: receipt.path.rel().to_string(),
+                    scope: tether_tool::ReportScope::Changed,
                     source: self.name().to_string(),
                     noun: "syntax error".into(),
                     status,

@@ -155,6 +155,7 @@ impl WriteHooks {
                         .iter()
                         .map(|r| FileReport {
                             path: r.path.rel().to_string(),
+                            scope: crate::ReportScope::Changed,
                             source: hook.name().to_string(),
                             noun: "problem".into(),
                             status: FileStatus::Unavailable {

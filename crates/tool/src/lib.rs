@@ -36,7 +36,9 @@ pub use pool::{Pool, Pooled};
 pub use question::{
     Card, CardOption, MAX_LABEL, MAX_OPTIONS, Outcome, QuestionPort, Questions, ScriptedPort,
 };
-pub use report::{FileReport, FileStatus, Finding, format_reports, format_reports_after};
+pub use report::{
+    FileReport, FileStatus, Finding, ReportScope, format_reports, format_reports_after,
+};
 pub use setting::{Kind, Scope, Setting, inert, markdown_table, parse_section};
 /// The one poison-free lock, for the crates that reach tether-proc only through this one.
 pub use tether_proc::lock;

@@ -119,17 +119,41 @@ impl FileStatus {
     }
 }
 
+/// What a report is about, as the event that made it sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportScope {
+    /// A file the event changed: the write's own file, or one changed outside tether.
+    Changed,
+    /// A file the event did not change, whose problems it changed (a caller a write broke).
+    Other,
+    /// A server's other files together, in one line (`other files: pending`); no path.
+    Rest,
+}
+
 /// One source's word on one file a write touched.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileReport {
-    /// The file, as the model names it (relative to the workspace).
+    /// The file, as the model names it (relative to the workspace); empty for [`ReportScope::Rest`].
     pub path: String,
+    /// Whether the file is one the event changed.
+    pub scope: ReportScope,
     /// Who says so, as a heading: "syntax (tree-sitter)".
     pub source: String,
     /// What one problem is called, singular: "syntax error".
     pub noun: String,
     /// What it says.
     pub status: FileStatus,
+}
+
+impl FileReport {
+    /// The file as its lines are headed: another file is said not to have been written.
+    pub fn heading(&self) -> std::borrow::Cow<'_, str> {
+        match self.scope {
+            ReportScope::Changed => self.path.as_str().into(),
+            ReportScope::Other => format!("{} (another file, not written)", self.path).into(),
+            ReportScope::Rest => "other files".into(),
+        }
+    }
 }
 
 /// Renders every hook's reports for one write, grouped by source, in the order they came. A
@@ -309,7 +333,7 @@ fn file_lines<'a>(
             }
         }
     };
-    let mut lines = vec![format!("  {}: {summary}", r.path)];
+    let mut lines = vec![format!("  {}: {summary}", r.heading())];
     let (mut hidden, mut repeated) = (0, 0);
     let mut hidden_by_severity: BTreeMap<&str, usize> = BTreeMap::new();
     for (f, is_new) in items {
@@ -462,10 +486,32 @@ mod tests {
     fn report(path: &str, status: FileStatus) -> FileReport {
         FileReport {
             path: path.into(),
+            scope: ReportScope::Changed,
             source: "syntax (tree-sitter)".into(),
             noun: "syntax error".into(),
             status,
         }
+    }
+
+    /// A file the write did not change is said so in its heading, and a server's other files
+    /// together are one line with no path.
+    #[test]
+    fn a_report_is_headed_by_its_scope() {
+        let pending = || FileStatus::Pending("later".into());
+        let mut other = report("lib/a.py", pending());
+        other.scope = ReportScope::Other;
+        let mut rest = report("", pending());
+        rest.scope = ReportScope::Rest;
+        let text = format_reports(&[report("lib/core.py", pending()), other, rest]).unwrap();
+        let lines: Vec<&str> = text.lines().skip(1).collect();
+        assert_eq!(
+            lines,
+            [
+                "  lib/core.py: pending (later)",
+                "  lib/a.py (another file, not written): pending (later)",
+                "  other files: pending (later)",
+            ]
+        );
     }
 
     #[test]
@@ -563,6 +609,7 @@ mod tests {
         };
         let lsp = FileReport {
             path: "a.py".into(),
+            scope: ReportScope::Changed,
             source: "diagnostics (pyright)".into(),
             noun: "error".into(),
             // The same problem the syntax check listed is not listed twice.

@@ -156,6 +156,7 @@ impl Tool for Wait {
 pub fn note(hook: &str, path: &str, text: String) -> tether_tool::FileReport {
     tether_tool::FileReport {
         path: path.to_string(),
+        scope: tether_tool::ReportScope::Changed,
         source: hook.to_string(),
         noun: "note".into(),
         status: tether_tool::FileStatus::Pending(text),
