@@ -118,6 +118,9 @@ const PENDING_AT_MOST: usize = 50_000;
 struct Pending {
     paths: BTreeSet<PathBuf>,
     overflowed: bool,
+    /// The channel ended: the watch stopped (or the index was let go), so no change is heard
+    /// any more and every ask reads the tree again.
+    ended: bool,
 }
 
 /// Gathers the watch's changes into `pending` until the channel ends (unsubscribed).
@@ -133,6 +136,7 @@ fn gather(mut rx: mpsc::UnboundedReceiver<Change>, pending: Arc<Mutex<Pending>>)
                 _ => pending.overflowed = true,
             }
         }
+        lock(&pending).ended = true;
     });
 }
 
@@ -222,10 +226,10 @@ impl Index {
     /// dropped none), so reading the changed files brings the index up to date.
     fn can_catch_up(&self) -> bool {
         self.built
-            && self
-                .subscription
-                .as_ref()
-                .is_some_and(|(_, p)| !lock(p).overflowed)
+            && self.subscription.as_ref().is_some_and(|(_, p)| {
+                let pending = lock(p);
+                !pending.overflowed && !pending.ended
+            })
     }
 
     /// Whether each of `paths` may depend on `touched`, for the files held, once every
@@ -257,7 +261,12 @@ impl Index {
     fn build(&mut self, ws: &Workspace) {
         // Changes gathered before this read are in it.
         if let Some((_, pending)) = &self.subscription {
-            *lock(pending) = Pending::default();
+            let mut pending = lock(pending);
+            let ended = pending.ended;
+            *pending = Pending {
+                ended,
+                ..Pending::default()
+            };
         }
         let files = self.walk(&self.root);
         self.words = crate::named::module_words(&files).into_iter().collect();
@@ -483,6 +492,12 @@ mod tests {
             index.naming(&ws, &words("fresh")),
             [root.join("c.py"), root.join("e.py")]
         );
+        // Once the watch stopped, no change is heard: every ask reads the tree again.
+        lock(&pending).ended = true;
+        std::fs::write(root.join("f.py"), "import fresh\n").unwrap();
+        assert_eq!(index.naming(&ws, &words("fresh")).len(), 3);
+        std::fs::write(root.join("g.py"), "import fresh\n").unwrap();
+        assert_eq!(index.naming(&ws, &words("fresh")).len(), 4);
     }
 
     /// A Python file depends on a module only through an import that may load it: the

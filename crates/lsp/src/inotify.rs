@@ -22,8 +22,11 @@ pub enum Heard {
     /// A path in a watched folder and the LSP `FileChangeType` it amounts to (1 created,
     /// 2 changed, 3 deleted).
     Path(PathBuf, u8),
-    /// Events were lost: the kernel's queue overflowed, or reading failed.
+    /// Events were lost: the kernel's queue overflowed.
     Lost,
+    /// Waiting for events or reading them failed: the thread has ended, and nothing more is
+    /// heard.
+    Ended(String),
 }
 
 /// Why a folder is not watched.
@@ -133,7 +136,7 @@ fn read_events(fd: &OwnedFd, wake: &OwnedFd, folders: &Folders, heard: &mut dyn 
         ];
         match poll(&mut fds, None) {
             Ok(_) | Err(Errno::INTR) => {}
-            Err(_) => return heard(Heard::Lost),
+            Err(e) => return heard(Heard::Ended(format!("waiting for its events failed: {e}"))),
         }
         if !fds[1].revents().is_empty() {
             return;
@@ -143,7 +146,7 @@ fn read_events(fd: &OwnedFd, wake: &OwnedFd, folders: &Folders, heard: &mut dyn 
                 Ok(event) => event,
                 Err(Errno::AGAIN) => break,
                 Err(Errno::INTR) => continue,
-                Err(_) => return heard(Heard::Lost),
+                Err(e) => return heard(Heard::Ended(format!("reading its events failed: {e}"))),
             };
             let flags = event.events();
             if flags.contains(ReadFlags::QUEUE_OVERFLOW) {

@@ -69,7 +69,9 @@ impl Outside {
     /// Whether every change on disk in the workspace reaches this run: the watch started, took
     /// up every folder, and the run is subscribed.
     pub fn sees_everything(&self) -> bool {
-        self.subscribed.get().is_some() && self.watch.coverage().is_some_and(|c| c.unwatched == 0)
+        self.subscribed.get().is_some()
+            && self.watch.ended().is_none()
+            && self.watch.coverage().is_some_and(|c| c.unwatched == 0)
     }
 
     /// What `status` says of the watch, once this run started it.
@@ -322,6 +324,11 @@ async fn handle(
                  in a later notice, so the notice above is not all of them yet",
             );
         }
+    }
+    // The channel ends when the run stops, or when the watch stopped seeing: that is said, as
+    // no notice would ever come of a change it misses.
+    if let Some(said) = watch.ended().and(watch.describe()) {
+        follow.notices.push("outside edits", said);
     }
 }
 

@@ -73,6 +73,8 @@ pub struct SharedWatch {
     /// Why the first folder refused was refused.
     refused_why: Mutex<Option<String>>,
     watcher: Mutex<Option<Inotify>>,
+    /// Why the watch's thread ended for good, if it did: from then on no change is seen.
+    ended: Arc<Mutex<Option<String>>>,
     known: Folders,
     deleted: Deleted,
     subscribers: Subscribers,
@@ -87,6 +89,7 @@ impl SharedWatch {
             started: OnceLock::new(),
             refused_why: Mutex::default(),
             watcher: Mutex::new(None),
+            ended: Arc::default(),
             known: Folders::default(),
             deleted: Deleted::default(),
             subscribers: Arc::default(),
@@ -97,36 +100,9 @@ impl SharedWatch {
     /// Starts watching once: how much of the tree, or why none of it.
     pub fn start(&self) -> Result<Coverage, String> {
         let started = self.started.get_or_init(|| {
-            let subscribers = self.subscribers.clone();
-            let deleted = self.deleted.clone();
-            let mut calm = Calm::new(SystemTime::now());
-            let watcher = Inotify::start(move |heard| {
-                calm.heard(SystemTime::now());
-                let subscribers = lock(&subscribers);
-                let (path, kind) = match heard {
-                    // Lost events lose changes: said, with the moment since which they may
-                    // be lost, so the tree is looked at.
-                    Heard::Lost => {
-                        let dropped = Change::Dropped {
-                            since: calm.lost_since(),
-                        };
-                        for (_, tx) in subscribers.iter() {
-                            let _ = tx.send(dropped.clone());
-                        }
-                        return;
-                    }
-                    Heard::Path(path, kind) => (path, kind),
-                };
-                if kind == 3 {
-                    lock(&deleted).push(path.clone());
-                }
-                if !is_ours(&path) {
-                    for (_, tx) in subscribers.iter() {
-                        let _ = tx.send(Change::Path(path.clone(), kind));
-                    }
-                }
-            })
-            .map_err(|e| format!("cannot watch for outside edits: {e}"))?;
+            let mut hearing = self.hearing();
+            let watcher = Inotify::start(move |heard| hearing.hear(heard))
+                .map_err(|e| format!("cannot watch for outside edits: {e}"))?;
             let why = watch_tree(
                 &watcher,
                 &mut self.folders(),
@@ -246,6 +222,13 @@ impl SharedWatch {
         if let Err(why) = self.started.get()? {
             return Some(format!("{why}: outside edits are not seen at all"));
         }
+        if let Some(why) = self.ended() {
+            return Some(format!(
+                "outside edits: the watch stopped ({why}), so a change made outside tether from \
+                 now on is not seen until a tether call reads or writes that file. Start a new \
+                 session to watch again"
+            ));
+        }
         let c = self.coverage()?;
         if c.unwatched == 0 {
             return Some(format!("outside edits: watching {} folders", c.watched));
@@ -260,6 +243,21 @@ impl SharedWatch {
             c.why.as_deref().unwrap_or("unknown reason"),
             c.examples.join(", ")
         ))
+    }
+
+    /// What the watch's thread gives each event to.
+    fn hearing(&self) -> Hearing {
+        Hearing {
+            calm: Calm::new(SystemTime::now()),
+            subscribers: self.subscribers.clone(),
+            deleted: self.deleted.clone(),
+            ended: self.ended.clone(),
+        }
+    }
+
+    /// Why the watch stopped seeing changes for good, if it did.
+    pub fn ended(&self) -> Option<String> {
+        lock(&self.ended).clone()
     }
 
     /// Stops watching and ends every channel.
@@ -329,6 +327,58 @@ fn modified_at_or_after(entry: &ignore::DirEntry, since: SystemTime) -> bool {
 
 /// When the watch last had read every event: a change the system drops later was made after
 /// that moment, or at most [`LAG_MARGIN`] before it if the reader was behind without a pause.
+/// Gives what the watch's thread hears to the subscribers, on that thread.
+struct Hearing {
+    calm: Calm,
+    subscribers: Subscribers,
+    deleted: Deleted,
+    ended: Arc<Mutex<Option<String>>>,
+}
+
+impl Hearing {
+    fn hear(&mut self, heard: Heard) {
+        self.calm.heard(SystemTime::now());
+        let mut subscribers = lock(&self.subscribers);
+        let (path, kind) = match heard {
+            // The thread has stopped: what changed since it last heard is looked for once,
+            // then every subscriber's channel ends, so none goes on trusting a watch that no
+            // longer sees.
+            Heard::Ended(why) => {
+                tracing::error!("the watch of outside edits stopped: {why}");
+                *lock(&self.ended) = Some(why);
+                let dropped = Change::Dropped {
+                    since: self.calm.lost_since(),
+                };
+                for (_, tx) in subscribers.iter() {
+                    let _ = tx.send(dropped.clone());
+                }
+                subscribers.clear();
+                return;
+            }
+            // Lost events lose changes: said, with the moment since which they may be lost,
+            // so the tree is looked at.
+            Heard::Lost => {
+                let dropped = Change::Dropped {
+                    since: self.calm.lost_since(),
+                };
+                for (_, tx) in subscribers.iter() {
+                    let _ = tx.send(dropped.clone());
+                }
+                return;
+            }
+            Heard::Path(path, kind) => (path, kind),
+        };
+        if kind == 3 {
+            lock(&self.deleted).push(path.clone());
+        }
+        if !is_ours(&path) {
+            for (_, tx) in subscribers.iter() {
+                let _ = tx.send(Change::Path(path.clone(), kind));
+            }
+        }
+    }
+}
+
 struct Calm {
     last_event: SystemTime,
     read_all_at: SystemTime,
@@ -435,6 +485,33 @@ fn forget_folders(known: &mut HashMap<PathBuf, Folder>, deleted: Vec<PathBuf>) {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// The watch's thread ending on a read error (a fault the kernel gives only rarely, so
+    /// it is given to the watch here) is never silence: each subscriber is told changes may be
+    /// lost and its channel ends, and `status` says the watch stopped and what to do.
+    #[test]
+    fn a_watch_whose_thread_ended_says_so_and_ends_its_channels() {
+        let dir = tempfile::tempdir().unwrap();
+        let watch = SharedWatch::new(dir.path().to_path_buf(), 100);
+        watch.start().unwrap();
+        let (_, mut rx) = watch.subscribe();
+        assert!(watch.describe().unwrap().contains("watching 1 folders"));
+        let why = "reading its events failed: Input/output error".to_string();
+        watch.hearing().hear(Heard::Ended(why));
+        assert!(matches!(rx.try_recv(), Ok(Change::Dropped { .. })));
+        assert!(matches!(
+            rx.try_recv(),
+            Err(tokio::sync::mpsc::error::TryRecvError::Disconnected)
+        ));
+        assert!(watch.ended().is_some());
+        let said = watch.describe().unwrap();
+        assert!(
+            said.contains("the watch stopped (reading its events failed")
+                && said.contains("Start a new session"),
+            "{said}"
+        );
+        watch.close();
+    }
 
     /// A generated folder made after the watch began is neither watched nor read, as one
     /// there from the start is not.
