@@ -194,7 +194,8 @@ fn an_edit_that_changed_nothing_leaves_the_file_watched() {
     // The file is still watched: the change and its problem are told. Whether the problem is
     // called new depends on pyright having answered the Edit's baseline within the hook's
     // budget, which a cold server under load may not; then it is said to have no baseline.
-    let told = context.contains("outside change to a.py") && context.contains("line 4: error");
+    let told =
+        context.contains("outside change to a.py") && context.contains("reportAssignmentType");
     let judged = context.contains("1 new problem") || context.contains("may predate this change");
     assert!(told && judged, "{context}");
 }
