@@ -204,7 +204,7 @@ impl Index {
                 found.extend(files.iter());
             }
         }
-        let modules = touched_modules(touched);
+        let modules = Module::all(touched);
         let depends = |file: &&PathBuf| {
             self.by_file
                 .get(*file)
@@ -246,7 +246,7 @@ impl Index {
             return vec![None; paths.len()];
         }
         self.catch_up(ws);
-        let modules = touched_modules(touched);
+        let modules = Module::all(touched);
         paths
             .iter()
             .map(|path| {
@@ -419,11 +419,6 @@ impl Index {
             .filter(|p| self.wanted(p))
             .collect()
     }
-}
-
-/// The Python modules among `touched`.
-fn touched_modules(touched: &[PathBuf]) -> Vec<Module> {
-    touched.iter().filter_map(|f| Module::of(f)).collect()
 }
 
 /// The whole identifiers of `text`: its longest runs of letters, digits and `_`, as

@@ -66,10 +66,7 @@ pub(crate) fn module_words<'a>(paths: impl IntoIterator<Item = &'a PathBuf>) -> 
 pub(crate) fn depends_on_any(path: &Path, text: &str, touched: &[PathBuf]) -> bool {
     use crate::python_imports::{Module, is_python, loads};
     match is_python(path) {
-        true => {
-            let modules: Vec<Module> = touched.iter().filter_map(|f| Module::of(f)).collect();
-            loads_any(&loads(path, text), &modules)
-        }
+        true => loads_any(&loads(path, text), &Module::all(touched)),
         false => names_any(text, &module_words(touched)),
     }
 }

@@ -45,6 +45,11 @@ impl Module {
             .collect();
         Some(Module { path, names })
     }
+
+    /// The Python modules among `files`.
+    pub(crate) fn all(files: &[PathBuf]) -> Vec<Module> {
+        files.iter().filter_map(|f| Module::of(f)).collect()
+    }
 }
 
 /// Whether `path` is a Python source or stub file.

@@ -336,6 +336,16 @@ struct Hearing {
 }
 
 impl Hearing {
+    /// Tells every subscriber changes may have been lost, since when the watch says.
+    fn dropped(&self, subscribers: &[(u64, mpsc::UnboundedSender<Change>)]) {
+        let dropped = Change::Dropped {
+            since: self.calm.lost_since(),
+        };
+        for (_, tx) in subscribers {
+            let _ = tx.send(dropped.clone());
+        }
+    }
+
     fn hear(&mut self, heard: Heard) {
         self.calm.heard(SystemTime::now());
         let mut subscribers = lock(&self.subscribers);
@@ -346,26 +356,13 @@ impl Hearing {
             Heard::Ended(why) => {
                 tracing::error!("the watch of outside edits stopped: {why}");
                 *lock(&self.ended) = Some(why);
-                let dropped = Change::Dropped {
-                    since: self.calm.lost_since(),
-                };
-                for (_, tx) in subscribers.iter() {
-                    let _ = tx.send(dropped.clone());
-                }
+                self.dropped(&subscribers);
                 subscribers.clear();
                 return;
             }
             // Lost events lose changes: said, with the moment since which they may be lost,
             // so the tree is looked at.
-            Heard::Lost => {
-                let dropped = Change::Dropped {
-                    since: self.calm.lost_since(),
-                };
-                for (_, tx) in subscribers.iter() {
-                    let _ = tx.send(dropped.clone());
-                }
-                return;
-            }
+            Heard::Lost => return self.dropped(&subscribers),
             Heard::Path(path, kind) => (path, kind),
         };
         if kind == 3 {

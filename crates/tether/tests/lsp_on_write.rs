@@ -54,6 +54,28 @@ fn pyright_run(dir: &std::path::Path, files: &[(&str, &str)]) -> Run {
     common::run_with_config(dir, &format!("{}{waits}", common::LSP_BUDGETS))
 }
 
+/// A run over `dir/ws` whose pyright is behind a wrapper that copies what tether sends it
+/// into `log`, with generous waits.
+fn logged_pyright_run(dir: &std::path::Path, log: &std::path::Path) -> Run {
+    let wrapper = format!(
+        "tee -a '{}' | exec pyright-langserver --stdio",
+        log.display()
+    );
+    let config = format!(
+        "{}[lsp.servers.pyright]\ncommand = [\"sh\", \"-c\", {wrapper:?}]\n\
+         [lsp.diagnostics]\nwait_ms = 30000\nbaseline_ms = 30000\n",
+        common::LSP_BUDGETS
+    );
+    common::run_with_config(dir, &config)
+}
+
+/// How many pulls of `file`'s diagnostics are in `sent`, what tether sent the server.
+fn pulls_of(sent: &str, file: &str) -> usize {
+    sent.split("Content-Length")
+        .filter(|m| m.contains("\"textDocument/diagnostic\"") && m.contains(file))
+        .count()
+}
+
 /// The diagnostics block of a result, if any.
 fn block(out: &str) -> &str {
     out.find("diagnostics (pyright) after this write:")
@@ -411,23 +433,10 @@ fn an_importer_is_asked_before_a_write_only_after_a_change() {
         ] {
             common::write(&ws, name, text);
         }
-        let wrapper = format!(
-            "tee -a '{}' | exec pyright-langserver --stdio",
-            log.display()
-        );
-        let config = format!(
-            "{}[lsp.servers.pyright]\ncommand = [\"sh\", \"-c\", {wrapper:?}]\n\
-             [lsp.diagnostics]\nwait_ms = 30000\nbaseline_ms = 30000\n",
-            common::LSP_BUDGETS
-        );
-        let run = common::run_with_config(dir.path(), &config);
+        let run = logged_pyright_run(dir.path(), &log);
         run.warm().await;
-        let asked_of_app = || {
-            let sent = std::fs::read_to_string(&log).unwrap_or_default();
-            sent.split("Content-Length")
-                .filter(|m| m.contains("\"textDocument/diagnostic\"") && m.contains("app.py"))
-                .count()
-        };
+        let asked_of_app =
+            || pulls_of(&std::fs::read_to_string(&log).unwrap_or_default(), "app.py");
         let write = |n: usize| {
             let text = format!("def area(width: int) -> int:\n    return width + {n}\n");
             call(&run, "write", json!({"path": "lib.py", "content": text}))
@@ -488,13 +497,7 @@ fn only_files_whose_imports_may_load_a_written_module_are_asked_about() {
         ] {
             common::write(&ws, name, text);
         }
-        let wrapper = format!("tee -a '{}' | exec pyright-langserver --stdio", log.display());
-        let config = format!(
-            "{}[lsp.servers.pyright]\ncommand = [\"sh\", \"-c\", {wrapper:?}]\n\
-             [lsp.diagnostics]\nwait_ms = 30000\nbaseline_ms = 30000\n",
-            common::LSP_BUDGETS
-        );
-        let run = common::run_with_config(dir.path(), &config);
+        let run = logged_pyright_run(dir.path(), &log);
         run.warm().await;
         // Once pyright is ready, the files of its first pass are confirmed (each pulled
         // once); what is asked from then on is the write's own asking.
@@ -506,11 +509,7 @@ fn only_files_whose_imports_may_load_a_written_module_are_asked_about() {
         assert!(out.contains("app/sub/up.py (another file, not written): 1 new problem"), "{out}");
         let sent = std::fs::read_to_string(&log).unwrap_or_default();
         let sent = &sent[before..];
-        let asked = |file: &str| {
-            sent.split("Content-Length")
-                .filter(|m| m.contains("\"textDocument/diagnostic\"") && m.contains(file))
-                .count()
-        };
+        let asked = |file: &str| pulls_of(sent, file);
         assert!(asked("app/sub/up.py") > 0, "{sent}");
         assert_eq!(asked("other/talk.py"), 0, "a file that only names the module");
         assert_eq!(asked("other/same_name.py"), 0, "an importer of another package's module");
