@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::Value;
+use tether_tool::SettingError;
 
 use crate::template::{self, Context};
 
@@ -131,13 +132,13 @@ pub struct Catalog {
 
 impl Catalog {
     /// The built-in entries alone.
-    pub fn builtin() -> Result<Catalog, String> {
+    pub fn builtin() -> Result<Catalog, SettingError> {
         Catalog::merged(&Overrides::new())
     }
 
     /// The built-in entries with `overrides` merged over them, user-added ones after; a
     /// wrong key, type or placeholder says which entry and what is allowed.
-    pub fn merged(overrides: &Overrides) -> Result<Catalog, String> {
+    pub fn merged(overrides: &Overrides) -> Result<Catalog, SettingError> {
         let mut entries = builtin_entries()?;
         for (id, given) in overrides {
             match entries.iter_mut().find(|(known, _, _)| known == id) {
@@ -205,13 +206,15 @@ impl Catalog {
 }
 
 /// The catalog file's entries, in order, as (id, entry, added by the user).
-fn builtin_entries() -> Result<Vec<(String, AdapterOverride, bool)>, String> {
+fn builtin_entries() -> Result<Vec<(String, AdapterOverride, bool)>, SettingError> {
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
     struct File {
         adapter: Vec<toml::Table>,
     }
-    let broken = |e: &dyn std::fmt::Display| format!("the built-in debug catalog is broken: {e}");
+    let broken = |e: &dyn std::fmt::Display| {
+        SettingError::rule(format!("the built-in debug catalog is broken: {e}"))
+    };
     let file: File = toml::from_str(BUILT_IN).map_err(|e| broken(&e))?;
     file.adapter
         .into_iter()
@@ -255,7 +258,7 @@ fn merge(entry: &mut AdapterOverride, given: AdapterOverride) {
 }
 
 /// Checks a merged entry and fills in defaults.
-fn compile(id: String, e: AdapterOverride, user: bool) -> Result<Adapter, String> {
+fn compile(id: String, e: AdapterOverride, user: bool) -> Result<Adapter, SettingError> {
     let at = format!("[debug.adapters.{id}]");
     let transport = match (e.transport.unwrap_or_default(), e.announce) {
         (TransportKind::Stdio, _) => Transport::Stdio,
@@ -265,19 +268,22 @@ fn compile(id: String, e: AdapterOverride, user: bool) -> Result<Adapter, String
             Transport::Tcp { announce }
         }
         (TransportKind::Tcp, _) => {
-            return Err(format!(
+            return Err(SettingError::rule(format!(
                 "{at}: `transport = \"tcp\"` needs `announce`, the text of the line the adapter \
                  prints with `{{address}}` or `{{port}}` where the address stands (e.g. \
                  \"listening at: {{address}}\")"
-            ));
+            )));
         }
     };
     let command = e.command.unwrap_or_default();
-    template::check_command(&command).map_err(|why| format!("{at} command: {why}"))?;
-    let table = |t: Option<toml::Table>, what: Context| -> Result<Option<Value>, String> {
+    template::check_command(&command)
+        .map_err(|why| SettingError::rule(format!("{at} command: {why}")))?;
+    let table = |t: Option<toml::Table>, what: Context| -> Result<Option<Value>, SettingError> {
         let Some(t) = t else { return Ok(None) };
-        let value = serde_json::to_value(t).map_err(|e| format!("{at} {}: {e}", what.key()))?;
-        template::check(&value, what).map_err(|why| format!("{at} {}: {why}", what.key()))?;
+        let in_table =
+            |why: &dyn std::fmt::Display| SettingError::rule(format!("{at} {}: {why}", what.key()));
+        let value = serde_json::to_value(t).map_err(|e| in_table(&e))?;
+        template::check(&value, what).map_err(|why| in_table(&why))?;
         Ok(Some(value))
     };
     let launch = table(e.launch, Context::Launch)?;
@@ -287,9 +293,9 @@ fn compile(id: String, e: AdapterOverride, user: bool) -> Result<Adapter, String
             .split('.')
             .all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_'))
     {
-        return Err(format!(
+        return Err(SettingError::rule(format!(
             "{at}: `python_module = {module:?}` is not a module name"
-        ));
+        )));
     }
     Ok(Adapter {
         id,
@@ -301,10 +307,10 @@ fn compile(id: String, e: AdapterOverride, user: bool) -> Result<Adapter, String
             (Some(markers), _) => markers,
             (None, Some(kind)) => tether_proc::project_markers(kind)
                 .ok_or_else(|| {
-                    format!(
+                    SettingError::rule(format!(
                         "{at}: `project = {kind:?}` is not a project kind tether knows; give \
                          `markers = [...]`, or `project = \"python\"`"
-                    )
+                    ))
                 })?
                 .iter()
                 .map(|m| m.to_string())
@@ -391,7 +397,10 @@ mod tests {
         let bad = Catalog::merged(&user(
             "[adapters.mine]\ncommand = [\"x\"]\nproject = \"ruby\"\n",
         ));
-        assert!(bad.is_err_and(|e| e.contains("`project = \"ruby\"` is not a project kind")));
+        assert!(bad.is_err_and(|e| {
+            e.to_string()
+                .contains("`project = \"ruby\"` is not a project kind")
+        }));
     }
 
     #[test]
@@ -411,12 +420,15 @@ mod tests {
 
     #[test]
     fn wrong_entries_say_what_is_wrong() {
-        let tcp = Catalog::merged(&user("[adapters.t]\ntransport = \"tcp\"\n")).unwrap_err();
+        let tcp = Catalog::merged(&user("[adapters.t]\ntransport = \"tcp\"\n"))
+            .unwrap_err()
+            .to_string();
         assert!(tcp.contains("[debug.adapters.t]: `transport = \"tcp\"` needs `announce`"));
         let typo = Catalog::merged(&user(
             "[adapters.t]\ncommand = [\"x\"]\n[adapters.t.launch]\nprogram = \"{prgram}\"\n",
         ))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(
             typo.contains("[debug.adapters.t] launch: unknown placeholder {prgram}"),
             "{typo}"
@@ -424,7 +436,8 @@ mod tests {
         let port = Catalog::merged(&user(
             "[adapters.t]\n[adapters.t.launch]\nport = \"{port}\"\n",
         ))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(port.contains("{port} has no value in `launch`"), "{port}");
     }
 }

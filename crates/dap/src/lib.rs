@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 mod catalog;
+mod error;
 mod locate;
 mod op;
 mod ops;
@@ -22,7 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
-use tether_tool::{BoxFuture, Capability, DoctorSection, Install};
+use tether_tool::{BoxFuture, Capability, DoctorSection, Install, SettingError};
 
 pub use catalog::{AdapterOverride, Catalog, Overrides, TransportKind};
 pub use settings::SETTINGS;
@@ -64,7 +65,7 @@ struct Section {
 
 impl DebugConfig {
     /// Reads `[debug]`; a wrong key or value says which and what is allowed.
-    pub fn from_section(section: Option<&toml::Value>) -> Result<Self, String> {
+    pub fn from_section(section: Option<&toml::Value>) -> Result<Self, SettingError> {
         let mut config = DebugConfig::default();
         let Some(section) = section else {
             return Ok(config);
@@ -85,7 +86,7 @@ impl DebugConfig {
 pub async fn adapters_report(root: &std::path::Path, overrides: &Overrides) -> String {
     match Catalog::merged(overrides) {
         Ok(catalog) => locate::report(&catalog, root).await,
-        Err(why) => why,
+        Err(why) => why.to_string(),
     }
 }
 
@@ -109,7 +110,7 @@ impl Capability for Debug {
         Some("debug")
     }
 
-    fn configure(&mut self, section: Option<&toml::Value>) -> Result<bool, String> {
+    fn configure(&mut self, section: Option<&toml::Value>) -> Result<bool, SettingError> {
         self.config = DebugConfig::from_section(section)?;
         Ok(true)
     }

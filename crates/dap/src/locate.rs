@@ -9,7 +9,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::catalog::{Adapter, Catalog};
-use crate::template::{self, Values};
+use crate::error::LocateError;
+use crate::template::{self, Context, Values};
 
 /// An adapter that can start: how, and from which project folder.
 #[derive(Debug, Clone)]
@@ -103,25 +104,24 @@ async fn has_module(python: &Path, module: &str) -> bool {
 }
 
 /// `kind`'s command with `{binary}` (the first of its binaries on PATH) and `{python}` filled;
-/// `missing` says a binary is not there, given the names looked for.
-fn command(
-    kind: &Adapter,
-    python: Option<&str>,
-    missing: impl Fn(&str) -> String,
-) -> Result<Vec<String>, String> {
+/// `marked` says, when no binary is there, that a project marker was.
+fn command(kind: &Adapter, python: Option<&str>, marked: bool) -> Result<Vec<String>, LocateError> {
     let binary = match kind.command.iter().any(|c| c.contains("{binary}")) {
         false => None,
         true if kind.binaries.is_empty() => {
-            return Err(format!(
-                "[debug.adapters.{}]: `command` names {{binary}} but no `binaries` are listed",
-                kind.id
-            ));
+            return Err(LocateError::NoBinaries {
+                id: kind.id.clone(),
+            });
         }
         true => Some(
             kind.binaries
                 .iter()
                 .find_map(|b| which::which(b).ok())
-                .ok_or_else(|| missing(&kind.binaries.join(", ")))?
+                .ok_or_else(|| LocateError::NotOnPath {
+                    id: kind.id.clone(),
+                    names: kind.binaries.join(", "),
+                    marked,
+                })?
                 .display()
                 .to_string(),
         ),
@@ -136,18 +136,20 @@ fn command(
 }
 
 /// `[debug.adapters.ID] needs a command` for an entry that gave none.
-fn needs_command(kind: &Adapter) -> Result<(), String> {
+fn needs_command(kind: &Adapter) -> Result<(), LocateError> {
     match kind.command.is_empty() {
-        true => Err(format!(
-            "[debug.adapters.{}] needs a `command` (the adapter and its arguments)",
-            kind.id
-        )),
+        true => Err(LocateError::NoCommand {
+            id: kind.id.clone(),
+        }),
         false => Ok(()),
     }
 }
 
-fn unknown(catalog: &Catalog, id: &str) -> String {
-    format!("no adapter `{id}`: known are {}", catalog.ids().join(", "))
+fn unknown(catalog: &Catalog, id: &str) -> LocateError {
+    LocateError::Unknown {
+        id: id.to_string(),
+        known: catalog.ids().into_iter().map(str::to_string).collect(),
+    }
 }
 
 /// The adapter `id` for `program`, or why it cannot start here.
@@ -156,7 +158,7 @@ pub async fn find(
     id: &str,
     program: &Path,
     workspace: &Path,
-) -> Result<Found, String> {
+) -> Result<Found, LocateError> {
     find_with(catalog, id, program, workspace, true).await
 }
 
@@ -168,13 +170,11 @@ async fn find_with(
     program: &Path,
     workspace: &Path,
     run_inside: bool,
-) -> Result<Found, String> {
+) -> Result<Found, LocateError> {
     let kind = catalog.get(id).ok_or_else(|| unknown(catalog, id))?.clone();
     needs_command(&kind)?;
     if kind.markers.is_empty() && !kind.native {
-        return Err(format!(
-            "[debug.adapters.{id}] needs `markers` (files that mark its projects)"
-        ));
+        return Err(LocateError::NoMarkers { id: id.to_string() });
     }
     // A native program is a project of its own.
     let own = (kind.native && is_elf(program)).then(|| workspace.to_path_buf());
@@ -186,7 +186,11 @@ async fn find_with(
                 "" => "the workspace root".to_string(),
                 f => format!("{f} up to the workspace root"),
             };
-            format!("{id}: no {} from {from}", kind.markers.join(" or "))
+            LocateError::NoProject {
+                id: id.to_string(),
+                markers: kind.markers.clone(),
+                from,
+            }
         })?;
     let mut found = Found {
         id: kind.id.clone(),
@@ -199,7 +203,7 @@ async fn find_with(
     };
     if kind.uses_python() {
         let (python, why) = tether_proc::project_python(&found.root)
-            .ok_or_else(|| format!("{id}: no python3 on PATH"))?;
+            .ok_or_else(|| LocateError::NoPython { id: id.to_string() })?;
         if !run_inside && tether_proc::inside(&python, workspace) {
             let module = kind.python_module.as_deref().unwrap_or("what it needs");
             found.argv = vec![python.display().to_string()];
@@ -213,19 +217,17 @@ async fn find_with(
         if let Some(module) = &kind.python_module
             && !has_module(&python, module).await
         {
-            return Err(format!(
-                "{id}: {} ({why}) has no {module}: install it there (`{} -m pip install \
-                 {module}`)",
-                python.display(),
-                python.display()
-            ));
+            return Err(LocateError::NoModule {
+                id: id.to_string(),
+                python: python.display().to_string(),
+                why,
+                module: module.clone(),
+            });
         }
         found.interpreter = Some(format!("{} ({why})", python.display()));
         found.python = Some(python.display().to_string());
     }
-    found.argv = command(&kind, found.python.as_deref(), |names| {
-        format!("{id}: a project marker is there, but none of {names} is on PATH")
-    })?;
+    found.argv = command(&kind, found.python.as_deref(), true)?;
     if kind.rust_formatters && found.root.join("Cargo.toml").exists() {
         found.init_commands = rust_formatters(&found.root).await;
     }
@@ -234,14 +236,10 @@ async fn find_with(
 
 /// The `launch` arguments for `program` under `found`'s adapter, from its template; an
 /// adapter without one is refused, naming what to add.
-pub fn launch_args(found: &Found, program: &Path, args: &[String]) -> Result<Value, String> {
+pub fn launch_args(found: &Found, program: &Path, args: &[String]) -> Result<Value, LocateError> {
     let id = &found.id;
     let Some(launch) = &found.kind.launch else {
-        return Err(format!(
-            "{id}: no launch template: `[debug.adapters.{id}]` needs a `launch` table, the \
-             arguments of DAP's `launch` request with {{program}}, {{args}} and {{cwd}} where \
-             the adapter takes them (docs/architecture.md: \"How to add a debug adapter\")"
-        ));
+        return Err(LocateError::NoLaunch { id: id.clone() });
     };
     let values = Values {
         program: Some(program),
@@ -251,12 +249,16 @@ pub fn launch_args(found: &Found, program: &Path, args: &[String]) -> Result<Val
         python: found.python.as_deref(),
         init_commands: &found.init_commands,
     };
-    template::render(launch, &values).map_err(|why| format!("{id} launch: {why}"))
+    template::render(launch, &values).map_err(|cause| LocateError::Template {
+        id: id.clone(),
+        template: Context::Launch.key(),
+        cause,
+    })
 }
 
 /// The adapter to attach with when none is named: the one whose markers the workspace root
 /// holds, if exactly one attacher's does.
-pub fn attach_adapter(catalog: &Catalog, workspace: &Path) -> Result<String, String> {
+pub fn attach_adapter(catalog: &Catalog, workspace: &Path) -> Result<String, LocateError> {
     let marked: Vec<&str> = catalog
         .attachers()
         .filter(|kind| kind.markers.iter().any(|m| workspace.join(m).exists()))
@@ -264,17 +266,16 @@ pub fn attach_adapter(catalog: &Catalog, workspace: &Path) -> Result<String, Str
         .collect();
     match marked.as_slice() {
         [one] => Ok(one.to_string()),
-        _ => Err(format!(
-            "cannot tell which adapter to attach with: name one with `adapter` (the program \
-             must wait on the port: {})",
-            catalog.attach_howto()
-        )),
+        _ => Err(LocateError::WhichAttacher {
+            howto: catalog.attach_howto(),
+        }),
     }
 }
 
 /// `a, b and c`.
-fn listed(names: &[&str]) -> String {
-    match names {
+pub(crate) fn listed(names: &[impl AsRef<str>]) -> String {
+    let names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
+    match names.as_slice() {
         [] => "no adapter".into(),
         [one] => one.to_string(),
         [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
@@ -283,14 +284,17 @@ fn listed(names: &[&str]) -> String {
 
 /// The adapter for attaching on a port: one whose port speaks DAP is spoken to there (no
 /// command), another is started here and connects to the program itself.
-pub async fn for_attach(catalog: &Catalog, id: &str, workspace: &Path) -> Result<Found, String> {
+pub async fn for_attach(
+    catalog: &Catalog,
+    id: &str,
+    workspace: &Path,
+) -> Result<Found, LocateError> {
     let Some(kind) = catalog.get(id).filter(|k| k.attach.is_some()) else {
-        let able: Vec<&str> = catalog.attachers().map(|a| a.id.as_str()).collect();
-        return Err(format!(
-            "attach by port is built for {}, not `{id}`; the program must wait on the port: {}",
-            listed(&able),
-            catalog.attach_howto()
-        ));
+        return Err(LocateError::CannotAttach {
+            id: id.to_string(),
+            able: catalog.attachers().map(|a| a.id.clone()).collect(),
+            howto: catalog.attach_howto(),
+        });
     };
     let mut found = Found {
         id: id.to_string(),
@@ -307,13 +311,11 @@ pub async fn for_attach(catalog: &Catalog, id: &str, workspace: &Path) -> Result
     needs_command(kind)?;
     if kind.uses_python() {
         let (python, why) = tether_proc::project_python(workspace)
-            .ok_or_else(|| format!("{id}: no python3 on PATH"))?;
+            .ok_or_else(|| LocateError::NoPython { id: id.to_string() })?;
         found.interpreter = Some(format!("{} ({why})", python.display()));
         found.python = Some(python.display().to_string());
     }
-    found.argv = command(kind, found.python.as_deref(), |names| {
-        format!("{id}: none of {names} is on PATH")
-    })?;
+    found.argv = command(kind, found.python.as_deref(), false)?;
     if kind.rust_formatters && workspace.join("Cargo.toml").exists() {
         found.init_commands = rust_formatters(workspace).await;
     }
@@ -321,13 +323,13 @@ pub async fn for_attach(catalog: &Catalog, id: &str, workspace: &Path) -> Result
 }
 
 /// The `attach` arguments for a debuggee waiting on `port`, from the adapter's template.
-pub fn attach_args(found: &Found, port: u16) -> Result<Value, String> {
+pub fn attach_args(found: &Found, port: u16) -> Result<Value, LocateError> {
     let id = &found.id;
     let attach = found
         .kind
         .attach
         .as_ref()
-        .ok_or_else(|| format!("{id}: no `attach` table"))?;
+        .ok_or_else(|| LocateError::NoAttach { id: id.clone() })?;
     let values = Values {
         program: None,
         args: &[],
@@ -336,7 +338,11 @@ pub fn attach_args(found: &Found, port: u16) -> Result<Value, String> {
         python: found.python.as_deref(),
         init_commands: &found.init_commands,
     };
-    template::render(attach, &values).map_err(|why| format!("{id} attach: {why}"))
+    template::render(attach, &values).map_err(|cause| LocateError::Template {
+        id: id.clone(),
+        template: Context::Attach.key(),
+        cause,
+    })
 }
 
 /// What `adapters` says: per adapter, whether it can be used here and why (not).
@@ -360,7 +366,7 @@ pub async fn report(catalog: &Catalog, workspace: &Path) -> String {
                     "{id}: ready ({})",
                     found.interpreter.unwrap_or_else(|| found.argv.join(" "))
                 ),
-                Err(why) => why,
+                Err(why) => why.to_string(),
             },
         );
     }
@@ -437,11 +443,7 @@ mod tests {
     #[test]
     fn commands_fill_binary_and_python() {
         let catalog = Catalog::builtin().unwrap();
-        let py = command(
-            catalog.get("debugpy").unwrap(),
-            Some("/p/python"),
-            |_| unreachable!(),
-        );
+        let py = command(catalog.get("debugpy").unwrap(), Some("/p/python"), true);
         assert_eq!(py.unwrap(), ["/p/python", "-m", "debugpy.adapter"]);
         let missing = Catalog::merged(
             &[(
@@ -454,10 +456,16 @@ mod tests {
             .into(),
         )
         .unwrap();
-        let err = command(missing.get("delve").unwrap(), None, |n| {
-            format!("none of {n}")
-        });
-        assert_eq!(err.unwrap_err(), "none of no-such-dlv-here");
+        let err = command(missing.get("delve").unwrap(), None, true).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "delve: a project marker is there, but none of no-such-dlv-here is on PATH"
+        );
+        let err = command(missing.get("delve").unwrap(), None, false).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "delve: none of no-such-dlv-here is on PATH"
+        );
     }
 
     #[test]
@@ -469,7 +477,8 @@ mod tests {
             .unwrap();
         let err = rt
             .block_on(for_attach(&catalog, "dart", Path::new("/")))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("attach by port is built for debugpy, lldb and delve, not `dart`"),
             "{err}"

@@ -43,34 +43,14 @@ pub(crate) enum Begin {
     Attach,
 }
 
-impl Begin {
-    pub(crate) fn command(self) -> &'static str {
-        match self {
-            Begin::Launch => "launch",
-            Begin::Attach => "attach",
-        }
-    }
-}
-
-/// How a stopped program is made to run.
+/// How a stopped program is made to run (each a DAP request of its own: `continue`, `next`,
+/// `stepIn`, `stepOut`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Resume {
     Continue,
     StepOver,
     StepIn,
     StepOut,
-}
-
-impl Resume {
-    /// The DAP request.
-    pub(crate) fn command(self) -> &'static str {
-        match self {
-            Resume::Continue => "continue",
-            Resume::StepOver => "next",
-            Resume::StepIn => "stepIn",
-            Resume::StepOut => "stepOut",
-        }
-    }
 }
 
 /// The operations on a live session, which run the program or read it while it is stopped;

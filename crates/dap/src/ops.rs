@@ -3,6 +3,7 @@
 
 use tether_tool::ToolError;
 
+use crate::error::DapError;
 use crate::op::{Live, Resume};
 use crate::protocol as dap;
 use crate::render::{self, MAX_CHILDREN, MAX_FRAMES};
@@ -15,7 +16,6 @@ pub(crate) async fn stopped_ops(
     op: Live,
 ) -> Result<String, ToolError> {
     let root = ws.root();
-    let failed = ToolError::failed;
     let stopped_thread = match s.where_now() {
         Where::Stopped { thread, .. } => Some(thread),
         Where::Ended(code) => {
@@ -35,20 +35,17 @@ pub(crate) async fn stopped_ops(
                 return Ok(snapshot(s, ws).await);
             }
             let thread = thread.or(stopped_thread).ok_or_else(running)?;
-            s.resume(how.command(), thread).await.map_err(failed)?;
+            s.resume(how, thread).await?;
             Ok(snapshot(s, ws).await)
         }
         // Reaches a program a `continue` waits on (pause is not serialized behind it); both
         // then show the same stop.
-        Live::Pause { thread } => match s.pause(thread).await.map_err(failed)? {
+        Live::Pause { thread } => match s.pause(thread).await? {
             false => Ok("already stopped".into()),
             true => Ok(snapshot(s, ws).await),
         },
         Live::Threads => {
-            let answer: dap::ThreadsResponse = s
-                .ask("threads", dap::NoArguments {})
-                .await
-                .map_err(failed)?;
+            let answer = s.call::<dap::Threads>(dap::NoArguments {}).await?;
             let lines: Vec<String> = answer
                 .threads
                 .iter()
@@ -58,7 +55,7 @@ pub(crate) async fn stopped_ops(
         }
         Live::Stack { thread } => {
             let thread = thread.or(stopped_thread).ok_or_else(running)?;
-            let (frames, total) = stack(s, thread).await.map_err(failed)?;
+            let (frames, total) = stack(s, thread).await?;
             let mut lines: Vec<String> = frames.iter().map(|f| render::frame(f, root)).collect();
             if total > frames.len() {
                 lines.push(format!(
@@ -72,7 +69,7 @@ pub(crate) async fn stopped_ops(
             stopped_thread.ok_or_else(running)?;
             let frame = s.frame(public).ok_or_else(|| stale("frame id", public))?;
             let args = dap::ScopesArguments { frame_id: frame };
-            let mut answer: dap::ScopesResponse = s.ask("scopes", args).await.map_err(failed)?;
+            let mut answer = s.call::<dap::Scopes>(args).await?;
             let scopes = &mut answer.scopes;
             s.mint(
                 Minted::Reference,
@@ -95,8 +92,7 @@ pub(crate) async fn stopped_ops(
             let args = dap::VariablesArguments {
                 variables_reference: reference,
             };
-            let mut answer: dap::VariablesResponse =
-                s.ask("variables", args).await.map_err(failed)?;
+            let mut answer = s.call::<dap::Variables>(args).await?;
             let text = minted_variables(s, &mut answer.variables);
             Ok(if text.is_empty() {
                 "(no variables)".into()
@@ -109,25 +105,23 @@ pub(crate) async fn stopped_ops(
             frame_id,
         } => {
             let thread = stopped_thread.ok_or_else(running)?;
-            let expression = expression.as_str();
             let public = match frame_id {
                 Some(f) => f,
                 None => {
-                    let (frames, _) = stack(s, thread).await.map_err(failed)?;
+                    let (frames, _) = stack(s, thread).await?;
                     frames.first().map_or(0, |f| f.id)
                 }
             };
             let frame = s.frame(public).ok_or_else(|| stale("frame id", public))?;
             // The catalog's context: debugpy's repl also runs statements, lldb's would take
             // lldb commands.
-            let context = s.adapter.kind.evaluate_context.as_str();
+            let context = s.adapter.kind.evaluate_context.clone();
             let args = dap::EvaluateArguments {
                 expression,
                 frame_id: frame,
                 context,
             };
-            let mut answer: dap::EvaluateResponse =
-                s.ask("evaluate", args).await.map_err(failed)?;
+            let mut answer = s.call::<dap::Evaluate>(args).await?;
             s.mint(Minted::Reference, [&mut answer.variables_reference]);
             let reference = answer.variables_reference;
             // A statement (`x = 1` in debugpy's repl) answers an empty result.
@@ -164,13 +158,13 @@ fn minted_variables(s: &Session, items: &mut [dap::Variable]) -> String {
 }
 
 /// The top frames of `thread`, capped, with how many there are in all; their ids are handed out.
-async fn stack(s: &Session, thread: i64) -> Result<(Vec<dap::StackFrame>, usize), String> {
+async fn stack(s: &Session, thread: i64) -> Result<(Vec<dap::StackFrame>, usize), DapError> {
     let args = dap::StackTraceArguments {
         thread_id: thread,
         start_frame: 0,
         levels: MAX_FRAMES,
     };
-    let mut answer: dap::StackTraceResponse = s.ask("stackTrace", args).await?;
+    let mut answer = s.call::<dap::StackTrace>(args).await?;
     let mut frames = std::mem::take(&mut answer.stack_frames);
     let total = answer.total_frames.map_or(frames.len(), |t| t as usize);
     s.mint(Minted::Frame, frames.iter_mut().map(|f| &mut f.id));
@@ -230,17 +224,13 @@ pub(crate) async fn snapshot(s: &Session, ws: &tether_fs::Workspace) -> String {
             }
             let public = top.id;
             let frame = s.frame(public).unwrap_or(0);
-            let scopes =
-                s.ask::<dap::ScopesResponse>("scopes", dap::ScopesArguments { frame_id: frame });
+            let scopes = s.call::<dap::Scopes>(dap::ScopesArguments { frame_id: frame });
             if let Ok(scopes) = scopes.await
                 && let Some(locals) = scopes.scopes.first()
                 && let Ok(mut vars) = s
-                    .ask::<dap::VariablesResponse>(
-                        "variables",
-                        dap::VariablesArguments {
-                            variables_reference: locals.variables_reference,
-                        },
-                    )
+                    .call::<dap::Variables>(dap::VariablesArguments {
+                        variables_reference: locals.variables_reference,
+                    })
                     .await
             {
                 let text = minted_variables(s, &mut vars.variables);

@@ -3,17 +3,18 @@
 //! handed to the session in order (each before any later answer) and its own requests refused
 //! (tether runs no terminal for it). Errors become the sentences a session shows.
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tether_proc::{BoxFuture, Dap, Engine, Incoming, Reply, ResponseError, RpcError};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::{self, Event};
+use crate::error::DapError;
+use crate::protocol::{self, Event, Request};
 
 /// One end of a DAP connection; clones share it.
 #[derive(Clone)]
@@ -21,22 +22,25 @@ pub struct DapPeer {
     engine: Engine<Dap>,
 }
 
-/// A request sent whose answer is awaited later (`launch` is answered only after
-/// `configurationDone` by some adapters).
-pub struct Pending {
+/// A request sent whose answer, read as `T`, is awaited later (`launch` is answered only
+/// after `configurationDone` by some adapters).
+pub struct Pending<T> {
     inner: tether_proc::Pending<Dap>,
+    command: &'static str,
+    answer: PhantomData<fn() -> T>,
 }
 
-impl Pending {
+impl<T: DeserializeOwned + Default> Pending<T> {
     /// The answer's body, within `limit`.
-    pub async fn within(self, limit: Duration) -> Result<Value, String> {
+    pub async fn within(self, limit: Duration) -> Result<T, DapError> {
+        let command = self.command;
         self.inner
             .wait(limit, &CancellationToken::new())
             .await
-            .map_err(said)
+            .map(protocol::read)
+            .map_err(|cause| unanswered(command, cause))
     }
 }
-
 /// Takes the adapter's events as they are read, so what they say is known before any answer
 /// read after them is handed out, and no waiter has to hold a queue to learn of them.
 pub trait Listener: Send + Sync + 'static {
@@ -96,61 +100,118 @@ impl DapPeer {
             .set_cancels(capabilities.supports_cancel_request);
     }
 
-    /// Sends a request and returns at once; its answer is awaited with [`Pending::within`].
-    pub async fn send(&self, command: &str, arguments: impl Serialize) -> Result<Pending, String> {
+    /// Sends `R` and returns at once; its answer is awaited with [`Pending::within`].
+    pub async fn send<R: Request>(
+        &self,
+        arguments: R::Arguments,
+    ) -> Result<Pending<R::Response>, DapError> {
+        let command = R::COMMAND;
         let arguments = serde_json::to_value(arguments)
-            .map_err(|e| format!("`{command}` not sent: its arguments are not JSON ({e})"))?;
+            .map_err(|cause| DapError::Arguments { command, cause })?;
         match self.engine.send(command, arguments).await {
-            Ok(inner) => Ok(Pending { inner }),
-            Err(RpcError::Write { error, .. }) => {
+            Ok(inner) => Ok(Pending {
+                inner,
+                command,
+                answer: PhantomData,
+            }),
+            Err(cause) => {
                 // A write that fails means the adapter is gone, even before its output says so.
-                self.engine
-                    .mark_closed(format!("it stopped reading its input: {error}"));
-                Err(format!("`{command}` not sent: {error}"))
+                if let RpcError::Write { error, .. } = &cause {
+                    self.engine
+                        .mark_closed(format!("it stopped reading its input: {error}"));
+                }
+                Err(match cause {
+                    RpcError::Write { .. } | RpcError::Closed { .. } => {
+                        DapError::NotSent { command, cause }
+                    }
+                    cause => unanswered(command, cause),
+                })
             }
-            Err(RpcError::Closed { why, .. }) => Err(format!("`{command}` not sent: {why}")),
-            Err(e) => Err(said(e)),
         }
     }
 
-    /// Sends a request and waits for its answer's body, within `limit`.
-    pub async fn request(
+    /// Sends `R` and waits for its answer's body, within `limit`.
+    pub async fn call<R: Request>(
         &self,
-        command: &str,
-        arguments: impl Serialize,
+        arguments: R::Arguments,
         limit: Duration,
-    ) -> Result<Value, String> {
-        self.send(command, arguments).await?.within(limit).await
-    }
-
-    /// Like [`DapPeer::request`], the body read as `T`.
-    pub async fn ask<T: DeserializeOwned + Default>(
-        &self,
-        command: &str,
-        arguments: impl Serialize,
-        limit: Duration,
-    ) -> Result<T, String> {
-        self.request(command, arguments, limit)
-            .await
-            .map(protocol::read)
+    ) -> Result<R::Response, DapError> {
+        self.send::<R>(arguments).await?.within(limit).await
     }
 }
 
-/// The sentence a session shows for a request that got no answer's body.
-fn said(error: RpcError) -> String {
-    match error {
-        RpcError::Remote { method, error } => {
-            let short = error.message;
+/// The error for a request that got no answer's body: the adapter's own failure, with the
+/// detail its body gave, or why none came.
+fn unanswered(command: &'static str, cause: RpcError) -> DapError {
+    match cause {
+        RpcError::Remote { error, .. } => {
             let detail = error
                 .data
                 .as_ref()
-                .and_then(|body| body["error"]["format"].as_str());
-            match detail {
-                Some(detail) if detail != short => format!("`{method}` failed: {short}: {detail}"),
-                _ => format!("`{method}` failed: {short}"),
+                .and_then(|body| body["error"]["format"].as_str())
+                .filter(|detail| *detail != error.message)
+                .map(str::to_string);
+            DapError::Failed {
+                command,
+                message: error.message,
+                detail,
             }
         }
-        RpcError::Closed { why, .. } => format!("the adapter went away: {why}"),
-        other => other.to_string(),
+        cause => DapError::Request { command, cause },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+    use tether_proc::{ResponseError, RpcError};
+
+    use super::unanswered;
+
+    fn remote(message: &str, data: Option<serde_json::Value>) -> RpcError {
+        RpcError::Remote {
+            method: "evaluate".into(),
+            error: ResponseError {
+                code: 0,
+                message: message.into(),
+                data,
+            },
+        }
+    }
+
+    #[test]
+    fn a_request_without_an_answer_says_why_as_before() {
+        let detail = Some(json!({"error": {"format": "name 'x' is not defined"}}));
+        assert_eq!(
+            unanswered("evaluate", remote("error", detail)).to_string(),
+            "`evaluate` failed: error: name 'x' is not defined"
+        );
+        let same = Some(json!({"error": {"format": "boom"}}));
+        assert_eq!(
+            unanswered("evaluate", remote("boom", same)).to_string(),
+            "`evaluate` failed: boom"
+        );
+        assert_eq!(
+            unanswered("evaluate", remote("boom", None)).to_string(),
+            "`evaluate` failed: boom"
+        );
+        let closed = RpcError::Closed {
+            method: "threads".into(),
+            why: "its output ended".into(),
+        };
+        assert_eq!(
+            unanswered("threads", closed).to_string(),
+            "the adapter went away: its output ended"
+        );
+        let late = RpcError::Timeout {
+            method: "threads".into(),
+            after: Duration::from_millis(1500),
+        };
+        assert_eq!(
+            unanswered("threads", late).to_string(),
+            "`threads` got no answer within 1500 ms"
+        );
     }
 }

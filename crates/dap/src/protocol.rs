@@ -4,9 +4,77 @@
 
 use std::path::Path;
 
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+/// One request tether sends, naming its command, its arguments and its answer's body together,
+/// so a command cannot be sent with another's arguments or read as another's answer.
+pub trait Request {
+    /// The command, as the protocol names it.
+    const COMMAND: &'static str;
+    /// What it is sent with.
+    type Arguments: Serialize;
+    /// Its answer's body, read leniently (see [`read`]): [`IgnoredAny`] when tether reads none.
+    type Response: DeserializeOwned + Default;
+}
+
+/// Declares each request as a type of its own, implementing [`Request`].
+macro_rules! requests {
+    ($($(#[$doc:meta])* $name:ident = $command:literal ($arguments:ty) -> $response:ty;)*) => {
+        $(
+            $(#[$doc])*
+            pub enum $name {}
+
+            impl Request for $name {
+                const COMMAND: &'static str = $command;
+                type Arguments = $arguments;
+                type Response = $response;
+            }
+        )*
+    };
+}
+
+requests! {
+    /// Opens every session.
+    Initialize = "initialize" (InitializeArguments) -> Capabilities;
+    /// Starts the program, from the adapter's `launch` template.
+    Launch = "launch" (Value) -> IgnoredAny;
+    /// Joins a program waiting on a port, from the adapter's `attach` template.
+    Attach = "attach" (Value) -> IgnoredAny;
+    /// Sets one file's breakpoints.
+    SetBreakpoints = "setBreakpoints" (SetBreakpointsArguments) -> SetBreakpointsResponse;
+    /// Sets the functions the catalog breaks in.
+    SetFunctionBreakpoints = "setFunctionBreakpoints" (SetFunctionBreakpointsArguments)
+        -> IgnoredAny;
+    /// Turns on the exception filters.
+    SetExceptionBreakpoints = "setExceptionBreakpoints" (SetExceptionBreakpointsArguments)
+        -> IgnoredAny;
+    /// Ends configuration: the program may run.
+    ConfigurationDone = "configurationDone" (NoArguments) -> IgnoredAny;
+    /// Runs to the next stop.
+    Continue = "continue" (ThreadArguments) -> IgnoredAny;
+    /// Steps over a line.
+    Next = "next" (ThreadArguments) -> IgnoredAny;
+    /// Steps into a call.
+    StepIn = "stepIn" (ThreadArguments) -> IgnoredAny;
+    /// Runs until the function returns.
+    StepOut = "stepOut" (ThreadArguments) -> IgnoredAny;
+    /// Stops a thread.
+    Pause = "pause" (ThreadArguments) -> IgnoredAny;
+    /// Lists the threads.
+    Threads = "threads" (NoArguments) -> ThreadsResponse;
+    /// A thread's frames.
+    StackTrace = "stackTrace" (StackTraceArguments) -> StackTraceResponse;
+    /// A frame's scopes.
+    Scopes = "scopes" (ScopesArguments) -> ScopesResponse;
+    /// A reference's children.
+    Variables = "variables" (VariablesArguments) -> VariablesResponse;
+    /// Evaluates an expression in a frame.
+    Evaluate = "evaluate" (EvaluateArguments) -> EvaluateResponse;
+    /// Ends the session.
+    Disconnect = "disconnect" (DisconnectArguments) -> IgnoredAny;
+}
 
 /// Reads an answer's or event's body; one that does not fit reads as the empty default.
 pub fn read<T: DeserializeOwned + Default>(body: Value) -> T {
@@ -19,15 +87,15 @@ pub fn read<T: DeserializeOwned + Default>(body: Value) -> T {
 /// `initialize`'s arguments: who we are and how we count.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct InitializeArguments<'a> {
+pub struct InitializeArguments {
     #[serde(rename = "clientID")]
-    pub client_id: &'a str,
-    pub client_name: &'a str,
+    pub client_id: &'static str,
+    pub client_name: &'static str,
     #[serde(rename = "adapterID")]
-    pub adapter_id: &'a str,
+    pub adapter_id: String,
     pub lines_start_at1: bool,
     pub columns_start_at1: bool,
-    pub path_format: &'a str,
+    pub path_format: &'static str,
     pub supports_variable_type: bool,
     pub supports_run_in_terminal_request: bool,
 }
@@ -240,10 +308,10 @@ pub struct Variable {
 /// `evaluate`'s arguments.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct EvaluateArguments<'a> {
-    pub expression: &'a str,
+pub struct EvaluateArguments {
+    pub expression: String,
     pub frame_id: i64,
-    pub context: &'a str,
+    pub context: String,
 }
 
 /// `evaluate`'s answer.
@@ -324,7 +392,7 @@ mod tests {
         let init = InitializeArguments {
             client_id: "tether",
             client_name: "tether",
-            adapter_id: "lldb",
+            adapter_id: "lldb".into(),
             lines_start_at1: true,
             columns_start_at1: true,
             path_format: "path",
@@ -345,6 +413,13 @@ mod tests {
             serde_json::to_value(NoArguments {}).unwrap_or_default(),
             json!({})
         );
+        let resumes = [
+            Continue::COMMAND,
+            Next::COMMAND,
+            StepIn::COMMAND,
+            StepOut::COMMAND,
+        ];
+        assert_eq!(resumes, ["continue", "next", "stepIn", "stepOut"]);
     }
 
     #[test]
@@ -357,6 +432,8 @@ mod tests {
         assert_eq!(frames.stack_frames[1].name.as_deref(), Some("f"));
         let broken: ThreadsResponse = read(json!({"threads": "none"}));
         assert!(broken.threads.is_empty());
+        // An answer tether does not read is taken whatever it holds.
+        let _: IgnoredAny = read(json!({"allThreadsContinued": true}));
         let none: EvaluateResponse = read(Value::Null);
         assert_eq!((none.result.as_str(), none.variables_reference), ("", 0));
         let Event::Stopped(stopped) = Event::read(

@@ -8,16 +8,16 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tether_proc::lock;
 
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tether_proc::{ChildSpec, LongChild, with_stderr_tail};
+use tether_proc::{ChildSpec, LongChild};
 use tokio::sync::watch;
 
 use crate::catalog::Transport;
+use crate::error::DapError;
 use crate::locate::Found;
+use crate::op::{Begin, Resume};
 use crate::peer::{DapPeer, Listener};
-use crate::protocol::{self as dap, Event};
+use crate::protocol::{self as dap, Event, Request};
 
 /// Output kept: the last 64 KiB.
 const OUTPUT_RING: usize = 64 << 10;
@@ -126,20 +126,21 @@ impl Session {
         program: PathBuf,
         workspace: PathBuf,
         limits: Limits,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, DapError> {
         let spec = ChildSpec {
             argv: adapter.argv.clone(),
             cwd: Some(adapter.root.clone()),
             env: Vec::new(),
         };
-        let mut child = LongChild::spawn(&spec).map_err(|e| format!("{}: {e}", adapter.id))?;
+        let mut child = LongChild::spawn(&spec).map_err(|cause| DapError::Spawn {
+            adapter: adapter.id.clone(),
+            cause,
+        })?;
         let (Some(output), Some(input)) = (child.take_stdout(), child.take_stdin()) else {
-            return Err(format!(
-                "{}: the adapter started without pipes to talk to it; check that `{}` runs as \
-                 a debug adapter",
-                adapter.id,
-                adapter.argv.join(" ")
-            ));
+            return Err(DapError::NoPipes {
+                adapter: adapter.id.clone(),
+                command: adapter.argv.join(" "),
+            });
         };
         let board = Board::new();
         let peer = match &adapter.kind.transport {
@@ -148,9 +149,13 @@ impl Session {
                 match over_tcp(output, board.clone(), announce, limits.request).await {
                     Ok(peer) => peer,
                     Err(e) => {
-                        let tail = child.stderr_tail();
+                        let stderr = child.stderr_tail();
                         child.shutdown(Duration::from_millis(500)).await;
-                        return Err(with_stderr_tail(&format!("{}: {e}", adapter.id), &tail));
+                        return Err(DapError::Start {
+                            adapter: adapter.id.clone(),
+                            stderr,
+                            cause: Box::new(e),
+                        });
                     }
                 }
             }
@@ -158,9 +163,13 @@ impl Session {
         let capabilities = match initialize(&peer, &adapter.id, limits.request).await {
             Ok(caps) => caps,
             Err(e) => {
-                let tail = child.stderr_tail();
+                let stderr = child.stderr_tail();
                 child.shutdown(Duration::from_millis(500)).await;
-                return Err(with_stderr_tail(&format!("{}: {e}", adapter.id), &tail));
+                return Err(DapError::Start {
+                    adapter: adapter.id.clone(),
+                    stderr,
+                    cause: Box::new(e),
+                });
             }
         };
         Ok(Session {
@@ -188,18 +197,24 @@ impl Session {
         program: PathBuf,
         workspace: PathBuf,
         limits: Limits,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, DapError> {
         let address = format!("127.0.0.1:{port}");
         let stream = tokio::time::timeout(limits.request, tokio::net::TcpStream::connect(&address))
             .await
-            .map_err(|_| format!("{address} did not accept a connection in time"))?
-            .map_err(|e| format!("nothing to attach to at {address}: {e}"))?;
+            .map_err(|_| DapError::ConnectTimeout {
+                address: address.clone(),
+            })?
+            .map_err(|cause| DapError::NothingToAttach { address, cause })?;
         let (read, write) = stream.into_split();
         let board = Board::new();
         let peer = DapPeer::start(read, write, board.clone());
         let capabilities = initialize(&peer, &adapter.id, limits.request)
             .await
-            .map_err(|e| format!("{}: {e}", adapter.id))?;
+            .map_err(|e| DapError::Start {
+                adapter: adapter.id.clone(),
+                stderr: Vec::new(),
+                cause: Box::new(e),
+            })?;
         Ok(Session {
             adapter,
             program,
@@ -216,19 +231,23 @@ impl Session {
         })
     }
 
-    /// Launches (or attaches, `command`) in the order every adapter accepts: `launch` sent but not
-    /// awaited, `initialized`, breakpoints, exception filters, `configurationDone`, then both
-    /// answers; then waits for the first stop. Returns each file's breakpoint report.
+    /// Launches (or attaches, `begin`) in the order every adapter accepts: `launch` sent but
+    /// not awaited, `initialized`, breakpoints, exception filters, `configurationDone`, then
+    /// both answers; then waits for the first stop. Returns each file's breakpoint report.
     pub async fn launch(
         &self,
-        command: &str,
+        begin: Begin,
         launch: Value,
         breakpoints: &[(PathBuf, Vec<usize>)],
-    ) -> Result<Vec<String>, String> {
+    ) -> Result<Vec<String>, DapError> {
         self.attached
-            .store(command == "attach", std::sync::atomic::Ordering::Relaxed);
+            .store(begin == Begin::Attach, std::sync::atomic::Ordering::Relaxed);
         let limit = self.limits.request;
-        let answer = self.peer.send(command, launch).await?.within(limit);
+        let sent = match begin {
+            Begin::Launch => self.peer.send::<dap::Launch>(launch).await?,
+            Begin::Attach => self.peer.send::<dap::Attach>(launch).await?,
+        };
+        let answer = sent.within(limit);
         tokio::pin!(answer);
         // Some adapters answer before `initialized` (lldb-dap), others after (debugpy): a
         // refusal that comes first ends the wait at once.
@@ -242,11 +261,10 @@ impl Session {
                 }
                 came = &mut initialized => match came {
                     true => break,
-                    false => return Err(self.gone_or(format!(
-                        "{} sent no `initialized` within {} ms",
-                        self.adapter.id,
-                        limit.as_millis()
-                    ))),
+                    false => return Err(self.gone_or(DapError::NotInitialized {
+                        adapter: self.adapter.id.clone(),
+                        after: limit,
+                    })),
                 },
             }
         }
@@ -264,17 +282,17 @@ impl Session {
                 .collect();
             let args = dap::SetFunctionBreakpointsArguments { breakpoints };
             self.peer
-                .request("setFunctionBreakpoints", args, limit)
+                .call::<dap::SetFunctionBreakpoints>(args, limit)
                 .await?;
         }
         let filters = exception_filters(&self.capabilities, &self.adapter.kind.exception_filters);
         let args = dap::SetExceptionBreakpointsArguments { filters };
         self.peer
-            .request("setExceptionBreakpoints", args, limit)
+            .call::<dap::SetExceptionBreakpoints>(args, limit)
             .await?;
         let done = self
             .peer
-            .send("configurationDone", dap::NoArguments {})
+            .send::<dap::ConfigurationDone>(dap::NoArguments {})
             .await?;
         let launched = async {
             match answered {
@@ -289,11 +307,11 @@ impl Session {
     }
 
     /// Sends one file's breakpoints and says which the adapter verified, moved or refused.
-    pub async fn set_breakpoints(&self, file: &Path, lines: &[usize]) -> Result<String, String> {
+    pub async fn set_breakpoints(&self, file: &Path, lines: &[usize]) -> Result<String, DapError> {
         let args = dap::SetBreakpointsArguments::new(file, lines);
-        let answer: dap::SetBreakpointsResponse = self
+        let answer = self
             .peer
-            .ask("setBreakpoints", args, self.limits.request)
+            .call::<dap::SetBreakpoints>(args, self.limits.request)
             .await?;
         let shown = file.strip_prefix(&self.workspace).unwrap_or(file);
         Ok(crate::render::breakpoints(shown, lines, &answer))
@@ -339,9 +357,9 @@ impl Session {
         }
     }
 
-    /// Lets the program run: `command` (continue, next, stepIn, stepOut) on `thread`; every
-    /// frame id and reference given out so far goes stale.
-    pub async fn resume(&self, command: &str, thread: i64) -> Result<(), String> {
+    /// Lets the program run, as `how` says, on `thread`; every frame id and reference given out
+    /// so far goes stale.
+    pub async fn resume(&self, how: Resume, thread: i64) -> Result<(), DapError> {
         let sent = {
             let _order = self.order.lock().await;
             {
@@ -353,7 +371,12 @@ impl Session {
                 heard.ref_ids.clear();
             }
             let args = dap::ThreadArguments { thread_id: thread };
-            self.peer.send(command, args).await
+            match how {
+                Resume::Continue => self.peer.send::<dap::Continue>(args).await,
+                Resume::StepOver => self.peer.send::<dap::Next>(args).await,
+                Resume::StepIn => self.peer.send::<dap::StepIn>(args).await,
+                Resume::StepOut => self.peer.send::<dap::StepOut>(args).await,
+            }
         };
         sent.map_err(|e| self.gone_or(e))?
             .within(self.limits.request)
@@ -365,7 +388,7 @@ impl Session {
     /// Asks the adapter to stop `thread` (else the first it lists) unless the program is
     /// stopped already (false then). It may be sent while a `continue` waits, which then
     /// sees this stop.
-    pub async fn pause(&self, thread: Option<i64>) -> Result<bool, String> {
+    pub async fn pause(&self, thread: Option<i64>) -> Result<bool, DapError> {
         let _order = self.order.lock().await;
         if lock(&self.board.heard).stopped.is_some() {
             return Ok(false);
@@ -373,25 +396,20 @@ impl Session {
         let thread = match thread {
             Some(t) => t,
             None => {
-                let answer: dap::ThreadsResponse = self.ask("threads", dap::NoArguments {}).await?;
+                let answer = self.call::<dap::Threads>(dap::NoArguments {}).await?;
                 let first = answer.threads.first();
-                first.map(|t| t.id).ok_or("the adapter lists no threads")?
+                first.map(|t| t.id).ok_or(DapError::NoThreads)?
             }
         };
         let args = dap::ThreadArguments { thread_id: thread };
-        self.ask::<Value>("pause", args).await?;
+        self.call::<dap::Pause>(args).await?;
         Ok(true)
     }
 
-    /// A request while the program is stopped, with the session's deadline; its answer's body
-    /// read as `T`.
-    pub async fn ask<T: DeserializeOwned + Default>(
-        &self,
-        command: &str,
-        args: impl Serialize,
-    ) -> Result<T, String> {
+    /// `R` while the program is stopped, with the session's deadline; its answer's body.
+    pub async fn call<R: Request>(&self, args: R::Arguments) -> Result<R::Response, DapError> {
         self.peer
-            .ask(command, args, self.limits.request)
+            .call::<R>(args, self.limits.request)
             .await
             .map_err(|e| self.gone_or(e))
     }
@@ -468,7 +486,7 @@ impl Session {
         };
         let _ = self
             .peer
-            .request("disconnect", args, Duration::from_secs(2))
+            .call::<dap::Disconnect>(args, Duration::from_secs(2))
             .await;
         if let Some(mut child) = self.child.lock().await.take()
             && child
@@ -481,9 +499,13 @@ impl Session {
     }
 
     /// `error`, or why the adapter is gone when it is.
-    fn gone_or(&self, error: String) -> String {
+    fn gone_or(&self, error: DapError) -> DapError {
         match self.peer.closed() {
-            Some(why) => format!("the {} adapter ended ({why}): {error}", self.adapter.id),
+            Some(why) => DapError::Ended {
+                adapter: self.adapter.id.clone(),
+                why,
+                cause: Box::new(error),
+            },
             None => error,
         }
     }
@@ -527,18 +549,18 @@ async fn initialize(
     peer: &DapPeer,
     adapter: &str,
     limit: Duration,
-) -> Result<dap::Capabilities, String> {
+) -> Result<dap::Capabilities, DapError> {
     let args = dap::InitializeArguments {
         client_id: "tether",
         client_name: "tether",
-        adapter_id: adapter,
+        adapter_id: adapter.to_string(),
         lines_start_at1: true,
         columns_start_at1: true,
         path_format: "path",
         supports_variable_type: true,
         supports_run_in_terminal_request: false,
     };
-    let capabilities = peer.ask("initialize", args, limit).await?;
+    let capabilities = peer.call::<dap::Initialize>(args, limit).await?;
     peer.negotiated(&capabilities);
     Ok(capabilities)
 }
@@ -551,7 +573,7 @@ async fn over_tcp(
     board: Arc<Board>,
     announce: &str,
     limit: Duration,
-) -> Result<DapPeer, String> {
+) -> Result<DapPeer, DapError> {
     use tokio::io::AsyncBufReadExt;
     let mut lines = tokio::io::BufReader::new(stdout).lines();
     let address = tokio::time::timeout(limit, async {
@@ -565,16 +587,13 @@ async fn over_tcp(
     .await
     .ok()
     .flatten()
-    .ok_or_else(|| {
-        format!(
-            "printed no address to connect to within {} ms",
-            limit.as_millis()
-        )
-    })?;
+    .ok_or(DapError::NoAddress { after: limit })?;
     let stream = tokio::time::timeout(limit, tokio::net::TcpStream::connect(&address))
         .await
-        .map_err(|_| format!("{address} did not accept a connection in time"))?
-        .map_err(|e| format!("cannot connect to {address}: {e}"))?;
+        .map_err(|_| DapError::ConnectTimeout {
+            address: address.clone(),
+        })?
+        .map_err(|cause| DapError::Connect { address, cause })?;
     let (read, write) = stream.into_split();
     let forward = board.clone();
     tokio::spawn(async move {

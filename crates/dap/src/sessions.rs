@@ -9,6 +9,7 @@ use tether_proc::lock;
 use serde_json::Value;
 use tether_tool::{CallCx, NoticeQueue, ToolError};
 
+use crate::error::LocateError;
 use crate::op::{Attach, Begin, Launch, Op, Start};
 use crate::session::{Limits, Session, Where};
 
@@ -114,10 +115,7 @@ impl Sessions {
                     .or_default()
                     .insert(abs.clone(), lines.clone());
                 match session {
-                    Some(s) => s
-                        .set_breakpoints(&abs, &lines)
-                        .await
-                        .map_err(ToolError::failed),
+                    Some(s) => Ok(s.set_breakpoints(&abs, &lines).await?),
                     None => Ok(format!(
                         "{file}: {} set; sent to the adapter at launch",
                         tether_tool::counted(lines.len(), "breakpoint")
@@ -173,16 +171,15 @@ impl Sessions {
     ) -> Result<String, ToolError> {
         let (port, adapter) = (asked.port, &asked.adapter);
         none_running(session, root, "attaching").await?;
+        let invalid = |e: LocateError| ToolError::invalid(e.to_string());
         let id = match adapter {
             Some(id) => id.clone(),
-            None => {
-                crate::locate::attach_adapter(&self.catalog, root).map_err(ToolError::invalid)?
-            }
+            None => crate::locate::attach_adapter(&self.catalog, root).map_err(invalid)?,
         };
         let found = crate::locate::for_attach(&self.catalog, &id, root)
             .await
-            .map_err(ToolError::invalid)?;
-        let attach = crate::locate::attach_args(&found, port).map_err(ToolError::invalid)?;
+            .map_err(invalid)?;
+        let attach = crate::locate::attach_args(&found, port).map_err(invalid)?;
         let target = root.join(format!("(the program on port {port})"));
         let session = match found.argv.is_empty() {
             true => Session::connect(found, port, target, root.to_path_buf(), self.limits).await,
@@ -241,19 +238,17 @@ impl Sessions {
         };
         let found = crate::locate::find(&self.catalog, &id, &abs, root)
             .await
-            .map_err(ToolError::failed)?;
+            .map_err(|e| ToolError::failed(e.to_string()))?;
         let interpreter = found.interpreter.clone();
         let launch = crate::locate::launch_args(&found, &abs, args);
-        let session = Session::start(found, abs.clone(), root.to_path_buf(), self.limits)
-            .await
-            .map_err(ToolError::failed)?;
+        let session = Session::start(found, abs.clone(), root.to_path_buf(), self.limits).await?;
         // Refused once the adapter has answered `initialize`, so an adapter that cannot start
         // says that first.
         let launch = match launch {
             Ok(launch) => launch,
             Err(why) => {
                 session.end().await;
-                return Err(ToolError::failed(why));
+                return Err(ToolError::failed(why.to_string()));
             }
         };
         let said = format!(
@@ -285,7 +280,7 @@ impl Sessions {
     ) -> Result<String, ToolError> {
         let session = Arc::new(session);
         let breakpoints = self.pending_breakpoints(conversation);
-        let verified = match session.launch(begin.command(), args, &breakpoints).await {
+        let verified = match session.launch(begin, args, &breakpoints).await {
             Ok(verified) => verified,
             Err(e) => {
                 session.end().await;
@@ -294,7 +289,7 @@ impl Sessions {
                         "{e}\nthe program must wait on the port: {}",
                         self.catalog.attach_howto()
                     ),
-                    Begin::Launch => e,
+                    Begin::Launch => e.to_string(),
                 }));
             }
         };

@@ -49,7 +49,7 @@ pub const SETTINGS: &[Setting] = &[TTL, STOP_WAIT, REQUEST_TIMEOUT, ADAPTERS];
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    fn parse(text: &str) -> Result<crate::DebugConfig, String> {
+    fn parse(text: &str) -> Result<crate::DebugConfig, tether_tool::SettingError> {
         let table: toml::Table = text.parse().unwrap();
         crate::DebugConfig::from_section(table.get("debug"))
     }
@@ -60,10 +60,10 @@ mod tests {
         assert_eq!(c.request.as_secs(), 3600);
         let e = parse("[debug]\nrequest_timeout_s = 3601\n").unwrap_err();
         assert_eq!(
-            e,
+            e.to_string(),
             "[debug]: `request_timeout_s = 3601`: give seconds from 1 to 3600"
         );
-        let e = parse("[debug]\nttl = 1\n").unwrap_err();
+        let e = parse("[debug]\nttl = 1\n").unwrap_err().to_string();
         assert!(e.starts_with("[debug]: unknown field `ttl`"), "{e}");
     }
 }

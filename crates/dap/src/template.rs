@@ -4,6 +4,9 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
+use tether_tool::SettingError;
+
+use crate::error::NoValue;
 
 /// Which template a placeholder stands in; each knows different values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +69,8 @@ fn names(text: &str) -> impl Iterator<Item = (usize, usize, &str)> {
     })
 }
 
-fn strings(value: &Value, each: &mut dyn FnMut(&str) -> Result<(), String>) -> Result<(), String> {
+/// Calls `each` on every string in `value`, stopping at its first error.
+fn strings<E>(value: &Value, each: &mut dyn FnMut(&str) -> Result<(), E>) -> Result<(), E> {
     match value {
         Value::String(s) => each(s),
         Value::Array(items) => items.iter().try_for_each(|v| strings(v, each)),
@@ -80,7 +84,7 @@ pub fn mentions_python(value: &Value) -> bool {
     strings(
         value,
         &mut |s| match names(s).any(|(_, _, n)| n == "python") {
-            true => Err(String::new()),
+            true => Err(()),
             false => Ok(()),
         },
     )
@@ -88,13 +92,13 @@ pub fn mentions_python(value: &Value) -> bool {
 }
 
 /// Every placeholder in `template` is one `what` fills, and a list or number stands alone.
-pub fn check(template: &Value, what: Context) -> Result<(), String> {
+pub fn check(template: &Value, what: Context) -> Result<(), SettingError> {
     let known = what.known();
     strings(template, &mut |s| {
         for (start, end, name) in names(s) {
             if !known.contains(&name) {
                 let all: Vec<String> = known.iter().map(|k| format!("{{{k}}}")).collect();
-                return Err(
+                return Err(SettingError::rule(
                     match ["port", "program", "program_dir", "args"].contains(&name) {
                         true => format!("{{{name}}} has no value in `{}`", what.key()),
                         false => format!(
@@ -102,12 +106,12 @@ pub fn check(template: &Value, what: Context) -> Result<(), String> {
                             all.join(", ")
                         ),
                     },
-                );
+                ));
             }
             if WHOLE.contains(&name) && (start, end) != (0, s.len()) {
-                return Err(format!(
+                return Err(SettingError::rule(format!(
                     "{{{name}}} is a list or number: give it as the whole value (\"{{{name}}}\")"
-                ));
+                )));
             }
         }
         Ok(())
@@ -115,20 +119,20 @@ pub fn check(template: &Value, what: Context) -> Result<(), String> {
 }
 
 /// An adapter's command may name `{binary}` and `{python}` only.
-pub fn check_command(command: &[String]) -> Result<(), String> {
+pub fn check_command(command: &[String]) -> Result<(), SettingError> {
     for part in command {
         if let Some((_, _, name)) = names(part).find(|(_, _, n)| !["binary", "python"].contains(n))
         {
-            return Err(format!(
+            return Err(SettingError::rule(format!(
                 "unknown placeholder {{{name}}}; known are {{binary}} and {{python}}"
-            ));
+            )));
         }
     }
     Ok(())
 }
 
 /// `template` with its placeholders filled from `values`.
-pub fn render(template: &Value, values: &Values) -> Result<Value, String> {
+pub fn render(template: &Value, values: &Values) -> Result<Value, NoValue> {
     Ok(match template {
         Value::String(s) => fill(s, values)?,
         Value::Array(items) => Value::Array(
@@ -140,15 +144,15 @@ pub fn render(template: &Value, values: &Values) -> Result<Value, String> {
         Value::Object(map) => Value::Object(
             map.iter()
                 .map(|(k, v)| Ok((k.clone(), render(v, values)?)))
-                .collect::<Result<_, String>>()?,
+                .collect::<Result<_, NoValue>>()?,
         ),
         other => other.clone(),
     })
 }
 
-fn fill(s: &str, v: &Values) -> Result<Value, String> {
-    let missing = |name: &str| format!("{{{name}}} has no value here");
-    let whole = |name: &str| -> Result<Option<Value>, String> {
+fn fill(s: &str, v: &Values) -> Result<Value, NoValue> {
+    let missing = |name: &str| NoValue(name.to_string());
+    let whole = |name: &str| -> Result<Option<Value>, NoValue> {
         Ok(match name {
             "args" => Some(json!(v.args)),
             "init_commands" => Some(json!(v.init_commands)),
@@ -221,10 +225,12 @@ mod tests {
     fn checks_name_what_is_wrong() {
         let launch = Context::Launch;
         assert!(check(&json!({"p": "{program}", "a": "{args}"}), launch).is_ok());
-        let glued = check(&json!({"a": "--{args}"}), launch).unwrap_err();
+        let glued = check(&json!({"a": "--{args}"}), launch)
+            .unwrap_err()
+            .to_string();
         assert!(glued.contains("{args} is a list or number"), "{glued}");
         let port = check(&json!({"p": "{port}"}), launch).unwrap_err();
-        assert_eq!(port, "{port} has no value in `launch`");
+        assert_eq!(port.to_string(), "{port} has no value in `launch`");
         assert!(check(&json!({"p": "{program}"}), Context::Attach).is_err());
         assert!(check_command(&["{binary}".into(), "{python}".into()]).is_ok());
         assert!(check_command(&["{bin}".into()]).is_err());

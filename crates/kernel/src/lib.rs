@@ -6,6 +6,7 @@
 
 mod cell;
 mod channel;
+mod error;
 mod message;
 mod process;
 mod sandbox;
@@ -17,7 +18,7 @@ use std::time::Duration;
 use tether_proc::lock;
 
 use serde::Deserialize;
-use tether_tool::{BoxFuture, Capability, DoctorSection, Install};
+use tether_tool::{BoxFuture, Capability, DoctorSection, Install, SettingError};
 
 pub use sandbox::Sandbox;
 pub use settings::SETTINGS;
@@ -128,7 +129,7 @@ struct Section {
 
 impl EvalConfig {
     /// Reads `[eval]`; a wrong key or value says which and what is allowed.
-    pub fn from_section(section: Option<&toml::Value>) -> Result<Self, String> {
+    pub fn from_section(section: Option<&toml::Value>) -> Result<Self, SettingError> {
         let mut config = EvalConfig::default();
         let Some(section) = section else {
             return Ok(config);
@@ -164,7 +165,7 @@ impl Capability for Kernel {
         Some("eval")
     }
 
-    fn configure(&mut self, section: Option<&toml::Value>) -> Result<bool, String> {
+    fn configure(&mut self, section: Option<&toml::Value>) -> Result<bool, SettingError> {
         self.config = EvalConfig::from_section(section)?;
         Ok(true)
     }

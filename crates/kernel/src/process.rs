@@ -23,10 +23,11 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use base64::Engine;
-use tether_tool::{Block, ToolOutput};
+use tether_tool::{Block, ToolError, ToolOutput};
 
 use crate::cell::{Cell, Stream};
 use crate::channel::{Read, read_messages};
+use crate::error::KernelError;
 use crate::message::{FromKernel, ToKernel};
 
 /// How long an interrupted cell has to end before its kernel is killed.
@@ -37,7 +38,7 @@ const PAST_TOKENS: usize = 64;
 /// What a cell asks of the run while it runs: a bridged tool call, answered with the tool's
 /// text and images, or its error.
 pub type Bridge<'a> =
-    &'a (dyn Fn(String, Value) -> tether_tool::BoxFuture<'a, Result<ToolOutput, String>> + Sync);
+    &'a (dyn Fn(String, Value) -> tether_tool::BoxFuture<'a, Result<ToolOutput, ToolError>> + Sync);
 
 /// Why a cell has no ordinary end.
 pub enum Ended {
@@ -86,7 +87,7 @@ impl Kernel {
         cwd: &std::path::Path,
         mut env: Vec<(String, String)>,
         limit: Duration,
-    ) -> Result<Kernel, String> {
+    ) -> Result<Kernel, KernelError> {
         let nonce = token();
         env.push(("TETHER_KERNEL_MARK".into(), nonce.clone()));
         let spec = ChildSpec {
@@ -101,11 +102,10 @@ impl Kernel {
             PipeEnd::FromChild(2),
         ];
         let (child, ends) =
-            LongChild::spawn_with_pipes(&spec, &pipes).map_err(|e| e.to_string())?;
-        let [requests, messages, stdout, stderr]: [OwnedFd; 4] = ends
-            .try_into()
-            .map_err(|_| "the kernel's pipes were not all made".to_string())?;
-        let io = |e: std::io::Error| format!("the kernel's pipes: {e}");
+            LongChild::spawn_with_pipes(&spec, &pipes).map_err(KernelError::Spawn)?;
+        let [requests, messages, stdout, stderr]: [OwnedFd; 4] =
+            ends.try_into().map_err(|_| KernelError::MissingPipes)?;
+        let io = KernelError::Pipe;
         let requests = pipe::Sender::from_owned_fd(requests).map_err(io)?;
         let messages = pipe::Receiver::from_owned_fd(messages).map_err(io)?;
         let mark = format!("\0tether-display:{nonce}\0").into_bytes();
@@ -136,14 +136,10 @@ impl Kernel {
                 kernel.interpreter = interpreter.unwrap_or_else(|| "?".into());
                 Ok(kernel)
             }
-            Ok(_) => Err(kernel.failed_start("it exited before it was ready").await),
+            Ok(_) => Err(kernel.exited_early().await),
             Err(_) => {
                 kernel.child.kill();
-                Err(format!(
-                    "the kernel did not start within {} s; a slow interpreter or a large \
-                     site-packages may need more: raise `[eval] start_timeout_s`",
-                    limit.as_secs()
-                ))
+                Err(KernelError::StartTimeout { after: limit })
             }
         }
     }
@@ -160,26 +156,28 @@ impl Kernel {
 
     /// Why the kernel ended: `what`, and its exit status once it has one.
     pub async fn ended(&mut self, what: &str) -> String {
+        format!("{what} ({})", self.how_ended().await)
+    }
+
+    /// Its exit status as words, once it has one.
+    async fn how_ended(&mut self) -> String {
         let status = self.child.exited_within(Duration::from_secs(2)).await;
-        let how = status.map_or("it did not exit".to_string(), describe);
-        format!("{what} ({how})")
+        status.map_or("it did not exit".to_string(), describe)
     }
 
     /// Why the kernel ended before it was ready, with the last lines it printed.
-    async fn failed_start(&mut self, what: &str) -> String {
-        let why = self.ended(what).await;
+    async fn exited_early(&mut self) -> KernelError {
+        let how = self.how_ended().await;
         let mut said = Vec::new();
         drain(&self.stdout, &mut said);
         drain(&self.stderr, &mut said);
         let text = String::from_utf8_lossy(&said);
         let lines: Vec<&str> = text.lines().collect();
-        match lines.len() {
-            0 => why,
-            n => format!(
-                "{why}; it printed:\n{}",
-                lines[n.saturating_sub(10)..].join("\n")
-            ),
-        }
+        let printed = lines[lines.len().saturating_sub(10)..]
+            .iter()
+            .map(|l| l.to_string())
+            .collect();
+        KernelError::ExitedEarly { how, printed }
     }
 
     /// Runs one cell until it ends, its kernel dies, or the call is cancelled; `idle` is the
@@ -362,7 +360,7 @@ impl Kernel {
     ) -> Result<(), &'static str> {
         let reply = match bridge(name, args).await {
             Ok(out) => answer(id, &out),
-            Err(text) => refused(id, text),
+            Err(e) => refused(id, e.to_string()),
         };
         self.send(&reply)
             .await

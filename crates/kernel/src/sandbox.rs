@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use serde::Deserialize;
+use tether_tool::SettingError;
 
 /// How long the probe may take before the sandbox counts as absent.
 const PROBE_LIMIT: Duration = Duration::from_secs(10);
@@ -29,11 +30,12 @@ pub enum Placement {
 
 impl Sandbox {
     /// Checks the section's shape; an empty prefix says what to give.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SettingError> {
         if self.prefix.is_empty() || self.prefix[0].trim().is_empty() {
-            return Err("[eval.sandbox]: `prefix` is empty: give the command kernels start \
-                        under, e.g. prefix = [\"bwrap\", \"--dev-bind\", \"/\", \"/\", \"--unshare-net\"]"
-                .into());
+            return Err(SettingError::rule(
+                "[eval.sandbox]: `prefix` is empty: give the command kernels start under, e.g. \
+                 prefix = [\"bwrap\", \"--dev-bind\", \"/\", \"/\", \"--unshare-net\"]",
+            ));
         }
         Ok(())
     }

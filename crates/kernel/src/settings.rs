@@ -39,7 +39,7 @@ pub const SETTINGS: &[Setting] = &[IDLE_TIMEOUT, START_TIMEOUT, SANDBOX];
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    fn parse(text: &str) -> Result<crate::EvalConfig, String> {
+    fn parse(text: &str) -> Result<crate::EvalConfig, tether_tool::SettingError> {
         let table: toml::Table = text.parse().unwrap();
         crate::EvalConfig::from_section(table.get("eval"))
     }
@@ -50,7 +50,7 @@ mod tests {
         assert_eq!((c.idle.as_secs(), c.start.as_secs()), (86_400, 3600));
         let e = parse("[eval]\nstart_timeout_s = 3601\n").unwrap_err();
         assert_eq!(
-            e,
+            e.to_string(),
             "[eval]: `start_timeout_s = 3601`: give seconds from 1 to 3600"
         );
     }

@@ -278,11 +278,11 @@ impl Tool for EvalTool {
         };
         // The tool a cell's `tool()` waits on, named in the cell's progress reports.
         let waiting_on = std::sync::Mutex::new(None::<String>);
-        let bridge = |name: String, args: Value| -> BoxFuture<'_, Result<ToolOutput, String>> {
+        let bridge = |name: String, args: Value| -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
             let waiting_on = &waiting_on;
             Box::pin(async move {
                 *lock(waiting_on) = Some(name.clone());
-                let out = cx.dispatch(&name, args).await.map_err(|e| e.to_string());
+                let out = cx.dispatch(&name, args).await;
                 *lock(waiting_on) = None;
                 out
             })

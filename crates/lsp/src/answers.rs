@@ -8,12 +8,15 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use lsp_types::request::{ExecuteCommand, FoldingRangeRequest};
 use serde_json::{Value, json};
 
 use crate::protocol::{self, Diagnostic};
 use tether_proc::codes::METHOD_NOT_FOUND;
 use tether_proc::{RpcError, lock};
 
+use crate::asks::Barrier;
+use crate::error::LspError;
 use crate::heard::{Busy, Event, Heard};
 use crate::server::{Published, Server, file_uri, uri_path};
 use crate::store::Publications;
@@ -252,7 +255,7 @@ impl Server {
         &self,
         path: &Path,
         limit: Duration,
-    ) -> Result<Vec<Diagnostic>, String> {
+    ) -> Result<Vec<Diagnostic>, LspError> {
         let end = tokio::time::Instant::now() + limit;
         // The wait began when the text was sent: what the server did since is part of it.
         let begun = match self.open.lock().await.get(path) {
@@ -260,13 +263,13 @@ impl Server {
             None => self.heard.borrow().indexing_begun(),
         };
         let Some(mut items) = self.diagnostics_within(path, limit).await else {
-            return Err(format!(
+            return Err(LspError::NoAnswer(format!(
                 "{} published no diagnostics for the current text within {} s ({}); ask \
                  again, or see `lsp` status",
                 self.id,
                 limit.as_secs(),
                 self.state_since(begun).await
-            ));
+            )));
         };
         if self.separate_check {
             let (begun, running, ever) = {
@@ -287,11 +290,11 @@ impl Server {
                 }
             };
             if !done {
-                return Err(format!(
+                return Err(LspError::NoAnswer(format!(
                     "{}'s check of the project had not finished within {} s; ask again",
                     self.id,
                     limit.as_secs()
-                ));
+                )));
             }
             items.extend(self.whole_now(path));
         }
@@ -403,7 +406,7 @@ impl Server {
     /// any check of this save, for [`Server::answer`]. For a server that checks separately it
     /// is taken once the server has handled the save (see [`Server::saved`]), so a check begun
     /// for an older save, whose start was still on the wire, is not taken for this one.
-    pub async fn save_for_check(&self, path: &Path, text: &str) -> Result<u64, String> {
+    pub async fn save_for_check(&self, path: &Path, text: &str) -> Result<u64, LspError> {
         let before = self.checks_begun();
         self.sync_saved(path, text).await?;
         match self.separate_check {
@@ -416,12 +419,8 @@ impl Server {
     /// messages in order, so everything it sent before the answer has been taken in by then.
     pub(crate) async fn barrier(&self) -> bool {
         // A method the server does not know is answered at once, with an error.
-        match self
-            .peer
-            .request("tether/barrier", json!({}), TAKEN_IN)
-            .await
-        {
-            Ok(_) | Err(RpcError::Remote { .. }) => true,
+        match self.call_within::<Barrier>(json!({}), TAKEN_IN).await {
+            Ok(_) | Err(LspError::Peer(RpcError::Remote { .. })) => true,
             Err(_) => false,
         }
     }
@@ -434,8 +433,7 @@ impl Server {
             let left = end.saturating_duration_since(tokio::time::Instant::now());
             let params = crate::tsserver_pull::params(request, path);
             let answer = self
-                .peer
-                .request("workspace/executeCommand", params, left)
+                .call_within::<ExecuteCommand>(params, left)
                 .await
                 .ok()?;
             items.extend(crate::tsserver_pull::read(&answer)?);
@@ -458,16 +456,12 @@ impl Server {
             work_done_progress_params: Default::default(),
             partial_result_params: Default::default(),
         };
-        let Ok(params) = protocol::to_params("textDocument/foldingRange", params) else {
-            return false;
-        };
         let answer = self
-            .peer
-            .request("textDocument/foldingRange", params, limit.min(TAKEN_IN))
+            .call_within::<FoldingRangeRequest>(params, limit.min(TAKEN_IN))
             .await;
         match answer {
             Ok(value) => !value.is_null(),
-            Err(e) => matches!(e, tether_proc::RpcError::Remote { .. }),
+            Err(e) => matches!(e, LspError::Peer(RpcError::Remote { .. })),
         }
     }
 
@@ -550,26 +544,26 @@ impl Server {
         path: &Path,
         checks_before: u64,
         limit: Duration,
-    ) -> Result<Vec<Diagnostic>, String> {
+    ) -> Result<Vec<Diagnostic>, LspError> {
         let end = tokio::time::Instant::now() + limit;
         let begun = self.heard.borrow().indexing_begun();
         let Some(mut items) = self.diagnostics_within(path, limit).await else {
-            return Err(format!(
+            return Err(LspError::NoAnswer(format!(
                 "{} gave no answer for this version within {} ms ({})",
                 self.id,
                 limit.as_millis(),
                 self.state_since(begun).await
-            ));
+            )));
         };
         if self.separate_check {
             let left = end.saturating_duration_since(tokio::time::Instant::now());
             if !self.check_after(path, checks_before, left).await {
-                return Err(format!(
+                return Err(LspError::NoAnswer(format!(
                     "{}'s check of the saved files had not finished within {} ms ({})",
                     self.id,
                     limit.as_millis(),
                     self.state_since(begun).await
-                ));
+                )));
             }
             items.extend(self.whole_now(path));
         }
@@ -616,7 +610,7 @@ impl Server {
 
     /// Gives the server `path`'s text and tells it the file was saved; `Err` says why it
     /// could not be told (when the connection broke, the exit and stderr, once seen).
-    pub async fn sync_saved(&self, path: &Path, text: &str) -> Result<(), String> {
+    pub async fn sync_saved(&self, path: &Path, text: &str) -> Result<(), LspError> {
         let told = match self.sync(path, text).await {
             Ok(()) => self.saved(path).await,
             Err(e) => Err(e),
@@ -628,7 +622,10 @@ impl Server {
         self.until(Duration::from_millis(500), |h| h.closed.is_some())
             .await;
         match self.peer.closed() {
-            Some(_) => Err(format!("{} is {}", self.id, self.state().await)),
+            Some(_) => Err(LspError::Ended {
+                server: self.id.clone(),
+                state: self.state().await.to_string(),
+            }),
             None => Err(error),
         }
     }

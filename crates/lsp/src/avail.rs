@@ -148,9 +148,35 @@ pub fn find_root(entry: &ServerEntry, file: &Path, workspace: &Path) -> Option<P
     found
 }
 
+/// Why a server's binary is not run.
+#[derive(Debug)]
+enum Missing {
+    /// It lies inside an untrusted workspace.
+    Inside(PathBuf),
+    /// None of these names is on PATH.
+    NotOnPath(Vec<String>),
+}
+
+impl std::fmt::Display for Missing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Missing::Inside(p) => write!(
+                f,
+                "{} lies inside this untrusted workspace, so it is not run (run `tether trust` \
+                 to allow it)",
+                p.display()
+            ),
+            Missing::NotOnPath(names) if names.len() == 1 => {
+                write!(f, "{} is not on PATH", names.join(", "))
+            }
+            Missing::NotOnPath(names) => write!(f, "none of {} is on PATH", names.join(", ")),
+        }
+    }
+}
+
 /// The first candidate binary on PATH. In an untrusted workspace, one inside the workspace
 /// does not count: it came with the repository.
-fn resolve(entry: &ServerEntry, workspace: &Path, trusted: bool) -> Result<PathBuf, String> {
+fn resolve(entry: &ServerEntry, workspace: &Path, trusted: bool) -> Result<PathBuf, Missing> {
     let mut inside = None;
     for name in &entry.binaries {
         if let Ok(path) = which::which(name) {
@@ -161,15 +187,9 @@ fn resolve(entry: &ServerEntry, workspace: &Path, trusted: bool) -> Result<PathB
             return Ok(path);
         }
     }
-    let names = entry.binaries.join(", ");
     Err(match inside {
-        Some(p) => format!(
-            "{} lies inside this untrusted workspace, so it is not run (run `tether trust` to \
-             allow it)",
-            p.display()
-        ),
-        None if entry.binaries.len() == 1 => format!("{names} is not on PATH"),
-        None => format!("none of {names} is on PATH"),
+        Some(p) => Missing::Inside(p),
+        None => Missing::NotOnPath(entry.binaries.clone()),
     })
 }
 

@@ -8,6 +8,7 @@ use tether_proc::lock;
 
 use serde::Deserialize;
 use serde_json::Value;
+use tether_tool::SettingError;
 
 /// The built-in catalog's text.
 const CATALOG: &str = include_str!("../catalog.toml");
@@ -308,11 +309,13 @@ fn json(value: toml::Value) -> Value {
 }
 
 /// `entry` with what `data` says laid over it; `Err` names a key that is wrong.
-pub(crate) fn apply(mut entry: ServerEntry, data: ServerData) -> Result<ServerEntry, String> {
+pub(crate) fn apply(mut entry: ServerEntry, data: ServerData) -> Result<ServerEntry, SettingError> {
     let id = entry.id.clone();
     if let Some(command) = data.command {
         if command.is_empty() {
-            return Err(format!("[lsp.servers.{id}]: `command` is empty"));
+            return Err(SettingError::rule(format!(
+                "[lsp.servers.{id}]: `command` is empty"
+            )));
         }
         if data.binaries.is_none() {
             entry.binaries = vec![command[0].clone()];
@@ -324,10 +327,10 @@ pub(crate) fn apply(mut entry: ServerEntry, data: ServerData) -> Result<ServerEn
     }
     if let Some(kind) = data.project.as_deref() {
         let markers = tether_proc::project_markers(kind).ok_or_else(|| {
-            format!(
+            SettingError::rule(format!(
                 "[lsp.servers.{id}]: `project = \"{kind}\"` is not a project kind tether \
                  knows; give `root_markers = [...]` instead, or `project = \"python\"`"
-            )
+            ))
         })?;
         entry.root_markers = markers.iter().map(|m| m.to_string()).collect();
     }
@@ -347,7 +350,10 @@ pub(crate) fn apply(mut entry: ServerEntry, data: ServerData) -> Result<ServerEn
         table.extend(flags);
         entry.behaviour = toml::Value::Table(table)
             .try_into()
-            .map_err(|e: toml::de::Error| format!("[lsp.servers.{id}]: {}", e.message()))?;
+            .map_err(|e: toml::de::Error| SettingError::Shape {
+                section: format!("lsp.servers.{id}"),
+                message: e.message().to_string(),
+            })?;
     }
     Ok(entry)
 }
@@ -404,7 +410,7 @@ mod tests {
         assert!(changed.behaviour.announces_loading);
         assert_eq!(changed.command, ra.command);
         let bad: Result<ServerData, _> = toml::from_str("separate_checks = true\n");
-        let err = apply(ra, bad.unwrap()).unwrap_err();
+        let err = apply(ra, bad.unwrap()).unwrap_err().to_string();
         assert!(err.contains("separate_checks"), "{err}");
     }
 }

@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use tether_proc::{ChildSpec, ProcError, run_with_deadline};
+use tether_proc::{ChildSpec, run_with_deadline};
 use tether_tool::cut_line;
 
 use crate::catalog::{Checker, checkers};
+use crate::error::LspError;
 use crate::protocol::{Range, lenient, list};
 
 /// Problems listed at most, over all languages.
@@ -94,7 +95,7 @@ pub async fn check_project(root: &Path, deadline: Duration) -> String {
             let left = deadline.saturating_sub(start.elapsed());
             let narrow = match c.argv(&narrower.command) {
                 Some(argv) => run_one(c, argv, root, left).await,
-                None => Err("the checker is not installed".into()),
+                None => Err(LspError::refused("the checker is not installed")),
             };
             match narrow {
                 Ok(narrow) => {
@@ -147,7 +148,7 @@ async fn run_one(
     argv: Vec<String>,
     root: &Path,
     deadline: Duration,
-) -> Result<Vec<Problem>, String> {
+) -> Result<Vec<Problem>, LspError> {
     let spec = ChildSpec {
         argv,
         cwd: Some(root.to_path_buf()),
@@ -157,17 +158,15 @@ async fn run_one(
         Ok(out) => {
             let stdout = String::from_utf8_lossy(&out.stdout);
             let stderr = String::from_utf8_lossy(&out.stderr);
-            let read = reader(&c.reader).ok_or_else(|| format!("no reader `{}`", c.reader))?;
+            let read = reader(&c.reader)
+                .ok_or_else(|| LspError::refused(format!("no reader `{}`", c.reader)))?;
             let mut found = read(&stdout, &stderr, root);
             // Every target checks the lib again (its test harness): one error, not two.
             let mut seen = std::collections::HashSet::new();
             found.retain(|p| seen.insert((p.path.clone(), p.line, p.severity, p.message.clone())));
             Ok(found)
         }
-        Err(e @ ProcError::Deadline { .. }) => Err(format!(
-            "{e}; its process group was killed (raise [lsp] check_timeout_s)"
-        )),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(LspError::Checker(std::sync::Arc::new(e))),
     }
 }
 

@@ -102,7 +102,7 @@ impl LspConfig {
     }
 
     /// Reads the section (absent means the catalog as built in); an error names the key.
-    pub fn from_section(section: Option<&toml::Value>) -> Result<Self, String> {
+    pub fn from_section(section: Option<&toml::Value>) -> Result<Self, tether_tool::SettingError> {
         let mut config = LspConfig::default();
         let Some(section) = section else {
             return Ok(config);
@@ -127,11 +127,11 @@ impl LspConfig {
                     ..ServerEntry::default()
                 },
                 None => {
-                    return Err(format!(
+                    return Err(tether_tool::SettingError::rule(format!(
                         "[lsp.servers.{id}]: a server the catalog does not know needs \
                          `command = [\"program\", \"args\"...]`; known ids: {}",
                         builtin().keys().cloned().collect::<Vec<_>>().join(", ")
-                    ));
+                    )));
                 }
             };
             config.servers.insert(id, apply(entry, data)?);
@@ -139,7 +139,7 @@ impl LspConfig {
         for (id, data) in s.languages {
             let known = config.languages.remove(&id);
             if known.is_none() && data.extensions.as_ref().is_none_or(Vec::is_empty) {
-                return Err(format!(
+                return Err(tether_tool::SettingError::rule(format!(
                     "[lsp.languages.{id}]: a language the catalog does not know needs \
                      `extensions = [\"ext\", ...]` and `servers = [\"id\", ...]`; known \
                      languages: {}",
@@ -149,7 +149,7 @@ impl LspConfig {
                         .cloned()
                         .collect::<Vec<_>>()
                         .join(", ")
-                ));
+                )));
             }
             let lang = crate::catalog::language(known.unwrap_or_default(), &id, data);
             if let Some(unknown) = lang
@@ -157,10 +157,10 @@ impl LspConfig {
                 .iter()
                 .find(|s| !config.servers.contains_key(*s))
             {
-                return Err(format!(
+                return Err(tether_tool::SettingError::rule(format!(
                     "[lsp.languages.{id}]: server `{unknown}` is neither in the catalog nor in \
                      [lsp.servers]"
-                ));
+                )));
             }
             config.languages.insert(id, lang);
         }
@@ -173,7 +173,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    fn parse(text: &str) -> Result<LspConfig, String> {
+    fn parse(text: &str) -> Result<LspConfig, tether_tool::SettingError> {
         let table: toml::Table = text.parse().unwrap();
         LspConfig::from_section(table.get("lsp"))
     }
@@ -196,18 +196,26 @@ mod tests {
 
     #[test]
     fn mistakes_name_the_key_and_what_is_allowed() {
-        let err = parse("[lsp.servers.nope]\nbinaries = [\"x\"]\n").unwrap_err();
+        let err = parse("[lsp.servers.nope]\nbinaries = [\"x\"]\n")
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("[lsp.servers.nope]") && err.contains("command"),
             "{err}"
         );
-        let err = parse("[lsp.languages.go]\nservers = [\"gopls2\"]\n").unwrap_err();
+        let err = parse("[lsp.languages.go]\nservers = [\"gopls2\"]\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("`gopls2`"), "{err}");
-        let err = parse("[lsp]\ncheck_timeout_s = 0\n").unwrap_err();
+        let err = parse("[lsp]\ncheck_timeout_s = 0\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("check_timeout_s = 0"), "{err}");
-        let err = parse("[lsp]\ntimeout = 1\n").unwrap_err();
+        let err = parse("[lsp]\ntimeout = 1\n").unwrap_err().to_string();
         assert!(err.contains("unknown field `timeout`"), "{err}");
-        let err = parse("[lsp.diagnostics]\nseverities = [\"errors\"]\n").unwrap_err();
+        let err = parse("[lsp.diagnostics]\nseverities = [\"errors\"]\n")
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("`errors` is not one of error, warning"),
             "{err}"

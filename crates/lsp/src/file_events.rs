@@ -68,7 +68,9 @@ impl Server {
             let params = lsp::DidChangeWatchedFilesParams {
                 changes: part.to_vec(),
             };
-            let _ = self.notify("workspace/didChangeWatchedFiles", params).await;
+            let _ = self
+                .notify::<lsp_types::notification::DidChangeWatchedFiles>(params)
+                .await;
         }
         if let Some(asked) = asked
             && self.barrier().await

@@ -16,6 +16,8 @@ use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 use rustix::io::Errno;
 use tether_proc::lock;
 
+use crate::error::LspError;
+
 /// What the thread hears.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Heard {
@@ -76,21 +78,29 @@ const MASK: WatchFlags = WatchFlags::CREATE
 /// Bytes read at once: room for hundreds of events.
 const BUFFER: usize = 64 * 1024;
 
+/// The OS's refusal of what the watch needs.
+fn watch_error(what: &'static str, cause: std::io::Error) -> LspError {
+    LspError::Watch {
+        what,
+        cause: Arc::new(cause),
+    }
+}
+
 impl Inotify {
     /// Starts the thread, which gives `heard` every event, in order.
-    pub fn start(mut heard: impl FnMut(Heard) + Send + 'static) -> Result<Self, String> {
+    pub fn start(mut heard: impl FnMut(Heard) + Send + 'static) -> Result<Self, LspError> {
         let flags = CreateFlags::CLOEXEC | CreateFlags::NONBLOCK;
-        let fd = Arc::new(inotify::init(flags).map_err(|e| format!("inotify: {e}"))?);
+        let fd = Arc::new(inotify::init(flags).map_err(|e| watch_error("inotify", e.into()))?);
         // Close-on-exec, or a child started since (a language server) would hold the write
         // end open and the thread would never hear the stop.
         let (wake, stop) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
-            .map_err(|e| format!("a pipe: {e}"))?;
+            .map_err(|e| watch_error("a pipe", e.into()))?;
         let folders = Folders::default();
         let (reading, named) = (fd.clone(), folders.clone());
         let thread = std::thread::Builder::new()
             .name("tether-watch".into())
             .spawn(move || read_events(&reading, &wake, &named, &mut heard))
-            .map_err(|e| format!("a thread: {e}"))?;
+            .map_err(|e| watch_error("a thread", e))?;
         Ok(Inotify {
             fd,
             folders,

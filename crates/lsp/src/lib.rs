@@ -5,11 +5,13 @@
 #![forbid(unsafe_code)]
 
 mod answers;
+mod asks;
 mod avail;
 mod catalog;
 mod checker;
 mod config;
 mod documents;
+mod error;
 mod file_events;
 mod follow;
 mod heard;
@@ -47,6 +49,7 @@ use tether_tool::{BoxFuture, Capability, DoctorSection, Install};
 pub use avail::catalog_report;
 pub use catalog::{Behaviour, Language, ServerEntry, builtin, builtin_languages};
 pub use config::LspConfig;
+pub use error::LspError;
 pub use position::{Encoding, locate};
 pub use rename::{LspRenameTool, RenameArgs};
 pub use settings::SETTINGS;
@@ -83,7 +86,10 @@ impl Capability for Lsp {
         Some("lsp")
     }
 
-    fn configure(&mut self, section: Option<&toml::Value>) -> Result<bool, String> {
+    fn configure(
+        &mut self,
+        section: Option<&toml::Value>,
+    ) -> Result<bool, tether_tool::SettingError> {
         self.config = LspConfig::from_section(section)?;
         self.section = section.map(|s| s.to_string()).unwrap_or_default();
         Ok(true)

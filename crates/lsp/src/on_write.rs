@@ -52,6 +52,14 @@ fn no_server(path: String, why: String) -> FileReport {
     }
 }
 
+/// Why a write's report has no server yet.
+enum NoServer {
+    /// One is still starting, past the write's budget.
+    Starting(String),
+    /// None started: none serves the file, or it waits out a crash back-off.
+    Failed(String),
+}
+
 impl DiagnosticsOnWrite {
     /// The files of `server`'s language under its root (not ones written) that name a written
     /// module, found on disk: a cold server has reported on none of them yet.
@@ -175,14 +183,13 @@ impl DiagnosticsOnWrite {
     }
 
     /// The server for `file`, waiting at most the write's budget for one still starting (or
-    /// started now: a run without warm-up). `Err(Ok(why))`: still starting; `Err(Err(why))`:
-    /// it did not start (none serves the file, or it waits out a crash back-off).
+    /// started now: a run without warm-up), or why there is none yet.
     async fn server_within(
         &self,
         lang: &'static str,
         file: &Path,
         budget: Duration,
-    ) -> Result<Arc<Server>, Result<String, String>> {
+    ) -> Result<Arc<Server>, NoServer> {
         if let Some(server) = self.servers.running_for(lang, file).await {
             return Ok(server);
         }
@@ -191,9 +198,11 @@ impl DiagnosticsOnWrite {
         let start = tokio::spawn(async move { servers.server_for(lang, &path).await });
         match tokio::time::timeout(budget, start).await {
             Ok(Ok(Ok(server))) => Ok(server),
-            Ok(Ok(Err(why))) => Err(Err(why)),
-            Ok(Err(e)) => Err(Err(format!("starting the {lang} server failed: {e}"))),
-            Err(_) => Err(Ok(format!(
+            Ok(Ok(Err(why))) => Err(NoServer::Failed(why.to_string())),
+            Ok(Err(e)) => Err(NoServer::Failed(format!(
+                "starting the {lang} server failed: {e}"
+            ))),
+            Err(_) => Err(NoServer::Starting(format!(
                 "the {lang} server was still starting after {} ms",
                 budget.as_millis()
             ))),
@@ -215,7 +224,7 @@ impl DiagnosticsOnWrite {
         };
         let server = match self.server_within(lang, abs, self.follow.wait).await {
             Ok(server) => server,
-            Err(Ok(starting)) => {
+            Err(NoServer::Starting(starting)) => {
                 self.late_start(number, lang, abs);
                 return Some(FileReport {
                     path: rel,
@@ -230,7 +239,7 @@ impl DiagnosticsOnWrite {
             }
             // No server serves the file (said once per language), or one that would could
             // not start now (a crash back-off): unchecked either way, said, never silence.
-            Err(Err(why)) => {
+            Err(NoServer::Failed(why)) => {
                 let why = self
                     .unavailable(lang, abs)
                     .unwrap_or_else(|| format!("not checked: {why}"));
@@ -243,7 +252,10 @@ impl DiagnosticsOnWrite {
         let checks_before = match server.save_for_check(abs, text).await {
             Ok(begun) => begun,
             Err(why) => {
-                let status = FileStatus::Unavailable { why, now: vec![] };
+                let status = FileStatus::Unavailable {
+                    why: why.to_string(),
+                    now: vec![],
+                };
                 return Some(
                     self.follow
                         .report(&server, rel, ReportScope::Changed, status),

@@ -12,6 +12,7 @@ use futures::StreamExt as _;
 use tokio::sync::mpsc;
 
 use crate::answers::Snapshot;
+use crate::error::LspError;
 use crate::follow::Follow;
 use crate::server::Server;
 use crate::supervisor::Supervisor;
@@ -531,7 +532,7 @@ async fn changed(
         true => server
             .published_within(path, follow.budget)
             .await
-            .ok_or_else(|| format!("{} published nothing for it", server.id)),
+            .ok_or_else(|| LspError::NoAnswer(format!("{} published nothing for it", server.id))),
         false => server.answer(path, checks_before, follow.budget).await,
     };
     // A tether write to the file while this change was diagnosed makes the answer the write's

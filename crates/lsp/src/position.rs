@@ -71,30 +71,42 @@ fn split_nth(symbol: &str) -> (&str, Option<usize>) {
 /// Line `line_no` (from 1) of `lines` and where `symbol` points on it. When the symbol is not
 /// on that line, the error names the nearest lines that have it, since a model's line number
 /// is often off by a few, or says that the file has it nowhere.
+/// Why a symbol could not be placed on its line, said for the model: the lines that have it,
+/// or how to say which occurrence it meant.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unplaced(String);
+
+impl From<Unplaced> for tether_tool::ToolError {
+    fn from(e: Unplaced) -> Self {
+        tether_tool::ToolError::invalid(e.0)
+    }
+}
+
 pub fn locate_line<'a>(
     file: &str,
     lines: &[&'a str],
     line_no: usize,
     symbol: &str,
-) -> Result<(&'a str, usize, String), String> {
+) -> Result<(&'a str, usize, String), Unplaced> {
     let found = match lines.get(line_no.wrapping_sub(1)) {
         Some(line) => locate(line, line_no, symbol).map(|(byte, ident)| (*line, byte, ident)),
-        None => Err(format!(
+        None => Err(Unplaced(format!(
             "{file} has {} lines, so line {line_no} does not exist",
             lines.len()
-        )),
+        ))),
     };
-    found.map_err(|why| {
+    found.map_err(|Unplaced(why)| {
         let (text, _) = split_nth(symbol);
         let here = lines.get(line_no.wrapping_sub(1));
         if text.is_empty() || here.is_some_and(|l| l.contains(text)) {
-            return why;
+            return Unplaced(why);
         }
         let mut near: Vec<usize> = (1..=lines.len())
             .filter(|&n| lines[n - 1].contains(text))
             .collect();
         if near.is_empty() {
-            return format!("{why}; `{text}` occurs nowhere in {file}");
+            return Unplaced(format!("{why}; `{text}` occurs nowhere in {file}"));
         }
         let total = near.len();
         near.sort_by_key(|n| n.abs_diff(line_no));
@@ -106,11 +118,11 @@ pub fn locate_line<'a>(
         } else {
             String::new()
         };
-        format!(
+        Unplaced(format!(
             "{why}; `{text}` is on line{} {}{more} of {file}",
             if near.len() == 1 { "" } else { "s" },
             listed.join(", ")
-        )
+        ))
     })
 }
 
@@ -119,33 +131,33 @@ const NEAREST: usize = 5;
 
 /// Where a `symbol` on a line points: the byte where its last identifier starts, and that
 /// identifier.
-pub fn locate(line: &str, line_no: usize, symbol: &str) -> Result<(usize, String), String> {
+pub fn locate(line: &str, line_no: usize, symbol: &str) -> Result<(usize, String), Unplaced> {
     if symbol.is_empty() {
-        return Err(
-            "`symbol` is empty: give a name that appears on the line, such as a \
-                    function or variable name"
+        return Err(Unplaced(
+            "`symbol` is empty: give a name that appears on the line, such as a function or \
+             variable name"
                 .into(),
-        );
+        ));
     }
     let (text, nth) = split_nth(symbol);
     let hits: Vec<usize> = line.match_indices(text).map(|(i, _)| i).collect();
     let shown = line.trim_end();
     if hits.is_empty() {
-        return Err(format!(
+        return Err(Unplaced(format!(
             "`{text}` does not occur on line {line_no}: `{}`",
             tether_tool::cut_line(shown, 300)
-        ));
+        )));
     }
     let start = match nth {
         Some(n) if n >= 1 && n <= hits.len() => hits[n - 1],
         Some(n) => {
-            return Err(format!(
+            return Err(Unplaced(format!(
                 "`{symbol}`: line {line_no} has {} occurrence{} of `{text}`, so #{n} does not \
                  exist: {}",
                 hits.len(),
                 if hits.len() == 1 { "" } else { "s" },
                 numbered(line, text, &hits)
-            ));
+            )));
         }
         None if hits.len() == 1 => hits[0],
         None => {
@@ -157,12 +169,12 @@ pub fn locate(line: &str, line_no: usize, symbol: &str) -> Result<(usize, String
             match whole.as_slice() {
                 [one] => *one,
                 _ => {
-                    return Err(format!(
+                    return Err(Unplaced(format!(
                         "`{text}` occurs {} times on line {line_no}: {}; say which with \
                          `{text}#N`",
                         hits.len(),
                         numbered(line, text, &hits)
-                    ));
+                    )));
                 }
             }
         }
@@ -226,7 +238,7 @@ mod tests {
     fn the_addressing_rules() {
         let line = "    let foo = foobar(self.foo) + Foo::foo;";
         // Several hits, several whole words: an error listing them.
-        let err = locate(line, 3, "foo").unwrap_err();
+        let err = locate(line, 3, "foo").unwrap_err().to_string();
         assert!(
             err.contains("occurs 4 times on line 3") && err.contains("#2"),
             "{err}"
@@ -240,9 +252,9 @@ mod tests {
             locate("let foo = foobar();", 1, "foo").unwrap(),
             (4, "foo".into())
         );
-        let err = locate(line, 3, "bar#9").unwrap_err();
+        let err = locate(line, 3, "bar#9").unwrap_err().to_string();
         assert!(err.contains("#9 does not exist"), "{err}");
-        let err = locate(line, 3, "baz").unwrap_err();
+        let err = locate(line, 3, "baz").unwrap_err().to_string();
         assert_eq!(err, format!("`baz` does not occur on line 3: `{line}`"));
     }
 
@@ -254,22 +266,32 @@ mod tests {
             locate_line("m.rs", &lines, 4, "total").unwrap(),
             (lines[3], 8, "total".into())
         );
-        let err = locate_line("m.rs", &lines, 3, "total").unwrap_err();
+        let err = locate_line("m.rs", &lines, 3, "total")
+            .unwrap_err()
+            .to_string();
         assert!(err.ends_with("; `total` is on lines 1, 4 of m.rs"), "{err}");
-        let err = locate_line("m.rs", &lines, 9, "total()").unwrap_err();
+        let err = locate_line("m.rs", &lines, 9, "total()")
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with(
                 "m.rs has 4 lines, so line 9 does not exist; `total()` is on lines 1, 4"
             ),
             "{err}"
         );
-        let err = locate_line("m.rs", &lines, 3, "totl").unwrap_err();
+        let err = locate_line("m.rs", &lines, 3, "totl")
+            .unwrap_err()
+            .to_string();
         assert!(err.ends_with("; `totl` occurs nowhere in m.rs"), "{err}");
         let many: Vec<String> = (0..20).map(|i| format!("x{i} = total")).collect();
         let many: Vec<&str> = many.iter().map(String::as_str).collect();
-        let err = locate_line("m.py", &many, 10, "nope#2").unwrap_err();
+        let err = locate_line("m.py", &many, 10, "nope#2")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("occurs nowhere"), "{err}");
-        let err = locate_line("m.py", &[&["y"][..], &many].concat(), 1, "total").unwrap_err();
+        let err = locate_line("m.py", &[&["y"][..], &many].concat(), 1, "total")
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("is on lines 2, 3, 4, 5, 6 (the 5 nearest of 20)"),
             "{err}"

@@ -10,6 +10,7 @@ use serde::de::{DeserializeOwned, Deserializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::LspError;
 use crate::lax::{lax, lax_list, lax_list_or_none};
 
 /// Reads an answer or a notification's params; one that does not fit at all reads as the
@@ -48,20 +49,26 @@ pub(crate) fn list<'de, D: Deserializer<'de>, T: DeserializeOwned>(
 }
 
 /// Params serialized for the wire; a message that cannot be written is an error, not a panic.
-pub fn to_params(method: &str, params: impl Serialize) -> Result<Value, String> {
-    serde_json::to_value(params).map_err(|e| format!("cannot write {method}'s params: {e}"))
+pub fn to_params(method: &str, params: impl Serialize) -> Result<Value, LspError> {
+    serde_json::to_value(params).map_err(|e| LspError::Params {
+        method: method.to_string(),
+        cause: std::sync::Arc::new(e),
+    })
 }
 
 /// The `Uri` of a file: our own encoder's text ([`crate::server::file_uri`], which keeps the
 /// bytes of a name that is not UTF-8), parsed.
-pub fn uri(path: &Path) -> Result<lsp::Uri, String> {
+pub fn uri(path: &Path) -> Result<lsp::Uri, LspError> {
     let text = crate::server::file_uri(path);
-    text.parse()
-        .map_err(|e| format!("{} makes no valid URI ({text}): {e}", path.display()))
+    text.parse().map_err(|e| LspError::Uri {
+        path: path.to_path_buf(),
+        reason: format!("{e}"),
+        text,
+    })
 }
 
 /// The document a request is about.
-pub fn document(path: &Path) -> Result<lsp::TextDocumentIdentifier, String> {
+pub fn document(path: &Path) -> Result<lsp::TextDocumentIdentifier, LspError> {
     Ok(lsp::TextDocumentIdentifier { uri: uri(path)? })
 }
 
@@ -70,7 +77,7 @@ pub fn at(
     path: &Path,
     line: usize,
     character: u32,
-) -> Result<lsp::TextDocumentPositionParams, String> {
+) -> Result<lsp::TextDocumentPositionParams, LspError> {
     Ok(lsp::TextDocumentPositionParams {
         text_document: document(path)?,
         position: lsp::Position {
@@ -179,7 +186,7 @@ pub fn client_capabilities() -> lsp::ClientCapabilities {
 
 /// `initialize`'s params for a server of the project at `root`, with the configured
 /// `initializationOptions` (catalog and user data, so a `Value`).
-pub fn initialize_params(root: &Path, init: Value) -> Result<lsp::InitializeParams, String> {
+pub fn initialize_params(root: &Path, init: Value) -> Result<lsp::InitializeParams, LspError> {
     let uri = uri(root)?;
     let name = root
         .file_name()

@@ -7,11 +7,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use lsp_types as lsp;
+use lsp_types::request::{PrepareRenameRequest, Rename};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tether_fs::{ChangeOp, hash_bytes};
 use tether_tool::{CallCx, Concurrency, Preview, Tier, Tool, ToolError, ToolOutput, counted};
 
+use crate::error::LspError;
 use crate::leftovers;
 use crate::position::{Encoding, locate_line};
 use crate::protocol::{self, WorkspaceEdit};
@@ -78,8 +80,7 @@ impl Tool for LspRenameTool {
         }
         let t = crate::tool::target(&self.servers, cx, &args.file).await?;
         let lines: Vec<&str> = t.text.lines().collect();
-        let (line, byte, ident) =
-            locate_line(&args.file, &lines, args.line, &args.symbol).map_err(ToolError::invalid)?;
+        let (line, byte, ident) = locate_line(&args.file, &lines, args.line, &args.symbol)?;
         // A rename writes: a name that is only part of the identifier it lands on is refused.
         if let Some(typed) = crate::position::typed_name(&args.symbol).filter(|t| *t != ident) {
             return Err(ToolError::invalid(format!(
@@ -89,14 +90,12 @@ impl Tool for LspRenameTool {
             )));
         }
         let server = &t.server;
-        let at = protocol::at(&t.abs, args.line - 1, server.encoding.column(line, byte))
-            .map_err(ToolError::failed)?;
+        let at = protocol::at(&t.abs, args.line - 1, server.encoding.column(line, byte))?;
         let can_prepare = server.capabilities.rename_provider.options.prepare_provider;
         if can_prepare {
             let ok = server
-                .request("textDocument/prepareRename", &at, cx.cancel_token())
-                .await
-                .map_err(ToolError::failed)?;
+                .call::<PrepareRenameRequest>(at.clone(), cx.cancel_token())
+                .await?;
             if ok.is_null() {
                 return Err(ToolError::invalid(format!(
                     "{} cannot rename `{ident}` at {}:{} (not a renameable symbol there)",
@@ -120,10 +119,9 @@ impl Tool for LspRenameTool {
             new_name: args.new_name.clone(),
             work_done_progress_params: Default::default(),
         };
-        let rename = server.request("textDocument/rename", params, cx.cancel_token());
+        let rename = server.call::<Rename>(params, cx.cancel_token());
         let (edit, mut report) = serving_edits(cx, server, rename).await;
-        let edit: WorkspaceEdit = protocol::read(edit.map_err(ToolError::failed)?);
-        let plan = plan(&edit).map_err(ToolError::invalid)?;
+        let plan = plan(&edit?).map_err(|e| ToolError::invalid(e.to_string()))?;
         if plan.files.is_empty() && report.is_empty() {
             return Err(ToolError::invalid(format!(
                 "{} returned no edits for renaming `{ident}`",
@@ -196,7 +194,7 @@ where
                         }
                         Err(e) => refusal(&e.to_string()),
                     },
-                    Err(why) => refusal(&why),
+                    Err(why) => refusal(&why.to_string()),
                 };
                 let _ = reply.send(result);
             }
@@ -249,7 +247,7 @@ async fn write_plan(cx: &CallCx, server: &Server, plan: &Plan) -> Result<Vec<Str
     }
     cx.fs().commit(ops).await?;
     for (path, text) in synced {
-        server.sync(&path, &text).await.map_err(ToolError::failed)?;
+        server.sync(&path, &text).await?;
     }
     Ok(report)
 }
@@ -272,10 +270,11 @@ struct Plan {
 }
 
 /// Reads a `WorkspaceEdit` (`changes` or `documentChanges`, with file renames).
-fn plan(edit: &WorkspaceEdit) -> Result<Plan, String> {
+fn plan(edit: &WorkspaceEdit) -> Result<Plan, LspError> {
     let mut files: BTreeMap<PathBuf, FileEdit> = BTreeMap::new();
-    let mut add = |uri: &str, edits: &[protocol::TextEdit]| -> Result<(), String> {
-        let path = uri_path(uri).ok_or_else(|| format!("the server edits a non-file URI {uri}"))?;
+    let mut add = |uri: &str, edits: &[protocol::TextEdit]| -> Result<(), LspError> {
+        let path = uri_path(uri)
+            .ok_or_else(|| LspError::unusable(format!("the server edits a non-file URI {uri}")))?;
         let entry = files.entry(path).or_default();
         for e in edits {
             let (start, end) = (e.range.start, e.range.end);
@@ -299,14 +298,18 @@ fn plan(edit: &WorkspaceEdit) -> Result<Plan, String> {
                 let to = uri_path(&change.new_uri);
                 match (from, to) {
                     (Some(f), Some(t)) => renames.push((f, t)),
-                    _ => return Err("the server renames a file by a non-file URI".into()),
+                    _ => {
+                        return Err(LspError::unusable(
+                            "the server renames a file by a non-file URI",
+                        ));
+                    }
                 }
             }
             Some(other) => {
-                return Err(format!(
+                return Err(LspError::unusable(format!(
                     "the server's rename also wants to {other} a file, which lsp_rename does \
                      not do; nothing was written"
-                ));
+                )));
             }
         }
     }
@@ -323,14 +326,17 @@ fn plan(edit: &WorkspaceEdit) -> Result<Plan, String> {
 }
 
 /// Applies text edits (positions in the server's encoding) to `text`, last first.
-fn apply(text: &str, edits: &[TextEdit], enc: Encoding) -> Result<String, String> {
+fn apply(text: &str, edits: &[TextEdit], enc: Encoding) -> Result<String, LspError> {
     let starts: Vec<usize> = std::iter::once(0)
         .chain(text.match_indices('\n').map(|(i, _)| i + 1))
         .collect();
-    let offset = |(line, col): (u32, u32)| -> Result<usize, String> {
+    let offset = |(line, col): (u32, u32)| -> Result<usize, LspError> {
         let l = line as usize;
         let Some(&start) = starts.get(l) else {
-            return Err(format!("an edit points at line {}, past the end", l + 1));
+            return Err(LspError::unusable(format!(
+                "an edit points at line {}, past the end",
+                l + 1
+            )));
         };
         let end = starts.get(l + 1).map_or(text.len(), |e| e - 1);
         let line_text = text[start..end].trim_end_matches('\r');
@@ -339,13 +345,15 @@ fn apply(text: &str, edits: &[TextEdit], enc: Encoding) -> Result<String, String
     let mut spans: Vec<(usize, usize, &str)> = edits
         .iter()
         .map(|e| Ok((offset(e.start)?, offset(e.end)?, e.text.as_str())))
-        .collect::<Result<_, String>>()?;
+        .collect::<Result<_, LspError>>()?;
     spans.sort_by_key(|(s, _, _)| std::cmp::Reverse(*s));
     let mut out = text.to_string();
     let mut limit = usize::MAX;
     for (s, e, new) in spans {
         if s > e || e > limit {
-            return Err("the server sent overlapping edits; nothing was written".into());
+            return Err(LspError::unusable(
+                "the server sent overlapping edits; nothing was written",
+            ));
         }
         out.replace_range(s..e, new);
         limit = s;

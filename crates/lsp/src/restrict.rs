@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::catalog::ServerEntry;
+use crate::error::LspError;
 
 /// The options a server starts with, and what was held back.
 pub struct Options {
@@ -62,7 +63,7 @@ fn set_dotted(settings: &mut Value, dotted: &str, value: Value) {
 }
 
 /// The options for `entry` at `root`, from its behaviour flags.
-pub fn options(entry: &ServerEntry, root: &Path, allowed: Allowed) -> Result<Options, String> {
+pub fn options(entry: &ServerEntry, root: &Path, allowed: Allowed) -> Result<Options, LspError> {
     let trusted = allowed.trusted;
     let flags = &entry.behaviour;
     let mut init = object(&entry.init_options);
@@ -92,11 +93,13 @@ pub fn options(entry: &ServerEntry, root: &Path, allowed: Allowed) -> Result<Opt
         }
     }
     if flags.global_tsserver && !trusted {
-        let tsserver = global_tsserver(root).ok_or(
-            "this workspace is not trusted, so its own node_modules/typescript is not \
-             loaded, and no global TypeScript was found: install it (`npm i -g \
-             typescript`) or run `tether trust`",
-        )?;
+        let tsserver = global_tsserver(root).ok_or_else(|| {
+            LspError::refused(
+                "this workspace is not trusted, so its own node_modules/typescript is not \
+                 loaded, and no global TypeScript was found: install it (`npm i -g \
+                 typescript`) or run `tether trust`",
+            )
+        })?;
         init["tsserver"]["path"] = json!(tsserver.display().to_string());
         restricted = Some(format!(
             "TypeScript from {} (a global install), not the project's node_modules, until \
@@ -136,7 +139,7 @@ pub async fn environment(
     root: &Path,
     workspace: &Path,
     trusted: bool,
-) -> Result<Vec<(String, String)>, String> {
+) -> Result<Vec<(String, String)>, LspError> {
     let mut env = Vec::new();
     if trusted {
         if let Some(python) = tether_proc::project_venv(root)
@@ -150,13 +153,17 @@ pub async fn environment(
     env.push(("PATH".into(), path.to_string_lossy().into_owned()));
     if entry.behaviour.toolchain_pins {
         if let Some(why) = crate::repo_config::refusal(root, workspace) {
-            return Err(why);
+            return Err(LspError::Refused(why));
         }
-        let sysroot = tether_proc::neutral_rust_sysroot(workspace).await.ok_or(
-            "this workspace is not trusted, so rust-analyzer runs only on a toolchain \
-             chosen outside it, and no `rustc` outside the workspace answered \
-             `--print sysroot`: install one with rustup, or run `tether trust`",
-        )?;
+        let sysroot = tether_proc::neutral_rust_sysroot(workspace)
+            .await
+            .ok_or_else(|| {
+                LspError::refused(
+                    "this workspace is not trusted, so rust-analyzer runs only on a toolchain \
+                     chosen outside it, and no `rustc` outside the workspace answered \
+                     `--print sysroot`: install one with rustup, or run `tether trust`",
+                )
+            })?;
         env.extend(tether_proc::rust_pins(&sysroot));
     }
     env.extend(entry.behaviour.untrusted_env.clone());

@@ -15,11 +15,16 @@ use tether_proc::{
 };
 use tokio_util::sync::CancellationToken;
 
+use crate::asks::Ask;
 use crate::avail::Found;
 use crate::catalog::{Language, ServerEntry};
+use crate::error::LspError;
 use crate::heard::{Busy, Event, Heard};
 use crate::position::Encoding;
 use crate::protocol::{self, read};
+use lsp_types::notification::{
+    DidChangeTextDocument, DidOpenTextDocument, DidSaveTextDocument, Notification,
+};
 
 /// Where a server stands, as `status` reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,12 +62,6 @@ impl RequestError {
 impl std::fmt::Display for RequestError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.text)
-    }
-}
-
-impl From<RequestError> for String {
-    fn from(e: RequestError) -> String {
-        e.text
     }
 }
 
@@ -220,7 +219,7 @@ impl Client {
                 protocol::to_params("workspace/applyEdit", result).map_err(|message| {
                     ResponseError {
                         code: tether_proc::codes::INTERNAL_ERROR,
-                        message,
+                        message: message.to_string(),
                         data: None,
                     }
                 })
@@ -413,25 +412,25 @@ impl Server {
         workspace: &Path,
         init_timeout: Duration,
         timeout: Duration,
-    ) -> Result<Server, String> {
+    ) -> Result<Server, LspError> {
         let options = crate::restrict::options(entry, &found.root, allowed)
-            .map_err(|why| format!("{}: {why}", entry.id))?;
+            .map_err(|why| why.of_server(&entry.id))?;
         let env = crate::restrict::environment(entry, &found.root, workspace, allowed.trusted)
             .await
-            .map_err(|why| format!("{}: {why}", entry.id))?;
+            .map_err(|why| why.of_server(&entry.id))?;
         let spec = ChildSpec {
             argv: found.argv.clone(),
             cwd: Some(found.root.clone()),
             env,
         };
-        let mut child = LongChild::spawn(&spec).map_err(|e| e.to_string())?;
+        let mut child = LongChild::spawn(&spec).map_err(|e| LspError::Spawn(Arc::new(e)))?;
         let (Some(input), Some(output)) = (child.take_stdout(), child.take_stdin()) else {
-            return Err(format!(
-                "{}: the server started without pipes to talk to it; check that `{}` runs \
-                 as a language server on stdin and stdout",
-                entry.id,
+            return Err(LspError::refused(format!(
+                "the server started without pipes to talk to it; check that `{}` runs as a \
+                 language server on stdin and stdout",
                 found.argv.join(" ")
-            ));
+            ))
+            .of_server(&entry.id));
         };
         let heard = Arc::new(Watched::new(Heard::default()));
         let edits = Arc::new(Mutex::new(None));
@@ -449,13 +448,14 @@ impl Server {
         } = options;
         let params = protocol::initialize_params(&found.root, init)
             .and_then(|p| protocol::to_params("initialize", p))
-            .map_err(|why| format!("{}: {why}", entry.id))?;
+            .map_err(|why| why.of_server(&entry.id))?;
         let answer = match peer.request("initialize", params, init_timeout).await {
             Ok(answer) => answer,
             Err(e) => {
                 let said = child.stderr_tail();
                 child.shutdown(Duration::from_millis(500)).await;
-                return Err(with_stderr_tail(&format!("{}: {e}", entry.id), &said));
+                let text = with_stderr_tail(&format!("{}: {e}", entry.id), &said);
+                return Err(LspError::Handshake { cause: e, text });
             }
         };
         let answer: protocol::InitializeResult = read(answer);
@@ -470,7 +470,10 @@ impl Server {
         let initialized = protocol::to_params("initialized", lsp::InitializedParams {})?;
         peer.notify("initialized", initialized)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|cause| LspError::Unsent {
+                server: entry.id.clone(),
+                cause,
+            })?;
         let workspace_mode = workspace_mode(&options_settings);
         let separate_check = entry.behaviour.separate_check && allowed.builds;
         let b = &entry.behaviour;
@@ -623,7 +626,30 @@ impl Server {
     /// Sends a request with the server's deadline; a missed deadline marks it degraded. An
     /// answer of "content modified" (the server reloaded meanwhile) is asked again, a few
     /// times, once the server has settled.
-    pub async fn request(
+    pub async fn call<R: Ask>(
+        &self,
+        params: R::Params,
+        cancel: &CancellationToken,
+    ) -> Result<R::Answer, RequestError> {
+        self.request(R::METHOD, params, cancel).await.map(R::answer)
+    }
+
+    /// A request of tether's own, typed as [`Server::call`] is, with `limit` for its deadline
+    /// and nothing marked when it is missed.
+    pub(crate) async fn call_within<R: Ask>(
+        &self,
+        params: R::Params,
+        limit: Duration,
+    ) -> Result<R::Answer, LspError> {
+        let params = protocol::to_params(R::METHOD, params)?;
+        self.peer
+            .request(R::METHOD, params, limit)
+            .await
+            .map(R::answer)
+            .map_err(LspError::Peer)
+    }
+
+    async fn request(
         &self,
         method: &str,
         params: impl Serialize,
@@ -681,7 +707,7 @@ impl Server {
     /// Brings every other open document up to date with its file before a request that may
     /// depend on it (a file changed by git, a formatter or the client's own editor): a stat
     /// first, and the text only when size or time changed.
-    pub async fn refresh_open(&self, files: &tether_fs::Workspace) -> Result<(), String> {
+    pub async fn refresh_open(&self, files: &tether_fs::Workspace) -> Result<(), LspError> {
         let changed: Vec<PathBuf> = {
             let open = self.open.lock().await;
             open.iter()
@@ -770,20 +796,20 @@ impl Server {
     /// Tells the server `path` was saved (after [`Server::sync`] gave it the saved text). For a
     /// server that checks separately, the save is counted and a barrier sent behind it, so the
     /// checks begun once the server took it in are known to be for it or later.
-    pub async fn saved(&self, path: &Path) -> Result<(), String> {
+    pub async fn saved(&self, path: &Path) -> Result<(), LspError> {
         let params = lsp::DidSaveTextDocumentParams {
-            text_document: protocol::document(path).map_err(|e| format!("{}: {e}", self.id))?,
+            text_document: protocol::document(path).map_err(|e| e.of_server(&self.id))?,
             text: None,
         };
         if !self.separate_check {
-            return self.notify("textDocument/didSave", params).await;
+            return self.notify::<DidSaveTextDocument>(params).await;
         }
         let mut save = 0;
         self.heard.send_modify(|h| {
             h.apply(Event::Saved);
             save = h.saves;
         });
-        let told = self.notify("textDocument/didSave", params).await;
+        let told = self.notify::<DidSaveTextDocument>(params).await;
         // Unanswered (a server too busy to answer within the deadline), the save still counts
         // as taken in, so later saves are not held up behind it.
         self.barrier().await;
@@ -791,15 +817,17 @@ impl Server {
         told
     }
 
-    /// Sends a notification.
-    pub(crate) async fn notify(&self, method: &str, params: impl Serialize) -> Result<(), String> {
-        let params =
-            protocol::to_params(method, params).map_err(|e| format!("{}: {e}", self.id))?;
-        lock(&self.reports).told(method, &params);
+    /// Sends a notification; its method and parameters come from one lsp-types type.
+    pub(crate) async fn notify<N: Notification>(&self, params: N::Params) -> Result<(), LspError> {
+        let params = protocol::to_params(N::METHOD, params).map_err(|e| e.of_server(&self.id))?;
+        lock(&self.reports).told(N::METHOD, &params);
         self.peer
-            .notify(method, params)
+            .notify(N::METHOD, params)
             .await
-            .map_err(|e| format!("{}: {e}", self.id))
+            .map_err(|cause| LspError::Unsent {
+                server: self.id.clone(),
+                cause,
+            })
     }
 
     /// The file extensions of the languages it serves.
@@ -824,10 +852,10 @@ impl Server {
 
     /// Makes sure the server has `path` open with its current text: opened on first use,
     /// changed (whole text, one version up) when the file changed since, else nothing.
-    pub async fn sync(&self, path: &Path, text: &str) -> Result<(), String> {
+    pub async fn sync(&self, path: &Path, text: &str) -> Result<(), LspError> {
         let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
         let mut open = self.open.lock().await;
-        let uri = protocol::uri(path).map_err(|e| format!("{}: {e}", self.id))?;
+        let uri = protocol::uri(path).map_err(|e| e.of_server(&self.id))?;
         let (now, sent_begun) = {
             self.heard.send_modify(|heard| {
                 heard.apply(Event::Sent);
@@ -856,7 +884,7 @@ impl Server {
                         text: text.to_string(),
                     }],
                 };
-                self.notify("textDocument/didChange", params).await
+                self.notify::<DidChangeTextDocument>(params).await
             }
             None => {
                 self.keep_before(path, hash);
@@ -876,7 +904,7 @@ impl Server {
                         text.to_string(),
                     ),
                 };
-                self.notify("textDocument/didOpen", params).await
+                self.notify::<DidOpenTextDocument>(params).await
             }
         }
     }

@@ -11,9 +11,10 @@ use tokio::sync::{Mutex, OnceCell};
 
 use crate::avail::{Found, find};
 use crate::config::LspConfig;
+use crate::error::LspError;
 use crate::server::{Server, State};
 
-type Slot = Arc<OnceCell<Result<Arc<Server>, String>>>;
+type Slot = Arc<OnceCell<Result<Arc<Server>, LspError>>>;
 
 /// The first wait before a crashed server is started again; it doubles with each crash.
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
@@ -113,13 +114,13 @@ impl Supervisor {
 
     /// The server for `file` of `lang`, started if need be (a crashed one is started again);
     /// or why none can serve it.
-    pub async fn server_for(&self, lang: &str, file: &Path) -> Result<Arc<Server>, String> {
-        let found = self.find(file, lang).map_err(|why| {
-            format!(
-                "no language server can serve {lang} here:\n- {}",
-                why.join("\n- ")
-            )
-        })?;
+    pub async fn server_for(&self, lang: &str, file: &Path) -> Result<Arc<Server>, LspError> {
+        let found = self
+            .find(file, lang)
+            .map_err(|reasons| LspError::Unavailable {
+                lang: lang.to_string(),
+                reasons,
+            })?;
         let key = (found.id.clone(), found.root.clone());
         self.backoff(&key)?;
         loop {
@@ -148,7 +149,7 @@ impl Supervisor {
     }
 
     /// Refuses a restart that comes too soon after a crash (1 s, doubling up to 30 s).
-    fn backoff(&self, key: &(String, PathBuf)) -> Result<(), String> {
+    fn backoff(&self, key: &(String, PathBuf)) -> Result<(), LspError> {
         let crashes = lock(&self.crashes);
         let Some(c) = crashes.get(key) else {
             return Ok(());
@@ -159,7 +160,7 @@ impl Supervisor {
         if since >= wait {
             return Ok(());
         }
-        Err(format!(
+        Err(LspError::refused(format!(
             "{} {} ({}); it starts again in {:.1} s, on the next call after that",
             key.0,
             match c.count {
@@ -168,7 +169,7 @@ impl Supervisor {
             },
             c.why,
             (wait - since).as_secs_f64()
-        ))
+        )))
     }
 
     fn note_crash(&self, key: &(String, PathBuf), why: String) {
@@ -190,12 +191,12 @@ impl Supervisor {
         }
     }
 
-    async fn start(&self, found: &Found) -> Result<Arc<Server>, String> {
+    async fn start(&self, found: &Found) -> Result<Arc<Server>, LspError> {
         let entry = self
             .config
             .servers
             .get(&found.id)
-            .ok_or_else(|| format!("{} is not in the catalog", found.id))?;
+            .ok_or_else(|| LspError::refused(format!("{} is not in the catalog", found.id)))?;
         let c = &self.config;
         let languages = c
             .languages

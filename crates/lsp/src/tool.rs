@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use lsp_types as lsp;
+use lsp_types::request as req;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tether_proc::codes::METHOD_NOT_FOUND;
@@ -12,7 +13,7 @@ use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
 use crate::catalog::Language;
 use crate::navigate::{Navigate, unoffered};
 use crate::position::locate_line;
-use crate::protocol::{self, Symbol};
+use crate::protocol;
 use crate::render::{Place, hover, locations, outline, places};
 use crate::server::Server;
 use crate::supervisor::Supervisor;
@@ -203,15 +204,9 @@ pub(crate) async fn target(
         }
     };
     cx.progress(&format!("waiting for the {lang} language server"));
-    let server = servers
-        .server_for(lang, &abs)
-        .await
-        .map_err(ToolError::failed)?;
-    server.sync(&abs, &text).await.map_err(ToolError::failed)?;
-    server
-        .refresh_open(cx.workspace())
-        .await
-        .map_err(ToolError::failed)?;
+    let server = servers.server_for(lang, &abs).await?;
+    server.sync(&abs, &text).await?;
+    server.refresh_open(cx.workspace()).await?;
     // A server still loading the project answers "nothing here" for what it has not read yet
     // (rust-analyzer refuses a rename with "No references found"): its answer waits.
     if !server.loaded_within(std::time::Duration::ZERO).await {
@@ -268,8 +263,7 @@ async fn spot<'a>(
     let symbol = need(&args.symbol, "symbol", action)?;
     let target = target(servers, cx, file).await?;
     let lines: Vec<&str> = target.text.lines().collect();
-    let (_, byte, ident) =
-        locate_line(file, &lines, line_no, symbol).map_err(ToolError::invalid)?;
+    let (_, byte, ident) = locate_line(file, &lines, line_no, symbol)?;
     Ok(Spot {
         file,
         symbol,
@@ -294,21 +288,17 @@ async fn navigate(
         &t.abs,
         line_no - 1,
         t.server.encoding.column(spot.line(), spot.byte),
-    )
-    .map_err(ToolError::failed)?;
-    let method = nav.method();
-    let params = nav.params(&position).map_err(ToolError::failed)?;
+    )?;
     let refused = || unoffered(&t.server.id, nav);
     if !nav.provider(&t.server.capabilities).on {
         return Err(refused());
     }
     let ask = || async {
-        t.server
-            .request(method, params.clone(), cx.cancel_token())
+        nav.ask(&t.server, &position, cx.cancel_token())
             .await
             .map_err(|e| match e.code() == Some(METHOD_NOT_FOUND) {
                 true => refused(),
-                false => ToolError::failed(e),
+                false => ToolError::from(e),
             })
     };
     // A listing takes a moment (pyright: a fraction of a second), so the answer is whole.
@@ -440,7 +430,7 @@ async fn withheld(t: &Target, cx: &CallCx, at: &lsp::TextDocumentPositionParams)
     };
     let answer = t
         .server
-        .request("textDocument/definition", params, cx.cancel_token())
+        .call::<req::GotoDefinition>(params, cx.cancel_token())
         .await
         .ok()?;
     let ws = cx.workspace();
@@ -487,7 +477,7 @@ async fn code_actions(
         .map(lsp::Diagnostic::from)
         .collect();
     let params = lsp::CodeActionParams {
-        text_document: protocol::document(&t.abs).map_err(ToolError::failed)?,
+        text_document: protocol::document(&t.abs)?,
         range: lsp::Range::new(lsp::Position::new(row, start), lsp::Position::new(row, end)),
         context: lsp::CodeActionContext {
             diagnostics: on_line,
@@ -496,12 +486,10 @@ async fn code_actions(
         work_done_progress_params: Default::default(),
         partial_result_params: Default::default(),
     };
-    let answer = t
+    let items = t
         .server
-        .request("textDocument/codeAction", params, cx.cancel_token())
-        .await
-        .map_err(ToolError::failed)?;
-    let items: Vec<protocol::CodeAction> = protocol::many(answer);
+        .call::<req::CodeActionRequest>(params, cx.cancel_token())
+        .await?;
     if items.is_empty() {
         return Ok(format!(
             "{} offers no code action for `{ident}` at line {line_no}",
@@ -566,11 +554,7 @@ async fn diagnostics(
     }
     let t = target(servers, cx, file).await?;
     cx.progress(&format!("waiting for {}'s diagnostics", t.server.id));
-    let items = t
-        .server
-        .file_answer(&t.abs, t.server.timeout())
-        .await
-        .map_err(ToolError::failed)?;
+    let items = t.server.file_answer(&t.abs, t.server.timeout()).await?;
     let shown = crate::render::shown(&t.abs, servers.workspace());
     Ok(crate::render::diagnostics(&shown, &items, DIAGNOSTICS_CAP))
 }
@@ -594,11 +578,9 @@ async fn symbols(servers: &Supervisor, cx: &CallCx, args: &LspArgs) -> Result<St
                 partial_result_params: Default::default(),
             };
             let whole = server.searches_whole_project();
-            let answer = server
-                .request("workspace/symbol", params, cx.cancel_token())
-                .await
-                .map_err(ToolError::failed)?;
-            let found: Vec<Place> = protocol::many::<Symbol>(answer)
+            let found: Vec<Place> = server
+                .call::<req::WorkspaceSymbolRequest>(params, cx.cancel_token())
+                .await?
                 .iter()
                 .filter_map(|s| Place::of(s.location.as_ref()?))
                 .collect();
@@ -621,16 +603,14 @@ async fn symbols(servers: &Supervisor, cx: &CallCx, args: &LspArgs) -> Result<St
         (None, Some(file)) => {
             let t = target(servers, cx, file).await?;
             let params = lsp::DocumentSymbolParams {
-                text_document: protocol::document(&t.abs).map_err(ToolError::failed)?,
+                text_document: protocol::document(&t.abs)?,
                 work_done_progress_params: Default::default(),
                 partial_result_params: Default::default(),
             };
-            let answer = t
+            let symbols = t
                 .server
-                .request("textDocument/documentSymbol", params, cx.cancel_token())
-                .await
-                .map_err(ToolError::failed)?;
-            let symbols: Vec<Symbol> = protocol::many(answer);
+                .call::<req::DocumentSymbolRequest>(params, cx.cancel_token())
+                .await?;
             Ok(format!(
                 "outline of {file}:\n{}",
                 outline(&symbols, OUTLINE_CAP, args.locals.unwrap_or(false))

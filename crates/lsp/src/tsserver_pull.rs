@@ -16,11 +16,15 @@ const COMMAND: &str = "typescript.tsserverRequest";
 const REQUESTS: [&str; 2] = ["syntacticDiagnosticsSync", "semanticDiagnosticsSync"];
 
 /// The `workspace/executeCommand` params that ask tsserver `request` about `path`.
-pub(crate) fn params(request: &str, path: &Path) -> Value {
-    json!({
-        "command": COMMAND,
-        "arguments": [request, {"file": path.to_string_lossy(), "includeLinePosition": false}],
-    })
+pub(crate) fn params(request: &str, path: &Path) -> lsp_types::ExecuteCommandParams {
+    lsp_types::ExecuteCommandParams {
+        command: COMMAND.to_string(),
+        arguments: vec![
+            json!(request),
+            json!({"file": path.to_string_lossy(), "includeLinePosition": false}),
+        ],
+        work_done_progress_params: Default::default(),
+    }
 }
 
 /// The tsserver requests one pull is made of.

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
+use crate::error::LspError;
 use crate::inotify::{Heard, Inotify, Refused};
 use tether_proc::lock;
 use tether_tool::{BoxFuture, Pooled};
@@ -69,7 +70,7 @@ pub struct SharedWatch {
     root: PathBuf,
     max_folders: usize,
     /// Whether the watch could start, or why not.
-    started: OnceLock<Result<(), String>>,
+    started: OnceLock<Result<(), LspError>>,
     /// Why the first folder refused was refused.
     refused_why: Mutex<Option<String>>,
     watcher: Mutex<Option<Inotify>>,
@@ -98,11 +99,11 @@ impl SharedWatch {
     }
 
     /// Starts watching once: how much of the tree, or why none of it.
-    pub fn start(&self) -> Result<Coverage, String> {
+    pub fn start(&self) -> Result<Coverage, LspError> {
         let started = self.started.get_or_init(|| {
             let mut hearing = self.hearing();
             let watcher = Inotify::start(move |heard| hearing.hear(heard))
-                .map_err(|e| format!("cannot watch for outside edits: {e}"))?;
+                .map_err(|e| LspError::Unwatched(Box::new(e)))?;
             let why = watch_tree(
                 &watcher,
                 &mut self.folders(),
@@ -117,7 +118,7 @@ impl SharedWatch {
         match started {
             Ok(()) => self
                 .coverage()
-                .ok_or_else(|| "the watch has ended".to_string()),
+                .ok_or_else(|| LspError::refused("the watch has ended")),
             Err(why) => Err(why.clone()),
         }
     }
@@ -413,7 +414,7 @@ fn watch_tree(
     (root, from): (&Path, &Path),
     (room, max): (usize, usize),
     mut files: Option<&mut Vec<PathBuf>>,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, LspError> {
     let mut watched = 0;
     let mut why: Option<String> = None;
     for entry in walk(from).flatten() {
@@ -448,7 +449,7 @@ fn watch_tree(
             && from == root
             && let Some(e) = error
         {
-            return Err(format!("cannot watch for outside edits: {e}"));
+            return Err(LspError::Unwatched(Box::new(LspError::Folder(e))));
         }
         why = why.or_else(|| {
             Some(match error {

@@ -25,7 +25,10 @@ impl Capability for Structural {
         Some("structural")
     }
 
-    fn configure(&mut self, section: Option<&toml::Value>) -> Result<bool, String> {
+    fn configure(
+        &mut self,
+        section: Option<&toml::Value>,
+    ) -> Result<bool, tether_tool::SettingError> {
         self.config = StructuralConfig::from_section(section)?;
         Ok(true)
     }

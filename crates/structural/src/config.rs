@@ -75,7 +75,7 @@ impl Default for StructuralConfig {
 
 impl StructuralConfig {
     /// Reads the section (absent means defaults); the error names the key and what is allowed.
-    pub fn from_section(section: Option<&toml::Value>) -> Result<Self, String> {
+    pub fn from_section(section: Option<&toml::Value>) -> Result<Self, tether_tool::SettingError> {
         let Some(section) = section else {
             return Ok(Self::default());
         };
@@ -104,7 +104,7 @@ impl StructuralConfig {
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> Result<StructuralConfig, String> {
+    fn parse(text: &str) -> Result<StructuralConfig, tether_tool::SettingError> {
         let table: toml::Table = text.parse().unwrap();
         StructuralConfig::from_section(table.get("structural"))
     }
@@ -114,11 +114,17 @@ mod tests {
         assert_eq!(parse("").unwrap(), StructuralConfig::default());
         let c = parse("[structural]\ncache_mb = 64\nsyntax_check = false\n").unwrap();
         assert_eq!((c.cache_mb, c.syntax_check), (64, false));
-        let e = parse("[structural]\ncache_size = 64\n").unwrap_err();
+        let e = parse("[structural]\ncache_size = 64\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("unknown field `cache_size`"), "{e}");
-        let e = parse("[structural]\ncache_mb = 0\n").unwrap_err();
+        let e = parse("[structural]\ncache_mb = 0\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("from 1 to 65536"), "{e}");
-        let e = parse("[structural]\nsyntax_check = \"yes\"\n").unwrap_err();
+        let e = parse("[structural]\nsyntax_check = \"yes\"\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("syntax_check") || e.contains("bool"), "{e}");
     }
 
@@ -129,9 +135,13 @@ mod tests {
         let limits = c.limits();
         assert_eq!(limits.time, std::time::Duration::from_secs(5));
         assert_eq!(limits.rewrite_bytes, 2 << 20);
-        let e = parse("[structural]\ntime_budget_secs = 0\n").unwrap_err();
+        let e = parse("[structural]\ntime_budget_secs = 0\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("from 1 to 600"), "{e}");
-        let e = parse("[structural]\nrewrite_budget_mb = 100000\n").unwrap_err();
+        let e = parse("[structural]\nrewrite_budget_mb = 100000\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("from 1 to 1024"), "{e}");
     }
 }

@@ -18,11 +18,11 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
-    pub(crate) fn new(file: &Path, key: Option<&str>, reason: impl Into<String>) -> Self {
+    pub(crate) fn new(file: &Path, key: Option<&str>, reason: impl std::fmt::Display) -> Self {
         ConfigError {
             file: file.to_path_buf(),
             key: key.map(str::to_string),
-            reason: reason.into(),
+            reason: reason.to_string(),
         }
     }
 }

@@ -28,7 +28,7 @@ pub trait Capability: Send + Sync + 'static {
     }
     /// Configures from that section (`None` when absent). `Ok(false)` declines: the capability
     /// stays off and installs nothing. An error names the key and what is allowed.
-    fn configure(&mut self, _section: Option<&toml::Value>) -> Result<bool, String> {
+    fn configure(&mut self, _section: Option<&toml::Value>) -> Result<bool, crate::SettingError> {
         Ok(true)
     }
     /// Every program a run of it may start, as configured (a bare name is looked up on PATH,

@@ -39,7 +39,7 @@ pub use question::{
 pub use report::{
     FileReport, FileStatus, Finding, ReportScope, format_reports, format_reports_after,
 };
-pub use setting::{Kind, Scope, Setting, inert, markdown_table, parse_section};
+pub use setting::{Kind, Scope, Setting, SettingError, inert, markdown_table, parse_section};
 /// The one poison-free lock, for the crates that reach tether-proc only through this one.
 pub use tether_proc::lock;
 /// The one text cut and its mark, for the crates that reach tether-proc only through this one.

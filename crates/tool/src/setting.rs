@@ -7,6 +7,36 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
+/// Why a `tether.toml` section cannot be used, said for the person who edits the file: each
+/// message names the key at fault and what it may be instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SettingError {
+    /// The section does not fit its shape (an unknown key, a wrong type), as the TOML reader
+    /// said it, after the section's name.
+    #[error("[{section}]: {message}")]
+    Shape {
+        /// Such as `lsp`.
+        section: String,
+        /// The TOML reader's own words.
+        message: String,
+    },
+    /// A value outside what its key allows; the text names the key, the value and what is
+    /// allowed.
+    #[error("{0}")]
+    Refused(String),
+    /// A rule of the capability's own (a server the catalog does not know needs a command).
+    #[error("{0}")]
+    Rule(String),
+}
+
+impl SettingError {
+    /// A capability's own rule, broken.
+    pub fn rule(text: impl Into<String>) -> Self {
+        SettingError::Rule(text.into())
+    }
+}
+
 /// Which files may set a setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -173,7 +203,7 @@ impl Setting {
 
     /// The one message for a value it does not accept: `[lsp]: \`check_timeout_s = 0\`: give
     /// seconds from 1 to 3600`.
-    pub fn refuse(&self, value: impl Display) -> String {
+    pub fn refuse(&self, value: impl Display) -> SettingError {
         let verb = match self.kind {
             Kind::Choice { .. } | Kind::Choices { .. } => "use",
             _ => "give",
@@ -182,11 +212,11 @@ impl Setting {
             "" => String::new(),
             s => format!("[{s}]: "),
         };
-        format!(
+        SettingError::Refused(format!(
             "{place}`{} = {value}`: {verb} {}",
             self.name(),
             self.allowed()
-        )
+        ))
     }
 
     /// Its default number (0 for a setting that is not a number).
@@ -202,13 +232,18 @@ impl Setting {
 
     /// A number from its file (`None` when unset), checked against the range; its default when
     /// unset. For the four numeric kinds only.
-    pub fn number(&self, given: Option<u64>) -> Result<u64, String> {
+    pub fn number(&self, given: Option<u64>) -> Result<u64, SettingError> {
         let (default, max) = match self.kind {
             Kind::Seconds { default, max }
             | Kind::Millis { default, max }
             | Kind::Mib { default, max }
             | Kind::Count { default, max } => (default, max),
-            _ => return Err(format!("`{}` is not a number setting", self.key)),
+            _ => {
+                return Err(SettingError::rule(format!(
+                    "`{}` is not a number setting",
+                    self.key
+                )));
+            }
         };
         match given {
             None => Ok(default),
@@ -218,7 +253,7 @@ impl Setting {
     }
 
     /// [`Setting::number`] as a duration, for seconds and milliseconds.
-    pub fn duration(&self, given: Option<u64>) -> Result<Duration, String> {
+    pub fn duration(&self, given: Option<u64>) -> Result<Duration, SettingError> {
         let n = self.number(given)?;
         Ok(match self.kind {
             Kind::Millis { .. } => Duration::from_millis(n),
@@ -235,9 +270,12 @@ impl Setting {
     }
 
     /// One word of its set, or its default.
-    pub fn choice(&self, given: Option<&str>) -> Result<&'static str, String> {
+    pub fn choice(&self, given: Option<&str>) -> Result<&'static str, SettingError> {
         let Kind::Choice { default, of } = self.kind else {
-            return Err(format!("`{}` is not a choice setting", self.key));
+            return Err(SettingError::rule(format!(
+                "`{}` is not a choice setting",
+                self.key
+            )));
         };
         match given {
             None => Ok(default),
@@ -250,16 +288,19 @@ impl Setting {
     }
 
     /// Words of its set, or its default; the message names the first word it does not know.
-    pub fn choices(&self, given: Option<Vec<String>>) -> Result<Vec<String>, String> {
+    pub fn choices(&self, given: Option<Vec<String>>) -> Result<Vec<String>, SettingError> {
         let Kind::Choices { default, of } = self.kind else {
-            return Err(format!("`{}` is not a list setting", self.key));
+            return Err(SettingError::rule(format!(
+                "`{}` is not a list setting",
+                self.key
+            )));
         };
         let Some(list) = given else {
             return Ok(default.iter().map(|s| s.to_string()).collect());
         };
         match list.iter().find(|w| !of.contains(&w.as_str())) {
             None => Ok(list),
-            Some(bad) => Err(format!(
+            Some(bad) => Err(SettingError::Refused(format!(
                 "{}`{}`: `{bad}` is not one of {}",
                 match self.section() {
                     "" => String::new(),
@@ -267,13 +308,13 @@ impl Setting {
                 },
                 self.name(),
                 of.join(", ")
-            )),
+            ))),
         }
     }
 
     /// Checks a raw value from a file: its type, and for a number its range. Tables are their
     /// owner's to check.
-    pub fn check(&self, value: &toml::Value) -> Result<(), String> {
+    pub fn check(&self, value: &toml::Value) -> Result<(), SettingError> {
         use toml::Value as V;
         match (self.kind, value) {
             (
@@ -300,11 +341,17 @@ impl Setting {
 
 /// Reads a config section into its serde shape; the message names the section, then what
 /// serde found (an unknown key, a wrong type).
-pub fn parse_section<T: DeserializeOwned>(name: &str, section: &toml::Value) -> Result<T, String> {
+pub fn parse_section<T: DeserializeOwned>(
+    name: &str,
+    section: &toml::Value,
+) -> Result<T, SettingError> {
     section
         .clone()
         .try_into()
-        .map_err(|e: toml::de::Error| format!("[{name}]: {}", e.message()))
+        .map_err(|e: toml::de::Error| SettingError::Shape {
+            section: name.to_string(),
+            message: e.message().to_string(),
+        })
 }
 
 /// The settings a workspace file may set before it is trusted.
@@ -448,33 +495,44 @@ mod tests {
             ),
         ];
         for (got, want) in cases {
-            assert_eq!(got.unwrap_err(), want);
+            assert_eq!(got.unwrap_err().to_string(), want);
         }
         assert_eq!(
-            FLAG.check(&toml::Value::String("yes".into())).unwrap_err(),
+            FLAG.check(&toml::Value::String("yes".into()))
+                .unwrap_err()
+                .to_string(),
             "`vibe = \"yes\"`: give true or false"
         );
         assert_eq!(
-            CHOICE.choice(Some("Ask")).unwrap_err(),
+            CHOICE.choice(Some("Ask")).unwrap_err().to_string(),
             "`approval = \"Ask\"`: use \"never\" or \"ask\""
         );
         assert_eq!(
             CHOICES
                 .choices(Some(vec!["error".into(), "errors".into()]))
-                .unwrap_err(),
+                .unwrap_err()
+                .to_string(),
             "[lsp.diagnostics]: `severities`: `errors` is not one of error, warning, \
              information, hint"
         );
         assert_eq!(
-            PATHS.check(&toml::Value::Integer(3)).unwrap_err(),
+            PATHS
+                .check(&toml::Value::Integer(3))
+                .unwrap_err()
+                .to_string(),
             "[files]: `read_roots = 3`: give a list of folders (`~/` is the home folder)"
         );
         assert_eq!(
-            CHOICE.check(&toml::Value::Integer(3)).unwrap_err(),
+            CHOICE
+                .check(&toml::Value::Integer(3))
+                .unwrap_err()
+                .to_string(),
             "`approval = 3`: use \"never\" or \"ask\""
         );
         assert_eq!(
-            SECS.check(&toml::Value::Integer(-1)).unwrap_err(),
+            SECS.check(&toml::Value::Integer(-1))
+                .unwrap_err()
+                .to_string(),
             "[debug]: `ttl_s = -1`: give seconds from 1 to 86400"
         );
     }

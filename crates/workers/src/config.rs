@@ -136,7 +136,7 @@ struct Section {
 
 impl WorkersConfig {
     /// Reads `[workers]`; a wrong key or value says which and what is allowed.
-    pub fn from_section(section: Option<&toml::Value>) -> Result<Self, String> {
+    pub fn from_section(section: Option<&toml::Value>) -> Result<Self, tether_tool::SettingError> {
         let mut config = WorkersConfig::default();
         let Some(section) = section else {
             return Ok(config);
@@ -148,26 +148,26 @@ impl WorkersConfig {
         for (name, tier) in [("fast", s.fast), ("good", s.good)] {
             if let Some(tier) = tier {
                 if tier.command.first().is_none_or(|p| p.trim().is_empty()) {
-                    return Err(format!(
+                    return Err(tether_tool::SettingError::rule(format!(
                         "[workers.{name}]: `command` is empty: give the agent CLI and its flags, \
                          e.g. command = [\"claude\", \"-p\"]"
-                    ));
+                    )));
                 }
                 if let Some(surface) = &tier.surface
                     && !["agent", "plan", "readonly"].contains(&surface.as_str())
                 {
-                    return Err(format!(
+                    return Err(tether_tool::SettingError::rule(format!(
                         "[workers.{name}]: `surface = \"{surface}\"`: use \"agent\", \"plan\" or \
                          \"readonly\""
-                    ));
+                    )));
                 }
                 if !tier.resume_args.is_empty()
                     && !tier.resume_args.iter().any(|a| a.contains("{session}"))
                 {
-                    return Err(format!(
+                    return Err(tether_tool::SettingError::rule(format!(
                         "[workers.{name}]: `resume_args` must name the session as {{session}}, \
                          e.g. resume_args = [\"--resume\", \"{{session}}\"]"
-                    ));
+                    )));
                 }
                 config.tiers.insert(name.to_string(), tier);
             }

@@ -39,7 +39,10 @@ impl Capability for Workers {
         Some("workers")
     }
 
-    fn configure(&mut self, section: Option<&toml::Value>) -> Result<bool, String> {
+    fn configure(
+        &mut self,
+        section: Option<&toml::Value>,
+    ) -> Result<bool, tether_tool::SettingError> {
         self.config = WorkersConfig::from_section(section)?;
         Ok(true)
     }

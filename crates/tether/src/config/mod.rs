@@ -9,7 +9,7 @@ mod tests;
 
 use std::path::{Path, PathBuf};
 
-use tether_tool::ApprovalPolicy;
+use tether_tool::{ApprovalPolicy, SettingError};
 use toml::{Table, Value};
 
 use crate::settings::{APPROVAL, ASK_TIMEOUT, READ_ROOTS, VIBE, inert, user_only};
@@ -195,7 +195,7 @@ impl Config {
         let Some(section) = self.get("ask") else {
             return Ok(ASK_TIMEOUT.duration(None).unwrap_or_default());
         };
-        let bad = |why: String| ConfigError::new(&self.source_of("ask"), Some("ask"), why);
+        let bad = |why: SettingError| ConfigError::new(&self.source_of("ask"), Some("ask"), why);
         let ask: Ask = tether_tool::parse_section("ask", section).map_err(bad)?;
         ASK_TIMEOUT.duration(ask.timeout_s).map_err(bad)
     }
@@ -217,7 +217,7 @@ impl Config {
                 idle_exit: HOST_IDLE_EXIT.duration(None).unwrap_or_default(),
             });
         };
-        let bad = |why: String| ConfigError::new(&self.source_of("host"), Some("host"), why);
+        let bad = |why: SettingError| ConfigError::new(&self.source_of("host"), Some("host"), why);
         let host: Host = tether_tool::parse_section("host", section).map_err(bad)?;
         Ok(HostSettings {
             enabled: HOST_ENABLED.flag(host.enabled),
@@ -243,7 +243,7 @@ impl Config {
             let Some(value) = t.get(APPROVAL.key) else {
                 return Ok(None);
             };
-            let bad = |why| ConfigError::new(&file, Some(APPROVAL.key), why);
+            let bad = |why: SettingError| ConfigError::new(&file, Some(APPROVAL.key), why);
             APPROVAL.check(value).map_err(bad)?;
             Ok(Some(match value.as_str() {
                 Some("ask") => ApprovalPolicy::Ask,
