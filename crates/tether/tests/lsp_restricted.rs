@@ -2,9 +2,11 @@
 //! naming a toolchain inside it, cargo wrappers and rustflags, cargo `[env]`, a
 //! `rust-analyzer.toml`; and, trusted, the plan and readonly surfaces, which must run nothing
 //! that writes. Each drives the real rust-analyzer (through the rustup proxy, as installed).
+//! A test binary of its own, apart from `suite`: it changes the process's environment.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "suite/common/mod.rs"]
 mod common;
 
 use std::path::Path;
