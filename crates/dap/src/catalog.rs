@@ -305,7 +305,7 @@ fn compile(id: String, e: AdapterOverride, user: bool) -> Result<Adapter, Settin
         native: e.native.unwrap_or(false),
         markers: match (e.markers, e.project.as_deref()) {
             (Some(markers), _) => markers,
-            (None, Some(kind)) => tether_proc::project_markers(kind)
+            (None, Some(kind)) => tether_toolchain::project_markers(kind)
                 .ok_or_else(|| {
                     SettingError::rule(format!(
                         "{at}: `project = {kind:?}` is not a project kind tether knows; give \
@@ -393,7 +393,7 @@ mod tests {
         assert_eq!(catalog.ids(), ["debugpy", "lldb", "delve", "dart"]);
         // Python's project markers are the list every part of tether uses.
         let debugpy = catalog.get("debugpy").unwrap();
-        assert_eq!(debugpy.markers, tether_proc::PYTHON_PROJECT_MARKERS);
+        assert_eq!(debugpy.markers, tether_toolchain::PYTHON_PROJECT_MARKERS);
         let bad = Catalog::merged(&user(
             "[adapters.mine]\ncommand = [\"x\"]\nproject = \"ruby\"\n",
         ));

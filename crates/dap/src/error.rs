@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use tether_proc::{ProcError, RpcError};
+use tether_proc::ProcError;
+use tether_rpc::RpcError;
 use tether_tool::ToolError;
 
 /// What went wrong starting, or speaking to, a debug adapter.

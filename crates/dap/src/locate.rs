@@ -70,7 +70,7 @@ fn marker_root(start: &Path, workspace: &Path, markers: &[String]) -> Option<Pat
 /// `rustc` or its scripts cannot be found. The toolchain is the one chosen outside the
 /// workspace, so that no repository's toolchain file picks what runs here.
 async fn rust_formatters(root: &Path) -> Vec<String> {
-    let Some(sysroot) = tether_proc::neutral_rust_sysroot(root).await else {
+    let Some(sysroot) = tether_toolchain::neutral_rust_sysroot(root).await else {
         return Vec::new();
     };
     let etc = sysroot.join("lib/rustlib/etc");
@@ -202,9 +202,9 @@ async fn find_with(
         init_commands: Vec::new(),
     };
     if kind.uses_python() {
-        let (python, why) = tether_proc::project_python(&found.root)
+        let (python, why) = tether_toolchain::project_python(&found.root)
             .ok_or_else(|| LocateError::NoPython { id: id.to_string() })?;
-        if !run_inside && tether_proc::inside(&python, workspace) {
+        if !run_inside && tether_toolchain::inside(&python, workspace) {
             let module = kind.python_module.as_deref().unwrap_or("what it needs");
             found.argv = vec![python.display().to_string()];
             found.interpreter = Some(format!(
@@ -310,7 +310,7 @@ pub async fn for_attach(
     }
     needs_command(kind)?;
     if kind.uses_python() {
-        let (python, why) = tether_proc::project_python(workspace)
+        let (python, why) = tether_toolchain::project_python(workspace)
             .ok_or_else(|| LocateError::NoPython { id: id.to_string() })?;
         found.interpreter = Some(format!("{} ({why})", python.display()));
         found.python = Some(python.display().to_string());

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tether_proc::{BoxFuture, Dap, Engine, Incoming, Reply, ResponseError, RpcError};
+use tether_rpc::{BoxFuture, Dap, Engine, Incoming, Reply, ResponseError, RpcError};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
@@ -25,7 +25,7 @@ pub struct DapPeer {
 /// A request sent whose answer, read as `T`, is awaited later (`launch` is answered only
 /// after `configurationDone` by some adapters).
 pub struct Pending<T> {
-    inner: tether_proc::Pending<Dap>,
+    inner: tether_rpc::Pending<Dap>,
     command: &'static str,
     answer: PhantomData<fn() -> T>,
 }
@@ -66,7 +66,7 @@ impl Incoming for Adapter {
         Box::pin(async move { Err(refusal) })
     }
 
-    fn notification(&self, event: &str, body: tether_proc::Payload) {
+    fn notification(&self, event: &str, body: tether_rpc::Payload) {
         self.listener.event(&Event::read(event, body.into_value()));
     }
 
@@ -166,7 +166,7 @@ mod tests {
     use std::time::Duration;
 
     use serde_json::json;
-    use tether_proc::{ResponseError, RpcError};
+    use tether_rpc::{ResponseError, RpcError};
 
     use super::unanswered;
 

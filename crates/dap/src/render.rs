@@ -2,8 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use tether_base::cut_line;
 use tether_fs::{Unshown, Workspace};
-use tether_tool::cut_line;
 
 use crate::protocol::{SetBreakpointsResponse, StackFrame, Variable};
 

@@ -6,7 +6,7 @@ use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tether_proc::lock;
+use tether_base::lock;
 
 use serde_json::Value;
 use tether_proc::{ChildSpec, LongChild};

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use tether_proc::lock;
+use tether_base::lock;
 
 use serde_json::Value;
 use tether_tool::{CallCx, NoticeQueue, ToolError};

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use similar::{ChangeTag, TextDiff};
-use tether_tool::cut_line;
+use tether_base::cut_line;
 
 /// Files larger than this are not scanned: a hint is not worth more than a few milliseconds.
 const MAX_SCAN_BYTES: usize = 2 << 20;

@@ -1,7 +1,8 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
+use tether_base::cut_line;
 use tether_fs::FsError;
-use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, counted, cut_line};
+use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput, counted};
 
 use tether_fs::suggest::did_you_mean;
 

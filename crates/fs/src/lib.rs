@@ -39,8 +39,4 @@ pub use text::{TextShape, decode_text, encode_text};
 /// Name of tether's state folder inside the workspace root.
 pub const STATE_DIR: &str = ".tether";
 
-/// Locks `m` also when a thread panicked holding it, by the rule of `tether_proc::lock`, which
-/// this crate's layer may not depend on: every lock in tether-fs is taken here.
-pub(crate) fn lock<T: ?Sized>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+pub(crate) use tether_base::lock;

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tether::AgentEdit;
 use tether::Run;
-use tether_tool::lock;
+use tether_base::lock;
 
 use crate::host::Host;
 use crate::wire::Printed;

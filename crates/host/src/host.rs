@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tether::{Pool, Run, RunBuilder, Surface};
-use tether_tool::lock;
+use tether_base::lock;
 use tokio::io::BufReader;
 use tokio::net::UnixStream;
 use tokio_util::sync::CancellationToken;

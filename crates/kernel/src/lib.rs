@@ -15,7 +15,7 @@ mod tool;
 
 use std::sync::Arc;
 use std::time::Duration;
-use tether_proc::lock;
+use tether_base::lock;
 
 use serde::Deserialize;
 use tether_tool::{BoxFuture, Capability, DoctorSection, Install, SettingError};
@@ -33,7 +33,7 @@ pub async fn report(root: &std::path::Path, trusted: bool) -> String {
     };
     // Doctor is what a user runs before trusting a repository: it runs nothing the repository
     // ships until then, and every interpreter isolated (`-I`) from `/`, off the workspace.
-    if !trusted && tether_proc::inside(std::path::Path::new(&python), root) {
+    if !trusted && tether_toolchain::inside(std::path::Path::new(&python), root) {
         return format!(
             "python (eval): {python} ({why}); inside the workspace, which is not trusted, so \
              doctor does not run it (`eval` will start it, trusted or not: it is an exec-tier \
@@ -80,7 +80,7 @@ pub async fn report(root: &std::path::Path, trusted: bool) -> String {
 /// What `doctor` says of node, which JavaScript cells run on: found on PATH outside the
 /// workspace and run from `/`, so nothing the repository ships runs.
 async fn node(root: &std::path::Path) -> String {
-    let Some(path) = tether_proc::which_outside("node", root) else {
+    let Some(path) = tether_toolchain::which_outside("node", root) else {
         return "node: missing (not on PATH outside the workspace)".into();
     };
     let spec = tether_proc::ChildSpec {

@@ -369,7 +369,7 @@ impl Kernel {
 
     async fn send(&mut self, message: &ToKernel<'_>) -> std::io::Result<()> {
         let body = serde_json::to_vec(message)?;
-        tether_proc::write_frame(&mut self.requests, &body).await
+        tether_rpc::write_frame(&mut self.requests, &body).await
     }
 
     /// Ends the kernel: its requests close (it exits on its own), then its group is killed.

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 use std::time::Duration;
-use tether_proc::lock;
+use tether_base::lock;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -178,7 +178,7 @@ pub struct EvalTool {
 
 /// The Python a project uses, as a command, and why it was chosen.
 pub(crate) fn interpreter(root: &Path) -> Result<(String, &'static str), ToolError> {
-    let (python, why) = tether_proc::project_python(root).ok_or_else(|| {
+    let (python, why) = tether_toolchain::project_python(root).ok_or_else(|| {
         ToolError::failed(
             "no Python to run: the project has no .venv or venv and python3 is not on PATH",
         )

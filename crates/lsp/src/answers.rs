@@ -12,8 +12,9 @@ use lsp_types::request::{ExecuteCommand, FoldingRangeRequest};
 use serde_json::{Value, json};
 
 use crate::protocol::{self, Diagnostic};
-use tether_proc::codes::METHOD_NOT_FOUND;
-use tether_proc::{RpcError, lock};
+use tether_base::lock;
+use tether_rpc::RpcError;
+use tether_rpc::codes::METHOD_NOT_FOUND;
 
 use crate::asks::Barrier;
 use crate::error::LspError;
@@ -27,7 +28,7 @@ const RESAVE_AFTER: Duration = Duration::from_secs(2);
 
 /// The diagnostics of a full document diagnostic report; anything else (`null` from a server
 /// that does not know the request) is no answer.
-fn full_report(answer: tether_proc::Payload) -> Option<Vec<Diagnostic>> {
+fn full_report(answer: tether_rpc::Payload) -> Option<Vec<Diagnostic>> {
     protocol::read::<protocol::DiagnosticReport>(answer).items
 }
 

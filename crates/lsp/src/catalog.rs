@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Mutex, OnceLock};
-use tether_proc::lock;
+use tether_base::lock;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -326,7 +326,7 @@ pub(crate) fn apply(mut entry: ServerEntry, data: ServerData) -> Result<ServerEn
         entry.binaries = binaries;
     }
     if let Some(kind) = data.project.as_deref() {
-        let markers = tether_proc::project_markers(kind).ok_or_else(|| {
+        let markers = tether_toolchain::project_markers(kind).ok_or_else(|| {
             SettingError::rule(format!(
                 "[lsp.servers.{id}]: `project = \"{kind}\"` is not a project kind tether \
                  knows; give `root_markers = [...]` instead, or `project = \"python\"`"
@@ -386,7 +386,7 @@ mod tests {
         assert_eq!(ra.binaries, ["rust-analyzer"]);
         assert_eq!(
             servers["pyright"].root_markers,
-            tether_proc::PYTHON_PROJECT_MARKERS
+            tether_toolchain::PYTHON_PROJECT_MARKERS
         );
         assert_eq!(
             servers["gopls"].behaviour.untrusted_env["GOTOOLCHAIN"],

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
+use tether_base::cut_line;
 use tether_proc::{ChildSpec, run_with_deadline};
-use tether_tool::cut_line;
 
 use crate::catalog::{Checker, checkers};
 use crate::error::LspError;
@@ -45,7 +45,7 @@ impl Checker {
         let project = self
             .project
             .as_deref()
-            .and_then(tether_proc::project_markers);
+            .and_then(tether_toolchain::project_markers);
         let markers = self
             .markers
             .iter()

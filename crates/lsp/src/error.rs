@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tether_proc::{ProcError, RpcError};
+use tether_proc::ProcError;
+use tether_rpc::RpcError;
 
 use crate::server::RequestError;
 

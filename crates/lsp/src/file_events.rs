@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use lsp_types as lsp;
-use tether_proc::lock;
+use tether_base::lock;
 
 use crate::heard::Event;
 use crate::protocol;

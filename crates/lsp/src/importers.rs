@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tether_base::lock;
 use tether_fs::Workspace;
-use tether_proc::lock;
 use tether_tool::{BoxFuture, Pooled};
 use tokio::sync::mpsc;
 

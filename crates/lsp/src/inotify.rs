@@ -14,7 +14,7 @@ use std::thread::JoinHandle;
 use rustix::event::{PollFd, PollFlags, poll};
 use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 use rustix::io::Errno;
-use tether_proc::lock;
+use tether_base::lock;
 
 use crate::error::LspError;
 

@@ -5,11 +5,11 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-use tether_proc::lock;
+use tether_base::lock;
 
 use tether_tool::{FileStatus, Finding};
 
-use tether_tool::cut_line;
+use tether_base::cut_line;
 
 use crate::protocol::Diagnostic;
 

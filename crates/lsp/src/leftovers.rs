@@ -10,7 +10,7 @@ use serde_json::json;
 use tether_tool::{CallCx, counted};
 
 use crate::supervisor::Supervisor;
-use tether_tool::cut_line;
+use tether_base::cut_line;
 
 /// Lines of uses left shown before the list is cut.
 const LINES_SHOWN: usize = 30;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tether_proc::lock;
+use tether_base::lock;
 
 use tether_fs::{FileReceipt, WritePath};
 use tether_tool::{

@@ -145,7 +145,7 @@ pub fn locate(line: &str, line_no: usize, symbol: &str) -> Result<(usize, String
     if hits.is_empty() {
         return Err(Unplaced(format!(
             "`{text}` does not occur on line {line_no}: `{}`",
-            tether_tool::cut_line(shown, 300)
+            tether_base::cut_line(shown, 300)
         )));
     }
     let start = match nth {

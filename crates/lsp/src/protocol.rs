@@ -15,7 +15,7 @@ use crate::lax::{lax, lax_list, lax_list_or_none};
 
 /// Reads an answer or a notification's params; one that does not fit at all reads as the
 /// default (with every field lenient, only a value of the wrong shape altogether does not fit).
-pub fn read<T: DeserializeOwned + Default>(value: impl Into<tether_proc::Payload>) -> T {
+pub fn read<T: DeserializeOwned + Default>(value: impl Into<tether_rpc::Payload>) -> T {
     value.into().read().unwrap_or_else(|e| {
         tracing::debug!("an LSP message that does not fit: {e}");
         T::default()
@@ -717,7 +717,7 @@ mod tests {
         fn alike<T: DeserializeOwned + Default + std::fmt::Debug>(value: Value) {
             let text: Box<serde_json::value::RawValue> =
                 serde_json::from_str(&value.to_string()).unwrap();
-            let from_text: T = read(tether_proc::Payload::Raw(text));
+            let from_text: T = read(tether_rpc::Payload::Raw(text));
             let from_value: T = read(value);
             assert_eq!(format!("{from_text:?}"), format!("{from_value:?}"));
         }
@@ -725,7 +725,7 @@ mod tests {
         let published = json!({"uri": "file:///a", "version": "x",
             "diagnostics": [{"message": "m\"q", "range": {"start": {"line": 2, "character": -1}},
                              "severity": 2.5, "code": "E1", "source": 3}, "junk", null]});
-        let raw = tether_proc::Payload::Value(published).into_raw();
+        let raw = tether_rpc::Payload::Value(published).into_raw();
         let read: PublishedText = serde_json::from_str(raw.get()).unwrap();
         assert_eq!(
             (read.uri.as_deref(), read.version),

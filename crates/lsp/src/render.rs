@@ -5,8 +5,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use tether_base::cut_line;
 use tether_fs::Workspace;
-use tether_tool::cut_line;
 
 use crate::position::Encoding;
 use crate::protocol::{self, Diagnostic, HoverContents, Location, Symbol};

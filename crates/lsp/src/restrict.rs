@@ -109,7 +109,7 @@ pub fn options(entry: &ServerEntry, root: &Path, allowed: Allowed) -> Result<Opt
     }
     if let Some(key) = &flags.interpreter_setting {
         if trusted {
-            if let Some(venv) = tether_proc::project_venv(root) {
+            if let Some(venv) = tether_toolchain::project_venv(root) {
                 set_dotted(&mut settings, key, json!(venv.display().to_string()));
             }
         } else {
@@ -142,20 +142,20 @@ pub async fn environment(
 ) -> Result<Vec<(String, String)>, LspError> {
     let mut env = Vec::new();
     if trusted {
-        if let Some(python) = tether_proc::project_venv(root)
+        if let Some(python) = tether_toolchain::project_venv(root)
             && let Some(venv) = python.parent().and_then(Path::parent)
         {
             env.push(("VIRTUAL_ENV".into(), venv.display().to_string()));
         }
         return Ok(env);
     }
-    let path = tether_proc::path_outside(workspace);
+    let path = tether_toolchain::path_outside(workspace);
     env.push(("PATH".into(), path.to_string_lossy().into_owned()));
     if entry.behaviour.toolchain_pins {
         if let Some(why) = crate::repo_config::refusal(root, workspace) {
             return Err(LspError::Refused(why));
         }
-        let sysroot = tether_proc::neutral_rust_sysroot(workspace)
+        let sysroot = tether_toolchain::neutral_rust_sysroot(workspace)
             .await
             .ok_or_else(|| {
                 LspError::refused(
@@ -164,7 +164,7 @@ pub async fn environment(
                      `--print sysroot`: install one with rustup, or run `tether trust`",
                 )
             })?;
-        env.extend(tether_proc::rust_pins(&sysroot));
+        env.extend(tether_toolchain::rust_pins(&sysroot));
     }
     env.extend(entry.behaviour.untrusted_env.clone());
     Ok(env)
@@ -172,7 +172,7 @@ pub async fn environment(
 
 /// `program` on PATH, if it lies outside the workspace.
 fn outside(root: &Path, program: &str) -> Option<PathBuf> {
-    tether_proc::which_outside(program, root)
+    tether_toolchain::which_outside(program, root)
 }
 
 /// A global TypeScript's `tsserver.js`, found through the `tsserver` on PATH.

@@ -5,14 +5,13 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tether_proc::lock;
+use tether_base::lock;
 
 use lsp_types as lsp;
 use serde::Serialize;
 use serde_json::Value;
-use tether_proc::{
-    BoxFuture, ChildSpec, Incoming, LongChild, Peer, Reply, ResponseError, with_stderr_tail,
-};
+use tether_proc::{ChildSpec, LongChild, with_stderr_tail};
+use tether_rpc::{BoxFuture, Incoming, Peer, Reply, ResponseError};
 use tokio_util::sync::CancellationToken;
 
 use crate::asks::Ask;
@@ -45,7 +44,7 @@ pub enum State {
 #[derive(Debug, Clone)]
 pub struct RequestError {
     /// `None` when the parameters could not be sent at all.
-    pub cause: Option<tether_proc::RpcError>,
+    pub cause: Option<tether_rpc::RpcError>,
     text: String,
 }
 
@@ -53,7 +52,7 @@ impl RequestError {
     /// The JSON-RPC code the server answered with, if it answered with an error.
     pub fn code(&self) -> Option<i64> {
         match &self.cause {
-            Some(tether_proc::RpcError::Remote { error, .. }) => Some(error.code),
+            Some(tether_rpc::RpcError::Remote { error, .. }) => Some(error.code),
             _ => None,
         }
     }
@@ -122,7 +121,7 @@ impl Incoming for Client {
         Box::pin(async move { answer })
     }
 
-    fn notification(&self, method: &str, params: tether_proc::Payload) {
+    fn notification(&self, method: &str, params: tether_rpc::Payload) {
         let event = match method {
             "textDocument/publishDiagnostics" => {
                 let text = params.into_raw();
@@ -218,7 +217,7 @@ impl Client {
             let answer = |result: lsp::ApplyWorkspaceEditResponse| {
                 protocol::to_params("workspace/applyEdit", result).map_err(|message| {
                     ResponseError {
-                        code: tether_proc::codes::INTERNAL_ERROR,
+                        code: tether_rpc::codes::INTERNAL_ERROR,
                         message: message.to_string(),
                         data: None,
                     }
@@ -561,7 +560,7 @@ impl Server {
             format!(
                 "{} says the project loaded with an {level}: {}",
                 self.id,
-                tether_tool::cut_line(&first, 400)
+                tether_base::cut_line(&first, 400)
             )
         })
     }
@@ -666,8 +665,8 @@ impl Server {
                 .request_until(method, params.clone(), self.timeout, cancel)
                 .await;
             match r {
-                Err(tether_proc::RpcError::Remote { error, .. })
-                    if error.code == tether_proc::codes::CONTENT_MODIFIED && tries < 3 =>
+                Err(tether_rpc::RpcError::Remote { error, .. })
+                    if error.code == tether_rpc::codes::CONTENT_MODIFIED && tries < 3 =>
                 {
                     tries += 1;
                     self.settled(self.timeout).await;
@@ -677,7 +676,7 @@ impl Server {
         };
         match outcome {
             Ok(v) => Ok(v),
-            Err(e @ tether_proc::RpcError::Timeout { .. }) => {
+            Err(e @ tether_rpc::RpcError::Timeout { .. }) => {
                 let why = e.to_string();
                 self.heard
                     .send_modify(|heard| heard.apply(Event::Degraded(why)));

@@ -200,7 +200,7 @@ impl Publications {
 fn trimmed(mut item: Diagnostic) -> Diagnostic {
     let cut = |s: &mut String, limit| {
         if s.chars().nth(limit).is_some() {
-            *s = tether_proc::cut_line(s, limit);
+            *s = tether_base::cut_line(s, limit);
         }
     };
     cut(&mut item.message, MESSAGE_CHARS);

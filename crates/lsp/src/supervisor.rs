@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use tether_proc::lock;
+use tether_base::lock;
 
 use tokio::sync::{Mutex, OnceCell};
 

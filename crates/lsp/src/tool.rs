@@ -7,7 +7,7 @@ use lsp_types as lsp;
 use lsp_types::request as req;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tether_proc::codes::METHOD_NOT_FOUND;
+use tether_rpc::codes::METHOD_NOT_FOUND;
 use tether_tool::{CallCx, Concurrency, Tier, Tool, ToolError, ToolOutput};
 
 use crate::catalog::Language;

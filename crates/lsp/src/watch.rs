@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::error::LspError;
 use crate::inotify::{Heard, Inotify, Refused};
-use tether_proc::lock;
+use tether_base::lock;
 use tether_tool::{BoxFuture, Pooled};
 use tokio::sync::mpsc;
 

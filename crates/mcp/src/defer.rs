@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
-use tether_tool::lock;
+use tether_base::lock;
 
 use rmcp::model::{
     ElicitRequest, ElicitResult, InputRequest, InputRequests, InputRequiredResult, InputResponses,

@@ -11,7 +11,7 @@ mod stdio;
 mod wire;
 
 use std::sync::Arc;
-use tether_tool::lock;
+use tether_base::lock;
 
 use base64::Engine as _;
 use rmcp::model::{

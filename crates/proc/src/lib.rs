@@ -9,45 +9,24 @@
 //! servers, `dap` for debug adapters.
 
 mod child;
-mod cut;
-mod dap;
-mod frame;
 mod handover;
-mod jsonrpc;
 mod lines;
 mod long;
-mod neutral;
-mod payload;
 mod pipes;
-mod python;
 mod reaper;
-mod rpc;
 mod status;
-mod sync;
 mod tail;
 mod tree;
 
 pub use child::{ProcError, output_with_deadline, run_with_deadline, signal_group};
-pub use cut::{cut_line, cut_mark};
-pub use dap::Dap;
-pub use frame::{FrameError, MAX_FRAME, read_frame, write_frame};
 pub use handover::{keep_across_exec, socket_from_parent};
-pub use jsonrpc::{JsonRpc, Peer, codes};
 pub use lines::{CappedLine, read_line_capped};
 pub use long::{ChildSpec, LongChild};
-pub use neutral::{inside, neutral_rust_sysroot, path_outside, rust_pins, which_outside};
-pub use payload::Payload;
 pub use pipes::{PipeEnd, nonblocking_reader};
-pub use python::{PYTHON_PROJECT_MARKERS, project_markers, project_python, project_venv};
-pub use rpc::{
-    BoxFuture, Engine, Envelope, Id, Inbound, Incoming, Numbers, Pending, Reply, ResponseError,
-    RpcError,
-};
 pub use rustix::process::Signal;
 pub use status::{
     children_named, current_uid, exited, gone_within, is_running, open_descriptors,
     out_of_descriptors, raise_descriptor_limit,
 };
-pub use sync::lock;
 pub use tail::{STDERR_SHOWN, with_stderr_tail};
 pub use tree::{census_passes, init, sweep_strays};

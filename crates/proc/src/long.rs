@@ -1,11 +1,11 @@
 //! A child that lives as long as the run: language servers, debug adapters, kernels, workers.
 
-use crate::{cut_line, lock};
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tether_base::{cut_line, lock};
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};

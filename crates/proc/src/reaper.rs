@@ -7,11 +7,11 @@
 //! reported (pid and start time, so a reused pid is spared), and every process whose
 //! environment carries this run's mark, which also catches what forked after the last census.
 
-use crate::lock;
 use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
+use tether_base::lock;
 
 /// Reads `+PGID`/`-PGID` (groups) and `pPID:START`/`qPID:START` (escaped descendants) lines;
 /// at end of input (tether exited, however it died) kills the groups, the listed processes

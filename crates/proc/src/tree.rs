@@ -12,10 +12,10 @@
 //! delegated cgroup v2 sub-tree exists on the machines tether runs on (a hybrid v1 hierarchy
 //! here, root-owned), so this needs no privilege and no setup.
 
-use crate::lock;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
+use tether_base::lock;
 
 use rustix::process::{Pid, Signal, WaitOptions};
 

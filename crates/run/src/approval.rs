@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::Duration;
-use tether_tool::lock;
+use tether_base::lock;
 
 use tether_tool::{ApprovalPolicy, Card, CardOption, Outcome, Preview, Questions, Tier, ToolError};
 

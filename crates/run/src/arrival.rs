@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard};
-use tether_tool::lock;
+use tether_base::lock;
 
 use tokio::sync::Notify;
 

@@ -1,6 +1,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use tether_tool::lock;
+use tether_base::lock;
 
 use tether_tool::{Concurrency, PermitKey};
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};

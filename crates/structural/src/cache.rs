@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use tether_tool::lock;
+use tether_base::lock;
 
 use tether_fs::ContentHash;
 

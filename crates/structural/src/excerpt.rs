@@ -1,6 +1,6 @@
 //! One match or capture as a short excerpt: the first lines or one collapsed line, cut.
 
-use tether_tool::{cut_line, cut_mark};
+use tether_base::{cut_line, cut_mark};
 
 /// Characters of one match line before it is cut.
 const LINE_CHARS: usize = 300;

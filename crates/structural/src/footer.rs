@@ -1,7 +1,7 @@
 //! The lines every structural result ends with: what was searched and what was left out, so
 //! that "0 matches" can be trusted, and for an empty result a hint at what to change.
 
-use tether_tool::cut_line;
+use tether_base::cut_line;
 
 use crate::budget::MAX_TREE_DEPTH;
 use crate::search::SearchStats;

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use similar::udiff::UnifiedHunkHeader;
 use similar::{ChangeTag, DiffOp, DiffableStr as _, TextDiff, group_diff_ops};
-use tether_tool::cut_line;
+use tether_base::cut_line;
 
 use crate::footer::count;
 

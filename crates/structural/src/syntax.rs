@@ -8,10 +8,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use tether_base::{cut_line, lock};
 use tether_fs::{ChangeKind, FileReceipt, Workspace, WritePath};
-use tether_tool::{
-    Baseline, BoxFuture, FileReport, FileStatus, Finding, WriteHook, cut_line, lock,
-};
+use tether_tool::{Baseline, BoxFuture, FileReport, FileStatus, Finding, WriteHook};
 
 use crate::lang::{Lang, Tree};
 

@@ -38,7 +38,7 @@ impl Preview {
         let mut rows: Vec<String> = text
             .lines()
             .take(SHOWN_LINES)
-            .map(|l| format!("  {mark} {}", crate::cut_line(l, 120)))
+            .map(|l| format!("  {mark} {}", tether_base::cut_line(l, 120)))
             .collect();
         let n = text.lines().count();
         if n > SHOWN_LINES {
@@ -52,6 +52,6 @@ impl Preview {
 
     /// The first line of `text`, cut to a screen's width.
     pub fn first_line(text: &str) -> String {
-        crate::cut_line(text.lines().next().unwrap_or(""), 100)
+        tether_base::cut_line(text.lines().next().unwrap_or(""), 100)
     }
 }

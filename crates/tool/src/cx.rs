@@ -1,5 +1,5 @@
-use crate::lock;
 use std::sync::{Arc, Mutex};
+use tether_base::lock;
 
 use serde_json::Value;
 use tether_fs::{ChangeOp, CommitReceipt, FileReceipt, Journal, StagedStore, Workspace};

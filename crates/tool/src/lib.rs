@@ -40,10 +40,6 @@ pub use report::{
     FileReport, FileStatus, Finding, ReportScope, format_reports, format_reports_after,
 };
 pub use setting::{Kind, Scope, Setting, SettingError, inert, markdown_table, parse_section};
-/// The one poison-free lock, for the crates that reach tether-proc only through this one.
-pub use tether_proc::lock;
-/// The one text cut and its mark, for the crates that reach tether-proc only through this one.
-pub use tether_proc::{cut_line, cut_mark};
 pub use tier::{Concurrency, Surface, Tier};
 pub use tool::{DynTool, Prepared, RunCall, Tool, ToolSpec, describe_schema, schema_for};
 

@@ -50,7 +50,7 @@ impl NoticeQueue {
     /// Queues a notice that merges with any queued notice of the same source and key, keeping
     /// the latest text (say, key = a server's name, text = why it restarted).
     pub fn push_keyed(&self, source: &str, key: &str, text: impl Into<String>) {
-        let mut q = crate::lock(&self.inner);
+        let mut q = tether_base::lock(&self.inner);
         let text = text.into();
         if let Some(n) = q
             .notices
@@ -75,7 +75,7 @@ impl NoticeQueue {
 
     /// Takes every queued notice, oldest first, and how many older ones the cap dropped.
     pub fn drain(&self) -> (Vec<Notice>, usize) {
-        let mut q = crate::lock(&self.inner);
+        let mut q = tether_base::lock(&self.inner);
         let dropped = std::mem::take(&mut q.dropped);
         (std::mem::take(&mut q.notices), dropped)
     }

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::{BoxFuture, lock};
+use crate::BoxFuture;
+use tether_base::lock;
 
 /// A resource a pool keeps until the pool ends; `stop` is how it ends politely.
 pub trait Pooled: Send + Sync + 'static {

@@ -3,9 +3,9 @@
 //! port that cannot wait on one connection (MCP's input-required results) can suspend it and
 //! take the answer up again by id.
 
-use crate::lock;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
+use tether_base::lock;
 
 use crate::BoxFuture;
 

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
-use tether_proc::lock;
+use tether_base::lock;
 
 use tether_proc::{ChildSpec, LongChild};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};

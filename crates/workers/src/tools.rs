@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tether_tool::{CallCx, Concurrency, Surface, Tier, Tool, ToolError, ToolOutput, cut_line};
+use tether_base::cut_line;
+use tether_tool::{CallCx, Concurrency, Surface, Tier, Tool, ToolError, ToolOutput};
 
 use crate::config::TierConfig;
 use crate::pool::{Pool, State, Worker, number};

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use tether_proc::lock;
+use tether_base::lock;
 
 /// One worker's transcript in this run of tether.
 #[derive(Debug)]

@@ -158,7 +158,7 @@ pub fn parse_patch(text: &str) -> Result<Patch, PatchParseError> {
         let what = match unified {
             true => format!(
                 "this is a unified diff (`{}`), which apply_patch does not take",
-                tether_tool::cut_line(first_line, 60)
+                tether_base::cut_line(first_line, 60)
             ),
             false => format!("expected `{BEGIN}`, found `{first_line}`"),
         };

@@ -1,5 +1,6 @@
 //! Fails on a forbidden dependency edge between the workspace's crates.
-//! Layers: fs, proc -> tool, relay -> {run, capability crates} -> tether -> mcp -> host -> cli.
+//! Layers: base -> fs, proc, rpc -> toolchain -> tool, relay -> {run, capability crates} ->
+//! tether -> mcp -> host -> cli.
 //! Crates of one layer never depend on one another, so capability crates meet only through
 //! `tether-tool` seams and `tether-fs`.
 
@@ -11,14 +12,16 @@ use serde_json::Value;
 
 fn rank(name: &str) -> Option<u8> {
     Some(match name {
-        "tether-fs" | "tether-proc" | "tether-fake-lsp" => 0,
-        "tether-tool" | "tether-relay" => 1,
+        "tether-base" => 0,
+        "tether-fs" | "tether-proc" | "tether-rpc" | "tether-fake-lsp" => 1,
+        "tether-toolchain" => 2,
+        "tether-tool" | "tether-relay" => 3,
         "tether-run" | "tether-files" | "tether-structural" | "tether-lsp" | "tether-dap"
-        | "tether-kernel" | "tether-workers" => 2,
-        "tether" => 3,
-        "tether-mcp" => 4,
-        "tether-host" => 5,
-        "tether-cli" => 6,
+        | "tether-kernel" | "tether-workers" => 4,
+        "tether" => 5,
+        "tether-mcp" => 6,
+        "tether-host" => 7,
+        "tether-cli" => 8,
         _ => return None,
     })
 }

@@ -92,7 +92,7 @@ fn pyright_answers_read_as_a_model_needs_them() {
             out.contains("pyright does not offer `implementation`"),
             "{out}"
         );
-        let not_found = tether_proc::codes::METHOD_NOT_FOUND.to_string();
+        let not_found = tether_rpc::codes::METHOD_NOT_FOUND.to_string();
         assert!(
             out.contains("references") && !out.contains(&not_found),
             "{out}"

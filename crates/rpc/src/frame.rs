@@ -3,7 +3,7 @@
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use crate::cut_line;
+use tether_base::cut_line;
 
 /// The largest message read: a server that announces more is treated as broken.
 pub const MAX_FRAME: usize = 64 << 20;

@@ -5,12 +5,12 @@
 //! request fails at once with the reason. What differs between JSON-RPC and the Debug Adapter
 //! Protocol is only the [`Envelope`]: how a message is numbered, addressed and told apart.
 
-use crate::lock;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tether_base::lock;
 
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};

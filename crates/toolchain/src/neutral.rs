@@ -40,7 +40,7 @@ pub fn inside(path: &Path, workspace: &Path) -> bool {
 /// toolchain file applies; `None` when there is no `rustc` outside the workspace.
 pub async fn neutral_rust_sysroot(workspace: &Path) -> Option<PathBuf> {
     let rustc = which_outside("rustc", workspace)?;
-    let spec = crate::ChildSpec {
+    let spec = tether_proc::ChildSpec {
         argv: vec![
             rustc.display().to_string(),
             "--print".into(),
@@ -52,7 +52,7 @@ pub async fn neutral_rust_sysroot(workspace: &Path) -> Option<PathBuf> {
             path_outside(workspace).to_string_lossy().into(),
         )],
     };
-    let out = crate::run_with_deadline(&spec, SYSROOT_DEADLINE)
+    let out = tether_proc::run_with_deadline(&spec, SYSROOT_DEADLINE)
         .await
         .ok()?;
     let sysroot = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());

@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tether_proc::{
-    BoxFuture, ChildSpec, Incoming, LongChild, Peer, Reply, ResponseError, RpcError, codes,
-    read_frame, write_frame,
+use tether_proc::{ChildSpec, LongChild};
+use tether_rpc::{
+    BoxFuture, Incoming, Peer, Reply, ResponseError, RpcError, codes, read_frame, write_frame,
 };
 use tokio::io::{AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
@@ -27,7 +27,7 @@ impl Incoming for Client {
         };
         Box::pin(async move { answer })
     }
-    fn notification(&self, method: &str, params: tether_proc::Payload) {
+    fn notification(&self, method: &str, params: tether_rpc::Payload) {
         let params = params.into_value();
         self.heard
             .lock()
