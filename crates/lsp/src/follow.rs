@@ -8,8 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tether_tool::{
-    FileReport, FileStatus, Finding, NoticeQueue, ReportScope, format_reports_after,
+    FileReport, FileStatus, Finding, NoticeQueue, ReportScope, ReportSource, format_reports_after,
 };
+
+/// The name of the hook that reports a write's diagnostics, and the heading of its reports.
+pub(crate) const DIAGNOSTICS: &str = "diagnostics";
 use tokio_util::sync::CancellationToken;
 
 use crate::answers::{Said, Snapshot};
@@ -154,7 +157,7 @@ impl Follow {
         FileReport {
             path,
             scope,
-            source: format!("diagnostics ({})", server.id),
+            source: ReportSource::program(DIAGNOSTICS, &server.id),
             noun: "problem".into(),
             status,
         }

@@ -12,12 +12,13 @@ use tether_base::lock;
 
 use tether_fs::{FileReceipt, WritePath};
 use tether_tool::{
-    Baseline, BoxFuture, FileReport, FileStatus, Finding, Hold, HookBudgets, ReportScope, WriteHook,
+    Baseline, BoxFuture, FileReport, FileStatus, Finding, Hold, HookBudgets, ReportScope,
+    ReportSource, WriteHook,
 };
 
 use crate::answers::Snapshot;
 use crate::catalog::Done;
-use crate::follow::{Follow, NO_BASELINE};
+use crate::follow::{DIAGNOSTICS, Follow, NO_BASELINE};
 use crate::ledger::Judged;
 use crate::server::Server;
 use crate::supervisor::Supervisor;
@@ -43,7 +44,7 @@ fn no_server(path: String, why: String) -> FileReport {
     FileReport {
         path,
         scope: ReportScope::Changed,
-        source: "diagnostics".into(),
+        source: ReportSource::hook(DIAGNOSTICS),
         noun: "problem".into(),
         status: FileStatus::Unavailable {
             why,
@@ -229,7 +230,7 @@ impl DiagnosticsOnWrite {
                 return Some(FileReport {
                     path: rel,
                     scope: ReportScope::Changed,
-                    source: "diagnostics".into(),
+                    source: ReportSource::hook(DIAGNOSTICS),
                     noun: "problem".into(),
                     status: FileStatus::Pending(format!(
                         "{starting}; {}",
@@ -444,7 +445,7 @@ impl DiagnosticsOnWrite {
 
 impl WriteHook for DiagnosticsOnWrite {
     fn name(&self) -> &str {
-        "diagnostics"
+        DIAGNOSTICS
     }
 
     fn budgets(&self) -> HookBudgets {
@@ -611,7 +612,7 @@ impl WriteHook for DiagnosticsOnWrite {
                 reports.extend(others);
                 // The result says plainly when other files are still being checked, so an
                 // agent that stops after this write knows more may follow.
-                let own = format!("diagnostics ({})", server.id);
+                let own = ReportSource::program(DIAGNOSTICS, &server.id);
                 let written_pending = reports.iter().any(|r| {
                     r.scope == ReportScope::Changed
                         && r.source == own

@@ -267,7 +267,7 @@ impl WriteHook for SyntaxCheck {
                     reports.push(FileReport {
                         path: receipt.path.rel().to_string(),
                         scope: tether_tool::ReportScope::Changed,
-                        source: self.name().to_string(),
+                        source: tether_tool::ReportSource::hook(self.name()),
                         noun: "syntax error".into(),
                         status: FileStatus::Unavailable {
                             why: "tether has no grammar for this kind of file, so its syntax \
@@ -295,7 +295,7 @@ impl WriteHook for SyntaxCheck {
                 reports.push(FileReport {
                     path: receipt.path.rel().to_string(),
                     scope: tether_tool::ReportScope::Changed,
-                    source: self.name().to_string(),
+                    source: tether_tool::ReportSource::hook(self.name()),
                     noun: "syntax error".into(),
                     status,
                 });

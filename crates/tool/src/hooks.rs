@@ -156,7 +156,7 @@ impl WriteHooks {
                         .map(|r| FileReport {
                             path: r.path.rel().to_string(),
                             scope: crate::ReportScope::Changed,
-                            source: hook.name().to_string(),
+                            source: crate::ReportSource::hook(hook.name()),
                             noun: "problem".into(),
                             status: FileStatus::Unavailable {
                                 why: format!(

@@ -37,7 +37,8 @@ pub use question::{
     Card, CardOption, MAX_LABEL, MAX_OPTIONS, Outcome, QuestionPort, Questions, ScriptedPort,
 };
 pub use report::{
-    FileReport, FileStatus, Finding, ReportScope, format_reports, format_reports_after,
+    FileReport, FileStatus, Finding, ReportScope, ReportSource, format_reports,
+    format_reports_after,
 };
 pub use setting::{Kind, Scope, Setting, SettingError, inert, markdown_table, parse_section};
 pub use tier::{Concurrency, Surface, Tier};

@@ -130,6 +130,43 @@ pub enum ReportScope {
     Rest,
 }
 
+/// Who says what a report says: the write hook, and the program it asked when one answered.
+/// Reports are grouped by it, and a hook finds its own reports by it, never by their heading.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ReportSource {
+    /// The hook's name: "diagnostics".
+    pub hook: String,
+    /// The program whose word it is: "pyright"; none when no program answered.
+    pub program: Option<String>,
+}
+
+impl ReportSource {
+    /// A hook's own word.
+    pub fn hook(name: impl Into<String>) -> Self {
+        ReportSource {
+            hook: name.into(),
+            program: None,
+        }
+    }
+
+    /// A hook's word from the program it asked.
+    pub fn program(hook: impl Into<String>, program: impl Into<String>) -> Self {
+        ReportSource {
+            hook: hook.into(),
+            program: Some(program.into()),
+        }
+    }
+}
+
+impl std::fmt::Display for ReportSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.program {
+            Some(program) => write!(f, "{} ({program})", self.hook),
+            None => f.write_str(&self.hook),
+        }
+    }
+}
+
 /// One source's word on one file a write touched.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileReport {
@@ -137,8 +174,8 @@ pub struct FileReport {
     pub path: String,
     /// Whether the file is one the event changed.
     pub scope: ReportScope,
-    /// Who says so, as a heading: "syntax (tree-sitter)".
-    pub source: String,
+    /// Who says so; its heading reads "diagnostics (pyright)".
+    pub source: ReportSource,
     /// What one problem is called, singular: "syntax error".
     pub noun: String,
     /// What it says.
@@ -166,9 +203,9 @@ pub fn format_reports(reports: &[FileReport]) -> Option<String> {
 /// Like [`format_reports`], for what happened after something other than the write being
 /// answered (a late answer for an earlier write, a change made outside tether).
 pub fn format_reports_after(reports: &[FileReport], event: &str) -> Option<String> {
-    let mut sources: Vec<&str> = Vec::new();
+    let mut sources: Vec<&ReportSource> = Vec::new();
     for r in reports {
-        if !r.status.is_quiet() && !sources.contains(&r.source.as_str()) {
+        if !r.status.is_quiet() && !sources.contains(&&r.source) {
             sources.push(&r.source);
         }
     }
@@ -178,7 +215,7 @@ pub fn format_reports_after(reports: &[FileReport], event: &str) -> Option<Strin
         out.push(format!("{source} after {event}:"));
         for r in reports
             .iter()
-            .filter(|r| r.source == source && !r.status.is_quiet())
+            .filter(|r| &r.source == source && !r.status.is_quiet())
         {
             out.extend(file_lines(r, &mut listed));
         }
@@ -487,7 +524,7 @@ mod tests {
         FileReport {
             path: path.into(),
             scope: ReportScope::Changed,
-            source: "syntax (tree-sitter)".into(),
+            source: ReportSource::hook("syntax (tree-sitter)"),
             noun: "syntax error".into(),
             status,
         }
@@ -610,7 +647,7 @@ mod tests {
         let lsp = FileReport {
             path: "a.py".into(),
             scope: ReportScope::Changed,
-            source: "diagnostics (pyright)".into(),
+            source: ReportSource::program("diagnostics", "pyright"),
             noun: "error".into(),
             // The same problem the syntax check listed is not listed twice.
             status: FileStatus::Compared {

@@ -157,7 +157,7 @@ pub fn note(hook: &str, path: &str, text: String) -> tether_tool::FileReport {
     tether_tool::FileReport {
         path: path.to_string(),
         scope: tether_tool::ReportScope::Changed,
-        source: hook.to_string(),
+        source: tether_tool::ReportSource::hook(hook),
         noun: "note".into(),
         status: tether_tool::FileStatus::Pending(text),
     }
