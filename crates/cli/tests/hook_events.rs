@@ -6,8 +6,6 @@
 
 mod common;
 
-use std::time::Duration;
-
 use common::host_env::{HostEnv, claude_event, context_after_shell, context_of, text};
 use serde_json::{Value, json};
 
@@ -70,7 +68,6 @@ fn stop_and_notification_get_nothing_their_schema_lacks_and_notices_wait() {
         "def f(x: int) -> int:\n    return x\n\nz: str = f(1)\n",
     )
     .unwrap();
-    std::thread::sleep(Duration::from_secs(3));
     for name in ["Stop", "Notification", "UserPromptSubmit"] {
         let event = json!({"session_id": "session-1", "hook_event_name": name, "cwd": env.ws,
                            "message": "Claude needs your permission", "prompt": "go on"});
@@ -85,6 +82,8 @@ fn stop_and_notification_get_nothing_their_schema_lacks_and_notices_wait() {
         "b1",
         json!({"command": "true"}),
     );
+    // A shell command's event waits until what changed on disk before it was read and
+    // diagnosed, so the change is told now, with no time given to the watch.
     let said = context_of(&env.run(&["hook", "claude"], &bash));
     let context = said["hookSpecificOutput"]["additionalContext"]
         .as_str()

@@ -317,8 +317,15 @@ fn a_file_the_shared_server_was_told_exists_is_not_told_again_by_each_run() {
         let wrote = call(run, 2, "write", json!({"path": "a.py", "content": content}));
         assert!(wrote.contains("wrote"), "{wrote}");
     }
-    // Every run's watch sees each write; give them time to tell the server what they would.
-    std::thread::sleep(Duration::from_secs(3));
+    // Every run's watch sees each write; `status` answers once its run has told the server
+    // what it would of every change made before it.
+    for (i, run) in runs.iter_mut().enumerate() {
+        let status = call(run, 3 + i as u64, "lsp", json!({"action": "status"}));
+        assert!(
+            !status.contains("were still being diagnosed after"),
+            "{status}"
+        );
+    }
     let log = std::fs::read_to_string(&heard).unwrap();
     let told = log
         .split("workspace/didChangeWatchedFiles")
@@ -580,8 +587,7 @@ fn break_fix_break_through_the_hooks_is_each_answered_for_itself() {
         "{all}"
     );
     assert!(!told[2].contains("fixed"), "{all}");
-    // Nothing later takes it back.
-    std::thread::sleep(Duration::from_secs(2));
+    // Nothing later takes it back: a shell command's event waits for every answer still owed.
     let bash = claude_event(
         &env,
         "PostToolUse",

@@ -19,6 +19,10 @@ use crate::wire::Printed;
 /// How long a PreToolUse waits for the session's servers to start, so the first edit has a
 /// baseline; past it the edit is still reported, labelled as having none.
 const WARM_WAIT: Duration = Duration::from_secs(10);
+/// How long a shell command's event waits for what the command changed on disk to be read and
+/// diagnosed, so it is told with the command and not with a later event; what takes longer
+/// follows as a notice.
+const SHELL_WAIT: Duration = Duration::from_secs(5);
 
 /// One agent session's run and the edits whose start it saw.
 struct Session {
@@ -200,6 +204,7 @@ pub(crate) async fn handle(
                 said.push(format!("not checked: {}", report.skipped.join("; ")));
             }
         }
+        ("PostToolUse", Touch::Shell) => session.run.settle(SHELL_WAIT).await,
         _ => {}
     }
     said.extend(session.run.runtime().notices().drain_block());

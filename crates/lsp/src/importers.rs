@@ -132,6 +132,7 @@ fn gather(mut rx: mpsc::UnboundedReceiver<Change>, pending: Arc<Mutex<Pending>>)
                 Change::Path(path, _) if pending.paths.len() < PENDING_AT_MOST => {
                     pending.paths.insert(path);
                 }
+                Change::Mark(_) => {}
                 // Too many to keep, or the system dropped some: the next ask reads the tree.
                 _ => pending.overflowed = true,
             }

@@ -29,6 +29,9 @@ pub enum Heard {
     /// Waiting for events or reading them failed: the thread has ended, and nothing more is
     /// heard.
     Ended(String),
+    /// The mark asked for with [`Inotify::mark`]: every event of a change made before it was
+    /// asked for has been heard.
+    Mark(u64),
 }
 
 /// Why a folder is not watched.
@@ -61,6 +64,8 @@ pub struct Inotify {
     folders: Folders,
     /// Dropping the pipe's write end wakes the thread to end.
     stop: Option<OwnedFd>,
+    /// The write end of the pipe that asks the thread for a mark.
+    marks: OwnedFd,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -95,18 +100,30 @@ impl Inotify {
         // end open and the thread would never hear the stop.
         let (wake, stop) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
             .map_err(|e| watch_error("a pipe", e.into()))?;
+        let (asked, marks) = rustix::pipe::pipe_with(
+            rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK,
+        )
+        .map_err(|e| watch_error("a pipe", e.into()))?;
         let folders = Folders::default();
         let (reading, named) = (fd.clone(), folders.clone());
         let thread = std::thread::Builder::new()
             .name("tether-watch".into())
-            .spawn(move || read_events(&reading, &wake, &named, &mut heard))
+            .spawn(move || read_events(&reading, [&wake, &asked], &named, &mut heard))
             .map_err(|e| watch_error("a thread", e))?;
         Ok(Inotify {
             fd,
             folders,
             stop: Some(stop),
+            marks,
             thread: Some(thread),
         })
+    }
+
+    /// Asks the thread for [`Heard::Mark`]`(seq)` once it has heard every event queued now:
+    /// the kernel queues a change's event during the call that makes it, so every change
+    /// made before this call is heard before the mark. False when the thread cannot be asked.
+    pub fn mark(&self, seq: u64) -> bool {
+        rustix::io::write(&self.marks, &seq.to_le_bytes()).is_ok_and(|n| n == 8)
     }
 
     /// Watches one folder (not what is under it). The folder map is held across the call, so
@@ -135,14 +152,22 @@ impl Drop for Inotify {
     }
 }
 
-/// The thread: waits for events or the stop, and gives each event on.
-fn read_events(fd: &OwnedFd, wake: &OwnedFd, folders: &Folders, heard: &mut dyn FnMut(Heard)) {
+/// The thread: waits for events, the stop or a mark asked for, and gives each event on; a
+/// mark after every event queued when it was asked.
+fn read_events(
+    fd: &OwnedFd,
+    [wake, asked]: [&OwnedFd; 2],
+    folders: &Folders,
+    heard: &mut dyn FnMut(Heard),
+) {
     let mut buffer = vec![MaybeUninit::<u8>::uninit(); BUFFER];
     let mut reader = inotify::Reader::new(fd, &mut buffer);
+    let mut marks = [0u8; 8 * 64];
     loop {
         let mut fds = [
             PollFd::new(fd, PollFlags::IN),
             PollFd::new(wake, PollFlags::IN),
+            PollFd::new(asked, PollFlags::IN),
         ];
         match poll(&mut fds, None) {
             Ok(_) | Err(Errno::INTR) => {}
@@ -150,6 +175,20 @@ fn read_events(fd: &OwnedFd, wake: &OwnedFd, folders: &Folders, heard: &mut dyn 
         }
         if !fds[1].revents().is_empty() {
             return;
+        }
+        // Marks asked for before the events below are read: each is given after them.
+        let mut due = Vec::new();
+        if !fds[2].revents().is_empty() {
+            while let Ok(n) = rustix::io::read(asked, &mut marks) {
+                if n == 0 {
+                    break;
+                }
+                due.extend(
+                    marks[..n]
+                        .chunks_exact(8)
+                        .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default())),
+                );
+            }
         }
         loop {
             let event = match reader.next() {
@@ -177,6 +216,9 @@ fn read_events(fd: &OwnedFd, wake: &OwnedFd, folders: &Folders, heard: &mut dyn 
                     kind,
                 ));
             }
+        }
+        for seq in due {
+            heard(Heard::Mark(seq));
         }
     }
 }
@@ -213,6 +255,27 @@ mod tests {
             }
         }
         all
+    }
+
+    /// A mark asked for after changes is heard after every one of them, however many.
+    #[test]
+    fn a_mark_comes_after_every_change_made_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let watch = Inotify::start(move |h| tx.send(h).unwrap()).unwrap();
+        watch.watch(&root).unwrap();
+        for n in 0..300 {
+            std::fs::write(root.join(format!("f{n}.py")), "x = 1\n").unwrap();
+        }
+        assert!(watch.mark(7));
+        let all = heard_until(&rx, |all| all.contains(&Heard::Mark(7)));
+        let created = all
+            .iter()
+            .filter(|h| matches!(h, Heard::Path(_, 1)))
+            .count();
+        assert_eq!(created, 300, "{all:?}");
+        assert_eq!(all.last(), Some(&Heard::Mark(7)));
     }
 
     /// Writes, renames and deletions are heard as the changes they are; reading a file, which

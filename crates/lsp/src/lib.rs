@@ -196,8 +196,11 @@ impl Capability for Lsp {
 
     fn settle(&self, budget: Duration) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            if let Some((_, follow)) = &self.outside {
-                follow.settle(budget).await;
+            if let Some((outside, follow)) = &self.outside {
+                // A change made on disk just before is owed too: read and told first.
+                let start = tokio::time::Instant::now();
+                outside.caught_up(budget).await;
+                follow.settle(budget.saturating_sub(start.elapsed())).await;
             }
         })
     }

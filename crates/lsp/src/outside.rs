@@ -31,6 +31,8 @@ const NOT_SEEN: &str = "no baseline: tether had not seen this file before it cha
 pub struct Outside {
     watch: Arc<SharedWatch>,
     subscribed: OnceLock<u64>,
+    /// The last mark this run's handler reached: every change before it was told.
+    reached: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 impl Outside {
@@ -38,7 +40,23 @@ impl Outside {
         Outside {
             watch,
             subscribed: OnceLock::new(),
+            reached: Arc::new(tokio::sync::watch::Sender::new(0)),
         }
+    }
+
+    /// Waits, at most `budget`, until every change made on disk before this call has been
+    /// diagnosed and its notice queued (or found to be no news); false when this run does not
+    /// watch, or the budget ran out first.
+    pub async fn caught_up(&self, budget: Duration) -> bool {
+        if self.subscribed.get().is_none() {
+            return false;
+        }
+        let Some(seq) = self.watch.mark() else {
+            return false;
+        };
+        let mut reached = self.reached.subscribe();
+        let waited = tokio::time::timeout(budget, reached.wait_for(|r| *r >= seq)).await;
+        matches!(waited, Ok(Ok(_)))
     }
 
     /// Starts watching, once; later calls do nothing.
@@ -62,6 +80,7 @@ impl Outside {
                 servers.clone(),
                 follow.clone(),
                 self.watch.clone(),
+                self.reached.clone(),
             ));
             id
         });
@@ -100,8 +119,19 @@ async fn handle(
     servers: Arc<Supervisor>,
     follow: Follow,
     watch: Arc<SharedWatch>,
+    reached: Arc<tokio::sync::watch::Sender<u64>>,
 ) {
+    let reach = |mark: Option<u64>| {
+        if let Some(mark) = mark {
+            reached.send_if_modified(|r| std::mem::replace(r, mark.max(*r)) < mark);
+        }
+    };
     while let Some(first) = rx.recv().await {
+        // A mark with nothing before it is reached at once.
+        if let (Change::Mark(seq), true) = (&first, rx.is_empty()) {
+            reach(Some(*seq));
+            continue;
+        }
         let mut burst = Burst::default();
         // Noted at once, before any server hears of it: a follower of an earlier event must
         // not take what a server says of this change for that event's.
@@ -162,6 +192,7 @@ async fn handle(
             let found = tokio::task::spawn_blocking(look).await.unwrap_or_default();
             burst.found(found, 1, &follow);
         }
+        let mark = burst.mark;
         let burst = burst.changes;
         // A server started during the burst has no snapshot from before it: it is taken now,
         // before it hears of the burst (it re-checks the files it is told of at once).
@@ -325,6 +356,7 @@ async fn handle(
                  in a later notice, so the notice above is not all of them yet",
             );
         }
+        reach(mark);
     }
     // The channel ends when the run stops, or when the watch stopped seeing: that is said, as
     // no notice would ever come of a change it misses.
@@ -389,6 +421,8 @@ async fn choose(
 struct Burst {
     changes: BTreeMap<PathBuf, u8>,
     lost_since: Option<std::time::SystemTime>,
+    /// The last mark taken in: reached once the burst is told.
+    mark: Option<u64>,
 }
 
 impl Burst {
@@ -399,6 +433,10 @@ impl Burst {
             Change::Dropped { since } => {
                 follow.ledger.note_disk_change();
                 self.lost_since = Some(self.lost_since.map_or(since, |s| s.min(since)));
+                return;
+            }
+            Change::Mark(seq) => {
+                self.mark = self.mark.max(Some(seq));
                 return;
             }
         };

@@ -18,6 +18,9 @@ use crate::render::{Place, hover, locations, outline, places};
 use crate::server::Server;
 use crate::supervisor::Supervisor;
 
+/// How long `status` waits for the changes made on disk before it to be diagnosed.
+const CAUGHT_UP: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// References shown before the list is cut.
 const REFERENCES_CAP: usize = 50;
 /// Workspace symbols shown for a query.
@@ -114,10 +117,19 @@ impl Tool for LspTool {
         }
         let text = match args.action {
             Action::Status => {
+                // What changed on disk before this call is told before the state is read.
+                let caught_up = self.outside.caught_up(CAUGHT_UP).await;
                 let mut text = status(&self.servers).await;
                 text.push_str(&introduced(&self.ledger, self.servers.workspace()));
                 if let Some(watch) = self.outside.describe() {
                     text.push_str(&format!("\n{watch}"));
+                    if !caught_up {
+                        text.push_str(&format!(
+                            "; changes made before this call were still being diagnosed after \
+                             {} s: their notice follows",
+                            CAUGHT_UP.as_secs()
+                        ));
+                    }
                 }
                 text
             }

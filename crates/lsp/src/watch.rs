@@ -26,6 +26,8 @@ pub enum Change {
     /// or reading failed): a file modified since `since` may have changed unseen, and a
     /// folder created then is not watched yet.
     Dropped { since: SystemTime },
+    /// Every change made before [`SharedWatch::mark`] returned this number came before it.
+    Mark(u64),
 }
 
 /// A pause between two events at least this long means the watch had read everything.
@@ -80,6 +82,8 @@ pub struct SharedWatch {
     deleted: Deleted,
     subscribers: Subscribers,
     next_id: AtomicU64,
+    /// The number of the last mark asked for.
+    marks: AtomicU64,
 }
 
 impl SharedWatch {
@@ -95,6 +99,7 @@ impl SharedWatch {
             deleted: Deleted::default(),
             subscribers: Arc::default(),
             next_id: AtomicU64::new(0),
+            marks: AtomicU64::new(0),
         }
     }
 
@@ -256,6 +261,16 @@ impl SharedWatch {
         }
     }
 
+    /// Asks for a [`Change::Mark`] behind every change made on disk before this call, and
+    /// returns its number; `None` when the watch is not running.
+    pub fn mark(&self) -> Option<u64> {
+        let seq = self.marks.fetch_add(1, Ordering::Relaxed) + 1;
+        lock(&self.watcher)
+            .as_ref()
+            .is_some_and(|w| w.mark(seq))
+            .then_some(seq)
+    }
+
     /// Why the watch stopped seeing changes for good, if it did.
     pub fn ended(&self) -> Option<String> {
         lock(&self.ended).clone()
@@ -364,6 +379,12 @@ impl Hearing {
             // Lost events lose changes: said, with the moment since which they may be lost,
             // so the tree is looked at.
             Heard::Lost => return self.dropped(&subscribers),
+            Heard::Mark(seq) => {
+                for (_, tx) in subscribers.iter() {
+                    let _ = tx.send(Change::Mark(seq));
+                }
+                return;
+            }
             Heard::Path(path, kind) => (path, kind),
         };
         if kind == 3 {
