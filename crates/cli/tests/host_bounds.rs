@@ -56,12 +56,7 @@ fn cpu_ticks(pid: u32) -> u64 {
 }
 
 fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap()
+    tether_proc::resident_kib(pid).unwrap()
 }
 
 #[test]

@@ -46,12 +46,7 @@ fn processes() -> Vec<(u32, u32, u64, String)> {
             continue;
         }
         let ppid = fields.get(1).and_then(|p| p.parse().ok()).unwrap_or(0);
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        let rss = status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0);
+        let rss = tether_proc::resident_kib(pid).unwrap_or(0);
         let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
         out.push((
             pid,

@@ -26,7 +26,7 @@ pub use pipes::{PipeEnd, nonblocking_reader};
 pub use rustix::process::Signal;
 pub use status::{
     children_named, current_uid, exited, gone_within, is_running, open_descriptors,
-    out_of_descriptors, raise_descriptor_limit,
+    out_of_descriptors, raise_descriptor_limit, resident_kib,
 };
 pub use tail::{STDERR_SHOWN, with_stderr_tail};
 pub use tree::{census_passes, init, sweep_strays};

@@ -16,6 +16,15 @@ pub fn is_running(pid: u32) -> bool {
     }
 }
 
+/// `pid`'s resident memory in KiB (`VmRSS`); `None` when it is gone or has none (a zombie).
+pub fn resident_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+}
+
 /// The pids of `parent`'s running children whose command name is `name` (the kernel keeps
 /// the first 15 bytes of it): how a test or a supervisor finds the servers a process started.
 pub fn children_named(parent: u32, name: &str) -> Vec<u32> {

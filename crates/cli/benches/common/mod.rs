@@ -83,13 +83,7 @@ impl McpPipe {
 
     /// The server's resident memory in KiB, from /proc.
     pub fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
+        tether_proc::resident_kib(self.child.id()).unwrap_or(0)
     }
 
     /// Closes stdin and waits for the server to exit.

@@ -5,17 +5,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
+use crate::common::debug;
 
 use std::time::Duration;
 
 use serde_json::json;
-use tether::Run;
 
 const MAIN: &str = "package main\n\nimport \"fmt\"\n\nfunc add(a, b int) int {\n\tsum := a + b\n\treturn sum\n}\n\nfunc main() {\n\tnums := make([]int, 80)\n\tfor i := range nums {\n\t\tnums[i] = i\n\t}\n\tfmt.Println(\"starting\")\n\tr := add(3, 4)\n\tfmt.Println(\"result\", r)\n}\n";
-
-async fn debug(run: &Run, args: serde_json::Value) -> String {
-    common::call_text(run, "debug", args).await
-}
 
 #[test]
 fn delve_debugs_a_go_module() {

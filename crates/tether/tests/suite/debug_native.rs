@@ -6,21 +6,17 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
+use crate::common::debug;
 
 use std::process::Command;
 use std::time::Duration;
 
 use serde_json::json;
-use tether::Run;
 
 const PROG: &str = "#include <stdio.h>\n#include <string.h>\n\nstruct point { int x; int y; };\n\nint add(int a, int b) {\n    int sum = a + b;\n    return sum;\n}\n\nint main(void) {\n    char text[1000];\n    memset(text, 'y', sizeof text - 1);\n    text[sizeof text - 1] = 0;\n    int numbers[80];\n    for (int i = 0; i < 80; i++) numbers[i] = i;\n    struct point p = {3, 4};\n    printf(\"starting\\n\");\n    fflush(stdout);\n    int r = add(p.x, p.y);\n    printf(\"result %d\\n\", r);\n    return 0;\n}\n";
 
 /// The cases run one at a time: each checks that no adapter of this process is left.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-async fn debug(run: &Run, args: serde_json::Value) -> String {
-    common::call_text(run, "debug", args).await
-}
 
 /// The number after `[reference ` on the line naming `name`.
 fn reference_of(text: &str, name: &str) -> i64 {

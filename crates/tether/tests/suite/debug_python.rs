@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
+use crate::common::debug;
 
 use std::path::Path;
 use std::time::Duration;
@@ -16,10 +17,6 @@ use serde_json::json;
 use tether::Run;
 
 const APP: &str = "import sys\n\n\ndef total(items):\n    acc = 0\n    for x in items:\n        acc += x\n    return acc\n\n\ndef main():\n    big = \"x\" * 1000\n    many = {f\"k{i}\": i for i in range(80)}\n    print(\"starting\", flush=True)\n    result = total([1, 2, 3])\n    print(\"result\", result, sys.executable, flush=True)\n    return 0\n\n\nif __name__ == \"__main__\":\n    sys.exit(main())\n";
-
-async fn debug(run: &Run, args: serde_json::Value) -> String {
-    common::call_text(run, "debug", args).await
-}
 
 /// The workspace: a Python project whose `.venv` is the test environment (it has debugpy).
 fn project(dir: &Path) -> Run {

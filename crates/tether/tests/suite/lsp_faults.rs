@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
+use crate::common::lsp;
 
 use std::path::Path;
 use std::process::Command;
@@ -38,14 +39,6 @@ fn run_with_behaviour(dir: &Path, mode: &str, behaviour: &str) -> Run {
         common::fake_lsp().display().to_string()
     );
     common::run_with_config(dir, &config)
-}
-
-async fn lsp(run: &Run, args: serde_json::Value) -> Result<String, String> {
-    run.runtime()
-        .call(Surface::Agent, "lsp", args, CancellationToken::new())
-        .await
-        .map(|o| o.to_text())
-        .map_err(|e| e.to_string())
 }
 
 fn hover() -> serde_json::Value {
@@ -405,13 +398,7 @@ async fn a_write_lands_and_says_pending_when_the_server_hangs() {
 
 /// This process's resident memory, in MiB.
 fn rss_mib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let kib: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0);
-    kib / 1024
+    tether_proc::resident_kib(std::process::id()).unwrap_or(0) / 1024
 }
 
 #[tokio::test]

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
+use crate::common::lsp;
 
 use std::path::Path;
 use std::time::Duration;
@@ -25,14 +26,6 @@ fn fixture(dir: &Path) -> Run {
     std::fs::write(ws.join("src/lib.rs"), LIB).unwrap();
     std::fs::write(ws.join("src/shapes.rs"), SHAPES).unwrap();
     common::run_with_config(dir, common::LSP_BUDGETS)
-}
-
-async fn lsp(run: &Run, args: serde_json::Value) -> Result<String, String> {
-    run.runtime()
-        .call(Surface::Agent, "lsp", args, CancellationToken::new())
-        .await
-        .map(|o| o.to_text())
-        .map_err(|e| e.to_string())
 }
 
 #[test]

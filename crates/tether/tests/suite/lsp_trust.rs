@@ -24,11 +24,7 @@ fn run_over(dir: &Path) -> Run {
 }
 
 async fn lsp(run: &Run, args: serde_json::Value) -> String {
-    run.runtime()
-        .call(Surface::Agent, "lsp", args, CancellationToken::new())
-        .await
-        .map(|o| o.to_text())
-        .unwrap_or_else(|e| e.to_string())
+    common::lsp(run, args).await.unwrap_or_else(|e| e)
 }
 
 fn marker_within(ws: &Path, limit: Duration) -> bool {

@@ -25,6 +25,16 @@ pub async fn call(run: &Run, tool: &str, args: Value) -> Result<String, ToolErro
         .map(|o| o.to_text())
 }
 
+/// An `lsp` call on the agent surface: its text, or the error's.
+pub async fn lsp(run: &Run, args: Value) -> Result<String, String> {
+    call(run, "lsp", args).await.map_err(|e| e.to_string())
+}
+
+/// A `debug` call on the agent surface: its text, or the error's after `ERROR`.
+pub async fn debug(run: &Run, args: Value) -> String {
+    call_text(run, "debug", args).await
+}
+
 /// Writes a fixture file, creating its folders.
 pub fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);
