@@ -167,7 +167,12 @@ impl RunBuilder {
     pub fn build(self) -> Result<Run, BuildError> {
         let workspace = Workspace::new(&self.root).map_err(BuildError::Root)?;
         let user_dir = self.user_dir.unwrap_or_else(Config::user_dir);
-        let config = Config::load(workspace.root(), &user_dir)?;
+        let own: Vec<&'static tether_tool::Setting> = self
+            .capabilities
+            .iter()
+            .flat_map(|c| c.settings())
+            .collect();
+        let config = Config::load_with(workspace.root(), &user_dir, &own)?;
         let state_dir = self.state_dir.unwrap_or_else(Config::state_dir);
         let workspace = workspace
             .with_read_roots(config.read_roots()?)

@@ -95,14 +95,9 @@ pub fn settings_table() -> String {
     tether_tool::markdown_table(&settings())
 }
 
-/// Whether a workspace file may set the dotted `key` before it is trusted.
-pub(crate) fn inert(key: &str) -> bool {
-    tether_tool::inert(&settings(), key)
-}
-
-/// Whether only the user's own file may set `key`, trusted workspace or not.
-pub(crate) fn user_only(key: &str) -> bool {
-    settings()
+/// Whether only the user's own file may set `key`, trusted workspace or not, by `settings`.
+pub(crate) fn user_only(settings: &[&Setting], key: &str) -> bool {
+    settings
         .iter()
         .any(|s| s.scope == Scope::User && s.covers(key))
 }
@@ -132,7 +127,8 @@ mod tests {
                 "structural.syntax_check"
             ]
         );
-        assert!(user_only("lsp.read_surfaces_build"));
+        assert!(user_only(&settings(), "lsp.read_surfaces_build"));
+        let inert = |key| tether_tool::inert(&settings(), key);
         assert!(!inert("lsp.servers.rust.command") && !inert("eval.sandbox.prefix"));
     }
 

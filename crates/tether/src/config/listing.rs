@@ -5,7 +5,7 @@ use tether_tool::Kind;
 
 use super::Config;
 use super::table::lookup;
-use crate::settings::{APPROVAL, inert, settings, user_only};
+use crate::settings::{APPROVAL, user_only};
 
 impl Config {
     /// One line per setting (tables left to their capability's own report): `key = value
@@ -13,7 +13,8 @@ impl Config {
     pub fn listing(&self) -> Vec<String> {
         let trusted = self.workspace_trusted_now();
         let mut lines = Vec::new();
-        for s in settings() {
+        let all = &self.settings;
+        for s in all.iter().copied() {
             if matches!(s.kind, Kind::Table { .. }) {
                 continue;
             }
@@ -24,7 +25,7 @@ impl Config {
             let ws_used = ws.is_some()
                 && match s.key == APPROVAL.key {
                     true => tightens || trusted,
-                    false => inert(s.key) || (trusted && !user_only(s.key)),
+                    false => tether_tool::inert(all, s.key) || (trusted && !user_only(all, s.key)),
                 };
             let (value, from) = match (ws, user) {
                 (Some(v), _) if ws_used => (v.to_string(), "workspace"),
@@ -33,7 +34,7 @@ impl Config {
             };
             let unused = match ws {
                 Some(v) if !ws_used => {
-                    let why = match user_only(s.key) {
+                    let why = match user_only(all, s.key) {
                         true => "only the user's file may set it",
                         false => "held back until `tether trust`",
                     };

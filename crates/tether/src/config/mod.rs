@@ -9,10 +9,10 @@ mod tests;
 
 use std::path::{Path, PathBuf};
 
-use tether_tool::{ApprovalPolicy, SettingError};
+use tether_tool::{ApprovalPolicy, Setting, SettingError};
 use toml::{Table, Value};
 
-use crate::settings::{APPROVAL, ASK_TIMEOUT, READ_ROOTS, VIBE, inert, user_only};
+use crate::settings::{APPROVAL, ASK_TIMEOUT, READ_ROOTS, VIBE, user_only};
 pub use crate::toml_file::ConfigError;
 use crate::toml_file::{
     expand_home, fingerprint_of, lies_inside, parse_table, read_table, read_workspace_file,
@@ -57,6 +57,9 @@ pub struct Config {
     root: PathBuf,
     user_dir: PathBuf,
     files: Vec<ConfigSource>,
+    /// Every key defined: the built-in ones and those of a host's own capabilities, so a
+    /// host's setting gets the same trust rules as a built-in one.
+    settings: Vec<&'static Setting>,
     trust: TrustState,
     /// The user's config folder lies inside the workspace, so its files count as workspace files.
     user_inside: bool,
@@ -99,6 +102,18 @@ impl Config {
     /// A user config folder inside the workspace is the agent's to write, so its file counts
     /// as a workspace file and its trust list is ignored.
     pub fn load(root: &Path, user_dir: &Path) -> Result<Self, ConfigError> {
+        Self::load_with(root, user_dir, &[])
+    }
+
+    /// [`Config::load`], knowing the settings of a host's own capabilities (`own`) as well as
+    /// the built-in ones.
+    pub fn load_with(
+        root: &Path,
+        user_dir: &Path,
+        own: &[&'static Setting],
+    ) -> Result<Self, ConfigError> {
+        let mut settings = crate::settings::settings();
+        settings.extend_from_slice(own);
         let mut files = Vec::new();
         let user_inside = lies_inside(user_dir, root);
         let user_file = user_dir.join("tether.toml");
@@ -132,8 +147,8 @@ impl Config {
         let mut merged = user.clone();
         // Untrusted, a workspace file sets only inert keys; trusted, all but the user's own.
         let keep = |key: &str| match trusted {
-            true => !user_only(key),
-            false => inert(key),
+            true => !user_only(&settings, key),
+            false => tether_tool::inert(&settings, key),
         };
         merge(&mut merged, &only(&workspace, "", &keep));
         Ok(Config {
@@ -143,6 +158,7 @@ impl Config {
             root: root.to_path_buf(),
             user_dir: user_dir.to_path_buf(),
             files,
+            settings,
             trust,
             user_inside,
         })
@@ -312,10 +328,10 @@ impl Config {
         let mut keys = Vec::new();
         leaves(&self.workspace, "", &mut keys);
         keys.into_iter()
-            .filter(|(key, _)| !inert(key))
+            .filter(|(key, _)| !tether_tool::inert(&self.settings, key))
             .map(|(key, value)| Loaded {
-                honoured: self.workspace_trusted_now() && !user_only(&key),
-                user_only: user_only(&key),
+                honoured: self.workspace_trusted_now() && !user_only(&self.settings, &key),
+                user_only: user_only(&self.settings, &key),
                 key,
                 value,
                 source: ConfigSource::Workspace(file.clone()),

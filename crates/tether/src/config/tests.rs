@@ -259,3 +259,48 @@ fn vibe_and_ask_are_checked_by_their_definitions() {
     let e = c.read_roots().unwrap_err().to_string();
     assert!(e.contains("give a list of folders"), "{e}");
 }
+
+/// A host's own capability's settings follow the built-in rules: its user-only key is never
+/// taken from a trusted workspace, and its inert key is taken from an untrusted one.
+#[test]
+fn a_host_capabilitys_own_settings_get_the_same_trust_rules() {
+    use tether_tool::{Kind, Scope};
+    static OWN: [Setting; 2] = [
+        Setting::new(
+            "mine.unsafe_flag",
+            Kind::Flag { default: false },
+            Scope::User,
+            "a host setting only the user may set",
+        ),
+        Setting::new(
+            "mine.page_size",
+            Kind::Count {
+                default: 10,
+                max: 100,
+            },
+            Scope::Anywhere,
+            "a host setting any file may set",
+        ),
+    ];
+    let own: Vec<&'static Setting> = OWN.iter().collect();
+    let (u, w) = setup("", "[mine]\nunsafe_flag = true\npage_size = 20\n");
+    let root = w.path().canonicalize().unwrap();
+    let untrusted = Config::load_with(&root, u.path(), &own).unwrap();
+    assert_eq!(
+        untrusted.get("mine.page_size").and_then(Value::as_integer),
+        Some(20)
+    );
+    assert!(untrusted.get("mine.unsafe_flag").is_none());
+    TrustStore::new(u.path()).trust(&root).unwrap();
+    let trusted = Config::load_with(&root, u.path(), &own).unwrap();
+    assert!(trusted.get("mine.unsafe_flag").is_none());
+    let flag = trusted
+        .guarded()
+        .into_iter()
+        .find(|l| l.key == "mine.unsafe_flag")
+        .unwrap();
+    assert!(flag.user_only && !flag.honoured);
+    // Without its definitions, the same file's user-only key passes once trusted.
+    let unknown = Config::load(&root, u.path()).unwrap();
+    assert!(unknown.get("mine.unsafe_flag").is_some());
+}
