@@ -598,6 +598,12 @@ impl Server {
         self.heard.borrow().checking()
     }
 
+    /// Whether the server is asked for a file's diagnostics (a pull) rather than awaited: it
+    /// offers the pull, or its pull is final (pyright).
+    pub fn answers_pulls(&self) -> bool {
+        self.capabilities.diagnostic_provider.on || self.done == crate::catalog::Done::Pull
+    }
+
     /// Whether a file's publication counts as its state only once confirmed: see
     /// [`Heard::confirms_by_pull`].
     pub fn confirms_by_pull(&self) -> bool {

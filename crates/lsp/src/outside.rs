@@ -566,7 +566,10 @@ async fn changed(
     let synced = server.version_of(path).await;
     let rel = follow.rel(path);
     let mut reports = Vec::new();
-    let answer = match held {
+    // A server that answers pulls is asked even then: it answers for a text it has checked
+    // from what it holds, and it may never publish for that version (pyright, pulled by the
+    // writing run), so waiting for a publication would wait out the whole budget.
+    let answer = match held && !server.answers_pulls() {
         true => server
             .published_within(path, follow.budget)
             .await
