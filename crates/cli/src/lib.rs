@@ -7,6 +7,7 @@
 mod hook;
 mod install;
 mod json_text;
+mod servers;
 mod terminal;
 
 use std::path::{Path, PathBuf};
@@ -137,6 +138,34 @@ enum Command {
         /// Print a JSON array of {name, tier, description, input_schema}.
         #[arg(long)]
         json: bool,
+    },
+    /// Install language servers into tether's own data folder (never globally), where every
+    /// run looks before PATH: by server or language name (`tether install yaml`), what the
+    /// workspace's files need (--for-workspace), or newer pinned versions (--update).
+    Install {
+        /// Servers or languages, as `tether install --list` names them.
+        names: Vec<String>,
+        /// List what tether can install, what it installed (and where), and what runs from
+        /// PATH instead.
+        #[arg(long, conflicts_with_all = ["names", "for_workspace", "update"])]
+        list: bool,
+        /// Install a server for each language of the workspace's files that has none.
+        #[arg(long)]
+        for_workspace: bool,
+        /// Install the pinned version of each installed server that is older.
+        #[arg(long)]
+        update: bool,
+        /// A version other than the pinned one, for one server.
+        #[arg(long)]
+        version: Option<String>,
+        /// Workspace root (default: the current directory).
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
+    /// Remove servers `tether install` installed.
+    Uninstall {
+        /// Servers, as `tether install --list` names them.
+        names: Vec<String>,
     },
     /// Print what a run would have on this machine.
     Doctor {
@@ -442,6 +471,24 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
             }
         }
         Command::Ask { card, timeout_s } => ask(&card, timeout_s).await,
+        Command::Install {
+            names,
+            list,
+            for_workspace,
+            update,
+            version,
+            root,
+        } => {
+            let asked = servers::Asked {
+                names,
+                list,
+                for_workspace,
+                update,
+                version,
+            };
+            servers::install_command(&root_of(root)?, asked).await
+        }
+        Command::Uninstall { names } => servers::uninstall_command(&names).await,
         Command::Trust { root, revoke } => {
             let store = TrustStore::new(&tether::Config::user_dir());
             if revoke {

@@ -234,6 +234,7 @@ fn volatile(name: &str) -> bool {
         "TETHER_WORKER_ID",
         "TETHER_CONFIG_DIR",
         "TETHER_STATE_DIR",
+        "TETHER_DATA_DIR",
     ];
     const CREDENTIAL_WORDS: &[&str] = &[
         "TOKEN",
@@ -265,9 +266,11 @@ fn found_programs(root: &Path) -> Vec<(String, Option<PathBuf>)> {
     names
         .into_iter()
         .map(|name| {
+            // A server tether installed runs before one on PATH, as a run resolves it.
             let found = match name.contains('/') {
                 true => Some(PathBuf::from(&name)).filter(|f| runnable(f)),
-                false => dirs.iter().map(|d| d.join(&name)).find(|f| runnable(f)),
+                false => tether_toolchain::installed_program(&name)
+                    .or_else(|| dirs.iter().map(|d| d.join(&name)).find(|f| runnable(f))),
             };
             (name, found)
         })

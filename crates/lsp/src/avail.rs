@@ -47,6 +47,9 @@ pub fn find(
                 argv[0] = binary.to_string_lossy().into_owned();
                 return Ok(Found { id, root, argv });
             }
+            (Some(_), Err(missing)) if entry.root_markers.is_empty() => {
+                why.push(format!("{id}: {missing}"));
+            }
             (Some(root), Err(missing)) => why.push(format!(
                 "{id}: {} found at {}, but {missing}",
                 marker_at(entry, &root),
@@ -66,6 +69,38 @@ pub fn find(
         }
     }
     Err(why)
+}
+
+/// The built-in catalog as docs/languages.md shows it: one row per language, with its
+/// servers and how `tether install` installs each.
+pub fn languages_table() -> String {
+    let servers = crate::catalog::builtin();
+    let mut out = String::from(
+        "| language | files | servers (first found runs) | `tether install` |\n\
+         |---|---|---|---|\n",
+    );
+    for lang in crate::catalog::builtin_languages().values() {
+        let recipes: Vec<String> = lang
+            .servers
+            .iter()
+            .filter_map(|id| {
+                let r = servers.get(id)?.install.as_ref()?;
+                Some(format!("`{id}`: {} {} {}", r.from, r.package, r.version))
+            })
+            .collect();
+        let files: Vec<String> = lang.extensions.iter().map(|e| format!("`.{e}`")).collect();
+        out.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            lang.id,
+            files.join(" "),
+            lang.servers.join(", "),
+            match recipes.is_empty() {
+                true => "none: install it yourself".to_string(),
+                false => recipes.join("; "),
+            },
+        ));
+    }
+    out
 }
 
 /// One line per catalog server: the binary it would run, or why none is found, and the
@@ -131,6 +166,10 @@ pub fn unserved(
 
 /// The top-most folder from the file's folder up to the workspace root that holds a marker.
 pub fn find_root(entry: &ServerEntry, file: &Path, workspace: &Path) -> Option<PathBuf> {
+    // A language with no project file (YAML, shell scripts) is served from the workspace root.
+    if entry.root_markers.is_empty() {
+        return Some(workspace.to_path_buf());
+    }
     let mut found = None;
     let mut dir = file.parent();
     while let Some(d) = dir {
@@ -153,8 +192,8 @@ pub fn find_root(entry: &ServerEntry, file: &Path, workspace: &Path) -> Option<P
 enum Missing {
     /// It lies inside an untrusted workspace.
     Inside(PathBuf),
-    /// None of these names is on PATH.
-    NotOnPath(Vec<String>),
+    /// None of these names is on PATH; the server's id when `tether install` can install it.
+    NotOnPath(Vec<String>, Option<String>),
 }
 
 impl std::fmt::Display for Missing {
@@ -166,17 +205,32 @@ impl std::fmt::Display for Missing {
                  to allow it)",
                 p.display()
             ),
-            Missing::NotOnPath(names) if names.len() == 1 => {
-                write!(f, "{} is not on PATH", names.join(", "))
+            Missing::NotOnPath(names, installs) => {
+                match names.len() {
+                    1 => write!(f, "{} is not on PATH", names.join(", "))?,
+                    _ => write!(f, "none of {} is on PATH", names.join(", "))?,
+                }
+                match installs {
+                    Some(id) => write!(f, " (`tether install {id}` installs it for tether alone)"),
+                    None => Ok(()),
+                }
             }
-            Missing::NotOnPath(names) => write!(f, "none of {} is on PATH", names.join(", ")),
         }
     }
 }
 
-/// The first candidate binary on PATH. In an untrusted workspace, one inside the workspace
-/// does not count: it came with the repository.
+/// The first candidate binary tether installed, else the first on PATH. In an untrusted
+/// workspace, one inside the workspace does not count: it came with the repository.
 fn resolve(entry: &ServerEntry, workspace: &Path, trusted: bool) -> Result<PathBuf, Missing> {
+    if entry.install.is_some()
+        && let Some(path) = entry
+            .binaries
+            .iter()
+            .find_map(|name| tether_toolchain::installed_program(name))
+            .filter(|p| trusted || !p.starts_with(workspace))
+    {
+        return Ok(path);
+    }
     let mut inside = None;
     for name in &entry.binaries {
         if let Ok(path) = which::which(name) {
@@ -189,7 +243,10 @@ fn resolve(entry: &ServerEntry, workspace: &Path, trusted: bool) -> Result<PathB
     }
     Err(match inside {
         Some(p) => Missing::Inside(p),
-        None => Missing::NotOnPath(entry.binaries.clone()),
+        None => Missing::NotOnPath(
+            entry.binaries.clone(),
+            entry.install.as_ref().map(|_| entry.id.clone()),
+        ),
     })
 }
 
@@ -215,6 +272,28 @@ pub fn shown(dir: &Path, workspace: &Path) -> String {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// docs/languages.md shows the catalog as it is: when an entry changes, paste the table.
+    #[test]
+    fn the_languages_page_is_up_to_date() {
+        let page = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/languages.md");
+        let text = std::fs::read_to_string(page).unwrap_or_default();
+        let (begin, end) = (
+            "<!-- languages table: begin -->\n",
+            "<!-- languages table: end -->",
+        );
+        let shown = text
+            .split_once(begin)
+            .and_then(|(_, rest)| rest.split_once(end))
+            .map(|(table, _)| table);
+        let expected = super::languages_table();
+        assert!(
+            shown == Some(expected.as_str()),
+            "docs/languages.md's table (between `{}` and `{end}`) is out of date; paste this \
+             in its place:\n\n{expected}",
+            begin.trim_end()
+        );
+    }
 
     fn config_with(id: &str, binaries: &[&str]) -> LspConfig {
         let mut c = LspConfig::default();

@@ -30,6 +30,8 @@ pub struct ServerEntry {
     pub init_options: Value,
     /// How the server behaves, which the code keys on instead of its id.
     pub behaviour: Behaviour,
+    /// How `tether install` installs it, if it can.
+    pub install: Option<tether_toolchain::Recipe>,
 }
 
 /// What sets a server apart, as flags (see `catalog.toml` for each one's meaning).
@@ -151,6 +153,8 @@ pub(crate) struct ServerData {
     pub project: Option<String>,
     pub settings: Option<toml::Value>,
     pub init_options: Option<toml::Value>,
+    /// How `tether install` installs it.
+    pub install: Option<tether_toolchain::Recipe>,
     #[serde(flatten)]
     pub behaviour: toml::Table,
 }
@@ -342,6 +346,9 @@ pub(crate) fn apply(mut entry: ServerEntry, data: ServerData) -> Result<ServerEn
     }
     if let Some(init) = data.init_options {
         entry.init_options = json(init);
+    }
+    if let Some(recipe) = data.install {
+        entry.install = Some(recipe);
     }
     if !data.behaviour.is_empty() {
         let flags = data.behaviour;

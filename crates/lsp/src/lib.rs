@@ -46,7 +46,7 @@ use std::time::Duration;
 
 use tether_tool::{BoxFuture, Capability, DoctorSection, Install};
 
-pub use avail::catalog_report;
+pub use avail::{catalog_report, languages_table};
 pub use catalog::{Behaviour, Language, ServerEntry, builtin, builtin_languages};
 pub use config::LspConfig;
 pub use error::LspError;

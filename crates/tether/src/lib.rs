@@ -9,6 +9,7 @@
 mod builder;
 mod config;
 mod doctor;
+mod installable;
 mod settings;
 mod toml_file;
 mod trust;
@@ -16,6 +17,7 @@ mod trust;
 pub use builder::{BuildError, Run, RunBuilder, programs};
 pub use config::{Config, ConfigError, ConfigSource, HostSettings, Loaded};
 pub use doctor::doctor_report;
+pub use installable::{Installable, installable, languages_present};
 pub use settings::{settings, settings_table};
 pub use trust::{TrustState, TrustStore, Untrusted};
 

@@ -1,0 +1,280 @@
+//! `tether install` against the real npm registry: each server lands in tether's own data
+//! folder, a run finds it there (it is on no PATH), answers about a file and reports what a
+//! write broke; and the faults: a registry that cannot be reached, a version it lacks, two
+//! installs at once, an install cut off half-way, a module proxy this machine cannot reach.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+struct Env {
+    _outer: tempfile::TempDir,
+    ws: PathBuf,
+    cfg: PathBuf,
+    data: PathBuf,
+}
+
+fn env() -> Env {
+    let outer = tempfile::tempdir().unwrap();
+    let ws = outer.path().join("ws");
+    let cfg = outer.path().join("cfg");
+    let data = outer.path().join("data");
+    std::fs::create_dir(&ws).unwrap();
+    Env {
+        ws,
+        cfg,
+        data,
+        _outer: outer,
+    }
+}
+
+fn command(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tether"));
+    command
+        .args(args)
+        .current_dir(&env.ws)
+        .env("TETHER_CONFIG_DIR", &env.cfg)
+        .env("TETHER_DATA_DIR", &env.data)
+        .env("TETHER_HOST", "off");
+    for (k, v) in vars {
+        command.env(k, v);
+    }
+    command
+}
+
+fn tether(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    command(env, args, vars)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// One language as its test drives it: the server to install, a file that parses, and a
+/// text whose write the server must call a new problem (none for a server that reports none
+/// without a helper program).
+struct Case {
+    server: &'static str,
+    file: &'static str,
+    good: &'static str,
+    bad: Option<&'static str>,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        server: "yaml-language-server",
+        file: "config.yaml",
+        good: "name: demo\nitems:\n  - one\n  - two\n",
+        bad: Some("name: demo\nitems: [one, two\n"),
+    },
+    Case {
+        server: "vscode-json-language-server",
+        file: "data.json",
+        good: "{\"name\": \"demo\", \"items\": [1, 2]}\n",
+        bad: Some("{\"name\": \"demo\", \"items\": [1, 2}\n"),
+    },
+    Case {
+        server: "vscode-css-language-server",
+        file: "site.css",
+        good: "body {\n  color: red;\n}\n",
+        bad: Some("body {\n  color: red;\n  margin 0;\n}\n"),
+    },
+    Case {
+        server: "bash-language-server",
+        file: "run.sh",
+        good: "#!/bin/sh\ngreet() {\n  echo hi\n}\ngreet\n",
+        bad: None,
+    },
+    Case {
+        server: "vscode-html-language-server",
+        file: "index.html",
+        good: "<!doctype html>\n<html><body><p id=\"greeting\">hi</p></body></html>\n",
+        bad: None,
+    },
+];
+
+/// Which cases run: all with `TETHER_LANGUAGES=all` (`scripts/test --languages all`), else
+/// a fixed sample.
+fn cases() -> Vec<&'static Case> {
+    let sample = [
+        "yaml-language-server",
+        "vscode-json-language-server",
+        "vscode-css-language-server",
+    ];
+    match std::env::var("TETHER_LANGUAGES").as_deref() {
+        Ok("all") => CASES.iter().collect(),
+        _ => CASES
+            .iter()
+            .filter(|c| sample.contains(&c.server))
+            .collect(),
+    }
+}
+
+#[test]
+fn each_installed_server_is_found_answers_and_reports_a_write() {
+    for case in cases() {
+        let env = env();
+        let started = Instant::now();
+        let out = tether(&env, &["install", case.server], &[]);
+        let took = started.elapsed();
+        assert!(out.status.success(), "{}: {}", case.server, text(&out));
+        eprintln!("{}: installed in {:.1} s", case.server, took.as_secs_f64());
+        let listed = text(&tether(&env, &["install", "--list"], &[]));
+        let line = listed
+            .lines()
+            .find(|l| l.starts_with(&format!("{}:", case.server)))
+            .unwrap_or_default();
+        assert!(
+            line.contains("installed in") && line.contains(&env.data.display().to_string()),
+            "{listed}"
+        );
+        std::fs::write(env.ws.join(case.file), case.good).unwrap();
+        let symbols = serde_json::json!({"action": "symbols", "file": case.file}).to_string();
+        let answered = text(&tether(&env, &["call", "lsp", &symbols], &[]));
+        assert!(
+            answered.contains(&format!("outline of {}", case.file)),
+            "{}: {answered}",
+            case.server
+        );
+        let status = text(&tether(
+            &env,
+            &["call", "lsp", r#"{"action": "status"}"#],
+            &[],
+        ));
+        let Some(bad) = case.bad else {
+            continue;
+        };
+        let write = serde_json::json!({"path": case.file, "content": bad}).to_string();
+        let wrote = text(&tether(&env, &["call", "write", &write], &[]));
+        assert!(
+            wrote.contains(&format!("{}: 1 new problem", case.file))
+                || wrote.contains(&format!("{}: 2 new problems", case.file))
+                || wrote.contains("new problems"),
+            "{}: {wrote}\n{status}",
+            case.server
+        );
+    }
+}
+
+#[test]
+fn a_registry_that_cannot_be_reached_and_a_version_it_lacks_are_said_and_nothing_is_kept() {
+    let env = env();
+    let unreachable = [("npm_config_registry", "http://127.0.0.1:9/")];
+    let out = tether(&env, &["install", "yaml"], &unreachable);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("the npm registry could not be reached"),
+        "{}",
+        text(&out)
+    );
+    let out = tether(
+        &env,
+        &["install", "yaml-language-server", "--version", "0.0.999"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("the npm registry has no yaml-language-server 0.0.999"),
+        "{}",
+        text(&out)
+    );
+    let listed = text(&tether(&env, &["install", "--list"], &[]));
+    assert!(
+        listed.contains("yaml-language-server: not installed"),
+        "{listed}"
+    );
+    assert!(
+        !env.data
+            .join("servers/yaml-language-server/0.0.999")
+            .exists()
+    );
+    // A name tether has no recipe for names the ones it has.
+    let out = tether(&env, &["install", "yml-server"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).contains("no recipe for `yml-server`")
+            && text(&out).contains("yaml-language-server"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn gopls_from_a_module_proxy_this_machine_cannot_reach_is_a_clear_failure() {
+    let env = env();
+    let out = tether(&env, &["install", "gopls"], &[("GOPROXY", "off")]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let said = text(&out);
+    assert!(
+        said.contains("could not be reached") || said.contains("go is not on PATH"),
+        "{said}"
+    );
+    assert!(!said.contains("installed in"), "{said}");
+}
+
+#[test]
+fn two_installs_at_once_install_once_and_a_cut_off_install_is_never_found() {
+    let env = env();
+    // Cut off: the installer is killed with tether once it has begun.
+    let mut cut = command(&env, &["install", "bash-language-server"], &[])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let home = env.data.join("servers/bash-language-server");
+    let end = Instant::now() + Duration::from_secs(60);
+    while !home.exists() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    cut.kill().unwrap();
+    cut.wait().unwrap();
+    let listed = text(&tether(&env, &["install", "--list"], &[]));
+    assert!(
+        listed.contains("bash-language-server: not installed"),
+        "{listed}"
+    );
+    // Two at once: one installs, the other waits for it and finds it done.
+    let spawn = || {
+        command(&env, &["install", "bash-language-server"], &[])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(
+        a.status.success() && b.status.success(),
+        "{}\n{}",
+        text(&a),
+        text(&b)
+    );
+    let both = format!("{}\n{}", text(&a), text(&b));
+    assert_eq!(
+        both.matches("tether: installing bash-language-server")
+            .count(),
+        1,
+        "{both}"
+    );
+    assert!(both.contains("waiting for it"), "{both}");
+    let record = std::fs::read_to_string(env.data.join("servers/installed.toml")).unwrap();
+    assert_eq!(
+        record.matches("[bash-language-server]").count(),
+        1,
+        "{record}"
+    );
+    // Removed, it is gone from the record and the disk.
+    let out = tether(&env, &["uninstall", "bash-language-server"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!home.exists());
+    let _ = Path::new("");
+}

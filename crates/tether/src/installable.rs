@@ -1,0 +1,70 @@
+//! What `tether install` can install: the catalog's servers that carry a recipe, with the
+//! languages they serve, as the user's config (and a trusted workspace's) leaves them; and the
+//! languages a workspace's files are in, for `--for-workspace`.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use tether_toolchain::Recipe;
+
+use crate::{Config, ConfigError};
+
+/// One server `tether install` can install.
+#[derive(Debug, Clone)]
+pub struct Installable {
+    /// Its catalog id.
+    pub id: String,
+    /// How it is installed.
+    pub recipe: Recipe,
+    /// The program a run starts (the command's first word).
+    pub program: String,
+    /// The languages that list it, in catalog order.
+    pub languages: Vec<String>,
+}
+
+/// Files looked at, at most, to tell a workspace's languages.
+const FILES_LOOKED_AT: usize = 50_000;
+
+/// Every server with a recipe, by id.
+pub fn installable(root: &Path, user_dir: &Path) -> Result<Vec<Installable>, ConfigError> {
+    let config = Config::load(root, user_dir)?;
+    let lsp = tether_lsp::LspConfig::from_section(config.get("lsp"))
+        .map_err(|why| ConfigError::new(&config.source_of("lsp"), Some("lsp"), why))?;
+    Ok(lsp
+        .servers
+        .values()
+        .filter_map(|entry| {
+            let recipe = entry.install.clone()?;
+            let program = entry.command.first()?.clone();
+            let languages = lsp
+                .languages
+                .values()
+                .filter(|l| l.servers.contains(&entry.id))
+                .map(|l| l.id.to_string())
+                .collect();
+            Some(Installable {
+                id: entry.id.clone(),
+                recipe,
+                program,
+                languages,
+            })
+        })
+        .collect())
+}
+
+/// The languages of the files under `root` (what git would not ignore), by catalog id.
+pub fn languages_present(root: &Path, user_dir: &Path) -> Result<BTreeSet<String>, ConfigError> {
+    let config = Config::load(root, user_dir)?;
+    let lsp = tether_lsp::LspConfig::from_section(config.get("lsp"))
+        .map_err(|why| ConfigError::new(&config.source_of("lsp"), Some("lsp"), why))?;
+    let mut found = BTreeSet::new();
+    let walk = ignore::WalkBuilder::new(root).hidden(true).build();
+    for entry in walk.flatten().take(FILES_LOOKED_AT) {
+        if entry.file_type().is_some_and(|t| t.is_file())
+            && let Some(lang) = lsp.language_of(entry.path())
+        {
+            found.insert(lang.to_string());
+        }
+    }
+    Ok(found)
+}
