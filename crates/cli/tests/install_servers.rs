@@ -100,6 +100,24 @@ const CASES: &[Case] = &[
         good: "<!doctype html>\n<html><body><p id=\"greeting\">hi</p></body></html>\n",
         bad: None,
     },
+    Case {
+        server: "docker-langserver",
+        file: "Dockerfile",
+        good: "FROM alpine:3\nRUN echo hi\n",
+        bad: Some("FROM alpine:3\nRUNN echo hi\n"),
+    },
+    Case {
+        server: "intelephense",
+        file: "index.php",
+        good: "<?php\nfunction greet(string $name): string {\n    return \"hi \" . $name;\n}\n",
+        bad: Some("<?php\nfunction greet(string $name): string {\n    return \"hi \" . $name\n}\n"),
+    },
+    Case {
+        server: "fortls",
+        file: "hello.f90",
+        good: "program hello\n  implicit none\n  print *, 'hi'\nend program hello\n",
+        bad: None,
+    },
 ];
 
 /// Which cases run: all with `TETHER_LANGUAGES=all` (`scripts/test --languages all`), else
@@ -108,7 +126,9 @@ fn cases() -> Vec<&'static Case> {
     let sample = [
         "yaml-language-server",
         "vscode-json-language-server",
-        "vscode-css-language-server",
+        "docker-langserver",
+        "intelephense",
+        "fortls",
     ];
     match std::env::var("TETHER_LANGUAGES").as_deref() {
         Ok("all") => CASES.iter().collect(),
@@ -168,7 +188,11 @@ fn each_installed_server_is_found_answers_and_reports_a_write() {
 #[test]
 fn a_registry_that_cannot_be_reached_and_a_version_it_lacks_are_said_and_nothing_is_kept() {
     let env = env();
-    let unreachable = [("npm_config_registry", "http://127.0.0.1:9/")];
+    // npm retries a refused connection for about a minute by default; once is enough here.
+    let unreachable = [
+        ("npm_config_registry", "http://127.0.0.1:9/"),
+        ("npm_config_fetch_retries", "0"),
+    ];
     let out = tether(&env, &["install", "yaml"], &unreachable);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(

@@ -48,7 +48,10 @@ pub fn find(
                 return Ok(Found { id, root, argv });
             }
             (Some(_), Err(missing)) if entry.root_markers.is_empty() => {
-                why.push(format!("{id}: {missing}"));
+                why.push(match entry.binaries == [id.clone()] {
+                    true => missing.to_string(),
+                    false => format!("{id}: {missing}"),
+                });
             }
             (Some(root), Err(missing)) => why.push(format!(
                 "{id}: {} found at {}, but {missing}",
@@ -88,7 +91,9 @@ pub fn languages_table() -> String {
                 Some(format!("`{id}`: {} {} {}", r.from, r.package, r.version))
             })
             .collect();
-        let files: Vec<String> = lang.extensions.iter().map(|e| format!("`.{e}`")).collect();
+        let files: Vec<String> = (lang.extensions.iter().map(|e| format!("`.{e}`")))
+            .chain(lang.file_names.iter().map(|n| format!("`{n}`")))
+            .collect();
         out.push_str(&format!(
             "| {} | {} | {} | {} |\n",
             lang.id,

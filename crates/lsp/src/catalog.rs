@@ -122,6 +122,8 @@ pub struct Language {
     pub id: &'static str,
     /// File extensions, without the dot.
     pub extensions: Vec<String>,
+    /// Whole file names of files with no telling extension (`Dockerfile`, `CMakeLists.txt`).
+    pub file_names: Vec<String>,
     /// The servers to try in order; the first available wins.
     pub servers: Vec<String>,
     /// The LSP `languageId` of its files.
@@ -133,6 +135,14 @@ pub struct Language {
 }
 
 impl Language {
+    /// Whether `path` is a file of this language: by its extension, or its whole name.
+    pub fn covers(&self, path: &std::path::Path) -> bool {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let ext = path.extension().and_then(|e| e.to_str());
+        self.file_names.iter().any(|n| n == name)
+            || ext.is_some_and(|ext| self.extensions.iter().any(|e| e == ext))
+    }
+
     /// The LSP `languageId` of `path`, a file of this language.
     pub fn language_id_of(&self, path: &std::path::Path) -> &str {
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
@@ -164,6 +174,7 @@ pub(crate) struct ServerData {
 #[serde(deny_unknown_fields)]
 pub(crate) struct LanguageData {
     pub extensions: Option<Vec<String>>,
+    pub file_names: Option<Vec<String>>,
     pub servers: Option<Vec<String>>,
     pub language_id: Option<String>,
     pub language_ids: Option<BTreeMap<String, String>>,
@@ -289,6 +300,9 @@ pub(crate) fn language(mut base: Language, id: &str, data: LanguageData) -> Lang
             .into_iter()
             .map(|e| e.trim_start_matches('.').to_string())
             .collect();
+    }
+    if let Some(v) = data.file_names {
+        base.file_names = v;
     }
     if let Some(v) = data.servers {
         base.servers = v;

@@ -89,10 +89,9 @@ impl LspConfig {
     /// The language a file belongs to, by its extension: a configured one first, then the
     /// catalog's.
     pub fn language_of(&self, path: &std::path::Path) -> Option<&'static str> {
-        let ext = path.extension()?.to_str()?;
         self.languages
             .values()
-            .find(|l| l.extensions.iter().any(|e| e == ext))
+            .find(|l| l.covers(path))
             .map(|l| l.id)
     }
 
@@ -138,11 +137,14 @@ impl LspConfig {
         }
         for (id, data) in s.languages {
             let known = config.languages.remove(&id);
-            if known.is_none() && data.extensions.as_ref().is_none_or(Vec::is_empty) {
+            if known.is_none()
+                && data.extensions.as_ref().is_none_or(Vec::is_empty)
+                && data.file_names.as_ref().is_none_or(Vec::is_empty)
+            {
                 return Err(tether_tool::SettingError::rule(format!(
                     "[lsp.languages.{id}]: a language the catalog does not know needs \
-                     `extensions = [\"ext\", ...]` and `servers = [\"id\", ...]`; known \
-                     languages: {}",
+                     `extensions = [\"ext\", ...]` (or `file_names = [\"Name\", ...]`) and \
+                     `servers = [\"id\", ...]`; known languages: {}",
                     config
                         .languages
                         .keys()

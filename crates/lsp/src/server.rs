@@ -839,14 +839,10 @@ impl Server {
 
     /// The LSP `languageId` of `path`, from the language it belongs to.
     fn language_id_of(&self, path: &Path) -> String {
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        self.languages
-            .iter()
-            .find(|l| l.extensions.iter().any(|e| e == ext))
-            .map_or_else(
-                || "plaintext".to_string(),
-                |l| l.language_id_of(path).to_string(),
-            )
+        self.languages.iter().find(|l| l.covers(path)).map_or_else(
+            || "plaintext".to_string(),
+            |l| l.language_id_of(path).to_string(),
+        )
     }
 
     /// Makes sure the server has `path` open with its current text: opened on first use,

@@ -19,20 +19,7 @@ fn a_language_and_its_server_added_as_catalog_entries_work_end_to_end() {
     rt.block_on(async {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().join("ws");
-        common::write(&ws, "toy.project", "");
-        common::write(&ws, "src/hello.toy", "hello\n");
-        let fake = format!(
-            "{:?}",
-            common::fake_lsp_as(dir.path(), "documented-lsp")
-                .display()
-                .to_string()
-        );
-        let entry = common::documented_example("How to add a language server", "toml")
-            .replace("\"fake-lsp\"", &fake);
-        assert!(
-            entry.contains(&fake),
-            "the documented entry names fake-lsp:\n{entry}"
-        );
+        let entry = common::documented_toy_project(dir.path(), "documented-lsp");
         let config = format!("{}{entry}", common::LSP_BUDGETS);
         let run = common::run_with_config(dir.path(), &config);
 

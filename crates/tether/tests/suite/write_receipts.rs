@@ -73,16 +73,7 @@ async fn the_syntax_check_judges_the_committed_bytes() {
 async fn diagnostics_on_write_judge_the_committed_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
-    common::write(&ws, "toy.project", "");
-    common::write(&ws, "src/hello.toy", "hello\n");
-    let fake = format!(
-        "{:?}",
-        common::fake_lsp_as(dir.path(), "receipts-lsp")
-            .display()
-            .to_string()
-    );
-    let entry = common::documented_example("How to add a language server", "toml")
-        .replace("\"fake-lsp\"", &fake);
+    let entry = common::documented_toy_project(dir.path(), "receipts-lsp");
     let cfg = dir.path().join("cfg");
     common::write(
         &cfg,

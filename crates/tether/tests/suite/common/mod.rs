@@ -163,6 +163,22 @@ pub fn fake_lsp_as(dir: &Path, name: &str) -> std::path::PathBuf {
     link
 }
 
+/// A toy project under `dir/ws` (`toy.project`, `src/hello.toy`), and docs/architecture.md's
+/// catalog entry for it with the fake server, run under `name`, as its command.
+pub fn documented_toy_project(dir: &Path, name: &str) -> String {
+    let ws = dir.join("ws");
+    write(&ws, "toy.project", "");
+    write(&ws, "src/hello.toy", "hello\n");
+    let fake = format!("{:?}", fake_lsp_as(dir, name).display().to_string());
+    let entry =
+        documented_example("How to add a language server", "toml").replace("\"fake-lsp\"", &fake);
+    assert!(
+        entry.contains(&fake),
+        "the documented entry names fake-lsp:\n{entry}"
+    );
+    entry
+}
+
 /// The first `lang` code block of docs/architecture.md's section `heading`: a worked example
 /// a test drives, so the page stays true.
 pub fn documented_example(heading: &str, lang: &str) -> String {
