@@ -65,6 +65,8 @@ fn text(out: &Output) -> String {
 struct Case {
     server: &'static str,
     file: &'static str,
+    /// Other files the project needs (a root marker).
+    extra: &'static [(&'static str, &'static str)],
     good: &'static str,
     bad: Option<&'static str>,
 }
@@ -73,50 +75,68 @@ const CASES: &[Case] = &[
     Case {
         server: "yaml-language-server",
         file: "config.yaml",
+        extra: &[],
         good: "name: demo\nitems:\n  - one\n  - two\n",
         bad: Some("name: demo\nitems: [one, two\n"),
     },
     Case {
         server: "vscode-json-language-server",
         file: "data.json",
+        extra: &[],
         good: "{\"name\": \"demo\", \"items\": [1, 2]}\n",
         bad: Some("{\"name\": \"demo\", \"items\": [1, 2}\n"),
     },
     Case {
         server: "vscode-css-language-server",
         file: "site.css",
+        extra: &[],
         good: "body {\n  color: red;\n}\n",
         bad: Some("body {\n  color: red;\n  margin 0;\n}\n"),
     },
     Case {
         server: "bash-language-server",
         file: "run.sh",
+        extra: &[],
         good: "#!/bin/sh\ngreet() {\n  echo hi\n}\ngreet\n",
         bad: None,
     },
     Case {
         server: "vscode-html-language-server",
         file: "index.html",
+        extra: &[],
         good: "<!doctype html>\n<html><body><p id=\"greeting\">hi</p></body></html>\n",
         bad: None,
     },
     Case {
         server: "docker-langserver",
         file: "Dockerfile",
+        extra: &[],
         good: "FROM alpine:3\nRUN echo hi\n",
         bad: Some("FROM alpine:3\nRUNN echo hi\n"),
     },
     Case {
         server: "intelephense",
         file: "index.php",
+        extra: &[],
         good: "<?php\nfunction greet(string $name): string {\n    return \"hi \" . $name;\n}\n",
         bad: Some("<?php\nfunction greet(string $name): string {\n    return \"hi \" . $name\n}\n"),
     },
     Case {
         server: "fortls",
         file: "hello.f90",
+        extra: &[],
         good: "program hello\n  implicit none\n  print *, 'hi'\nend program hello\n",
         bad: None,
+    },
+    Case {
+        server: "basedpyright",
+        file: "app.py",
+        extra: &[(
+            "pyproject.toml",
+            "[project]\nname = \"demo\"\nversion = \"0.1\"\n",
+        )],
+        good: "def greet(name: str) -> str:\n    return 'hi ' + name\n",
+        bad: Some("def greet(name: str) -> str:\n    return 1\n"),
     },
 ];
 
@@ -157,6 +177,9 @@ fn each_installed_server_is_found_answers_and_reports_a_write() {
             line.contains("installed in") && line.contains(&env.data.display().to_string()),
             "{listed}"
         );
+        for (path, text) in case.extra {
+            std::fs::write(env.ws.join(path), text).unwrap();
+        }
         std::fs::write(env.ws.join(case.file), case.good).unwrap();
         let symbols = serde_json::json!({"action": "symbols", "file": case.file}).to_string();
         let answered = text(&tether(&env, &["call", "lsp", &symbols], &[]));
@@ -301,4 +324,52 @@ fn two_installs_at_once_install_once_and_a_cut_off_install_is_never_found() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(!home.exists());
     let _ = Path::new("");
+}
+
+#[test]
+fn for_workspace_installs_what_its_files_need_and_update_moves_to_the_pinned_version() {
+    let env = env();
+    std::fs::write(env.ws.join("ci.yml"), "on: [push]\n").unwrap();
+    std::fs::write(env.ws.join("Dockerfile"), "FROM alpine:3\n").unwrap();
+    let out = tether(&env, &["install", "--for-workspace"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let listed = text(&tether(&env, &["install", "--list"], &[]));
+    for server in ["yaml-language-server", "docker-langserver"] {
+        assert!(
+            listed.contains(&format!("{server}: "))
+                && !listed.contains(&format!("{server}: not installed")),
+            "{listed}"
+        );
+    }
+    // Nothing else the workspace has no file of.
+    assert!(listed.contains("intelephense: not installed"), "{listed}");
+    // Nothing left to install: said, not done again.
+    let again = text(&tether(&env, &["install", "--for-workspace"], &[]));
+    assert!(again.contains("nothing to install"), "{again}");
+    // An older version, then --update: the pinned one replaces it, and the old folder goes.
+    let old = tether(&env, &["install", "yaml", "--version", "1.15.0"], &[]);
+    assert!(old.status.success(), "{}", text(&old));
+    let listed = text(&tether(&env, &["install", "--list"], &[]));
+    assert!(
+        listed.contains("yaml-language-server 1.15.0 installed")
+            && listed.contains("is pinned now"),
+        "{listed}"
+    );
+    let updated = tether(&env, &["install", "--update"], &[]);
+    assert!(updated.status.success(), "{}", text(&updated));
+    let listed = text(&tether(&env, &["install", "--list"], &[]));
+    assert!(
+        listed.contains("yaml-language-server 2.0.0 installed"),
+        "{listed}"
+    );
+    assert!(
+        !env.data
+            .join("servers/yaml-language-server/1.15.0")
+            .exists()
+    );
+    let none = text(&tether(&env, &["install", "--update"], &[]));
+    assert!(
+        none.contains("every installed server is at its pinned version"),
+        "{none}"
+    );
 }
