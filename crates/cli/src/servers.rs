@@ -158,12 +158,20 @@ pub(crate) async fn uninstall_command(names: &[String]) -> Result<(), Exit> {
     }
 }
 
-/// The server a name means: a server id, else a language's first installable server.
+/// The server a name means: a server id, else a language's first installable server, else
+/// that of the language whose files have the name as extension or name (`yml`, `.yml`).
 fn pick<'a>(all: &'a [Installable], name: &str) -> Result<&'a Installable, Exit> {
     if let Some(item) = all.iter().find(|i| i.id == name) {
         return Ok(item);
     }
     if let Some(item) = all.iter().find(|i| i.languages.iter().any(|l| l == name)) {
+        return Ok(item);
+    }
+    let file = name.trim_start_matches('.');
+    if let Some(item) = all
+        .iter()
+        .find(|i| i.files.iter().any(|f| f.eq_ignore_ascii_case(file)))
+    {
         return Ok(item);
     }
     let known: Vec<&str> = all.iter().map(|i| i.id.as_str()).collect();

@@ -216,10 +216,13 @@ fn a_registry_that_cannot_be_reached_and_a_version_it_lacks_are_said_and_nothing
         ("npm_config_registry", "http://127.0.0.1:9/"),
         ("npm_config_fetch_retries", "0"),
     ];
-    let out = tether(&env, &["install", "yaml"], &unreachable);
+    // `yml`, a file extension, names YAML's server.
+    let out = tether(&env, &["install", "yml"], &unreachable);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(
-        text(&out).contains("the npm registry could not be reached"),
+        text(&out).contains(
+            "the npm registry could not be reached, so yaml-language-server was not installed"
+        ),
         "{}",
         text(&out)
     );

@@ -20,6 +20,9 @@ pub struct Installable {
     pub program: String,
     /// The languages that list it, in catalog order.
     pub languages: Vec<String>,
+    /// Those languages' file extensions and whole file names (`yml`, `Dockerfile`), which a
+    /// model may give instead of the language's name.
+    pub files: Vec<String>,
 }
 
 /// Files looked at, at most, to tell a workspace's languages.
@@ -36,17 +39,20 @@ pub fn installable(root: &Path, user_dir: &Path) -> Result<Vec<Installable>, Con
         .filter_map(|entry| {
             let recipe = entry.install.clone()?;
             let program = entry.command.first()?.clone();
-            let languages = lsp
+            let serving: Vec<_> = lsp
                 .languages
                 .values()
                 .filter(|l| l.servers.contains(&entry.id))
-                .map(|l| l.id.to_string())
                 .collect();
             Some(Installable {
                 id: entry.id.clone(),
                 recipe,
                 program,
-                languages,
+                languages: serving.iter().map(|l| l.id.to_string()).collect(),
+                files: serving
+                    .iter()
+                    .flat_map(|l| l.extensions.iter().chain(&l.file_names).cloned())
+                    .collect(),
             })
         })
         .collect())
