@@ -55,10 +55,12 @@ def tether(args, env, stdin=None, timeout=120):
 
 
 def calls(root, env, lines, timeout=300):
-    """Runs `tether call --stdin` with one JSON call per line; returns the parsed results."""
+    """Runs `tether call --stdin` with one JSON call per line; returns the parsed results (the
+    notices line the run may end with, what it was told of changes made outside, is not one)."""
     text = "".join(json.dumps({"tool": t, "args": a}) + "\n" for t, a in lines)
     out = tether(["call", "--stdin", "--root", str(root)], env, stdin=text, timeout=timeout)
-    return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+    parsed = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+    return [r for r in parsed if "notices" not in r]
 
 
 @pytest.fixture

@@ -144,6 +144,11 @@ async fn handle(
             running.iter().map(|s| (s.clone(), s.snapshot())).collect();
         while let Ok(Some(change)) = tokio::time::timeout(QUIET, rx.recv()).await {
             burst.take(change, &follow);
+            // Someone waits for the changes before a mark: the burst ends there, or changes
+            // that never pause (a build writing all the time) would keep it waiting forever.
+            if burst.mark.is_some() {
+                break;
+            }
         }
         // The burst's files, asked about or not, changed before this: what a server publishes
         // of them later is this burst's news, not another change's.
