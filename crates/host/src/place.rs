@@ -269,7 +269,7 @@ fn found_programs(root: &Path) -> Vec<(String, Option<PathBuf>)> {
             // A server tether installed runs before one on PATH, as a run resolves it.
             let found = match name.contains('/') {
                 true => Some(PathBuf::from(&name)).filter(|f| runnable(f)),
-                false => tether_toolchain::installed_program(&name)
+                false => tether_toolchain::installed_program(&[&name])
                     .or_else(|| dirs.iter().map(|d| d.join(&name)).find(|f| runnable(f))),
             };
             (name, found)

@@ -228,10 +228,7 @@ impl std::fmt::Display for Missing {
 /// workspace, one inside the workspace does not count: it came with the repository.
 fn resolve(entry: &ServerEntry, workspace: &Path, trusted: bool) -> Result<PathBuf, Missing> {
     if entry.install.is_some()
-        && let Some(path) = entry
-            .binaries
-            .iter()
-            .find_map(|name| tether_toolchain::installed_program(name))
+        && let Some(path) = tether_toolchain::installed_program(&entry.binaries)
             .filter(|p| trusted || !p.starts_with(workspace))
     {
         return Ok(path);

@@ -28,11 +28,16 @@ pub struct Installable {
 /// Files looked at, at most, to tell a workspace's languages.
 const FILES_LOOKED_AT: usize = 50_000;
 
+/// The `[lsp]` catalog as the user's config (and a trusted workspace's) leaves it.
+fn lsp_config(root: &Path, user_dir: &Path) -> Result<tether_lsp::LspConfig, ConfigError> {
+    let config = Config::load(root, user_dir)?;
+    tether_lsp::LspConfig::from_section(config.get("lsp"))
+        .map_err(|why| ConfigError::new(&config.source_of("lsp"), Some("lsp"), why))
+}
+
 /// Every server with a recipe, by id.
 pub fn installable(root: &Path, user_dir: &Path) -> Result<Vec<Installable>, ConfigError> {
-    let config = Config::load(root, user_dir)?;
-    let lsp = tether_lsp::LspConfig::from_section(config.get("lsp"))
-        .map_err(|why| ConfigError::new(&config.source_of("lsp"), Some("lsp"), why))?;
+    let lsp = lsp_config(root, user_dir)?;
     Ok(lsp
         .servers
         .values()
@@ -60,9 +65,7 @@ pub fn installable(root: &Path, user_dir: &Path) -> Result<Vec<Installable>, Con
 
 /// The languages of the files under `root` (what git would not ignore), by catalog id.
 pub fn languages_present(root: &Path, user_dir: &Path) -> Result<BTreeSet<String>, ConfigError> {
-    let config = Config::load(root, user_dir)?;
-    let lsp = tether_lsp::LspConfig::from_section(config.get("lsp"))
-        .map_err(|why| ConfigError::new(&config.source_of("lsp"), Some("lsp"), why))?;
+    let lsp = lsp_config(root, user_dir)?;
     let mut found = BTreeSet::new();
     let walk = ignore::WalkBuilder::new(root).hidden(true).build();
     for entry in walk.flatten().take(FILES_LOOKED_AT) {

@@ -265,15 +265,23 @@ pub fn installed_in(dir: &Path) -> Result<BTreeMap<String, Installed>, InstallEr
     })
 }
 
-/// Where tether installed `program`, if it installed a server that runs it and the file is
-/// still there.
-pub fn installed_program(program: &str) -> Option<PathBuf> {
-    installed_in(&servers_dir())
-        .ok()?
-        .into_values()
-        .filter(|i| i.programs.contains_key(program))
-        .map(|i| i.bin.join(program))
-        .find(|p| p.is_file())
+/// Where tether installed the first of `programs` it installed a server for whose file is
+/// still there; the record is read once for all of them.
+pub fn installed_program<S: AsRef<str>>(programs: &[S]) -> Option<PathBuf> {
+    let all = installed_in(&servers_dir()).ok()?;
+    programs.iter().find_map(|program| {
+        let program = program.as_ref();
+        all.values()
+            .filter(|i| i.programs.contains_key(program))
+            .map(|i| i.bin.join(program))
+            .find(|p| p.is_file())
+    })
+}
+
+/// The error of an I/O step on `path`, for `map_err`.
+fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> InstallError {
+    let path = path.to_path_buf();
+    move |cause| InstallError::Io { what, path, cause }
 }
 
 /// Installs the server `name` by `recipe` (at `version`, else the recipe's), for the
@@ -288,10 +296,6 @@ pub async fn install(
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<Installed, InstallError> {
     let version = version.unwrap_or(&recipe.version).to_string();
-    let io = |what: &'static str, path: &Path| {
-        let path = path.to_path_buf();
-        move |cause| InstallError::Io { what, path, cause }
-    };
     std::fs::create_dir_all(dir).map_err(io("making", dir))?;
     let _held = hold(dir, progress).await?;
     let mut all = installed_in(dir)?;
@@ -389,10 +393,6 @@ fn record(dir: &Path, all: &BTreeMap<String, Installed>) -> Result<(), InstallEr
         reason: e.to_string(),
     })?;
     let next = dir.join(".installed.toml.next");
-    let io = |what: &'static str, path: &Path| {
-        let path = path.to_path_buf();
-        move |cause| InstallError::Io { what, path, cause }
-    };
     std::fs::write(&next, text).map_err(io("writing", &next))?;
     std::fs::rename(&next, &path).map_err(io("replacing", &path))
 }
