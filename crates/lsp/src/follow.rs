@@ -359,6 +359,22 @@ impl Follow {
         worth_telling(&status).then(|| self.report(server, rel, ReportScope::Other, status))
     }
 
+    /// The files of `server`'s language under its root (not `touched`) that name a module in
+    /// `touched`, found on disk, at most [`PULLED`]: a cold server has reported on none yet.
+    pub async fn importers_of(&self, server: &Server, touched: &HashSet<PathBuf>) -> Vec<PathBuf> {
+        if touched.is_empty() {
+            return Vec::new();
+        }
+        let touched_files: Vec<PathBuf> = touched.iter().cloned().collect();
+        let naming = self
+            .importers
+            .naming(&server.root, server.extensions(), touched_files);
+        let mut files = naming.await;
+        files.retain(|f| !touched.contains(f) && f.starts_with(&self.workspace));
+        files.truncate(PULLED);
+        files
+    }
+
     /// Asks a server that answers pulls for the diagnostics of `files`, within `end`, each
     /// opened first (a closed file is answered with nothing), all at once.
     pub async fn pulled(

@@ -62,26 +62,6 @@ enum NoServer {
 }
 
 impl DiagnosticsOnWrite {
-    /// The files of `server`'s language under its root (not ones written) that name a written
-    /// module, found on disk: a cold server has reported on none of them yet.
-    async fn importers(&self, server: &Server, touched: &HashSet<PathBuf>) -> Vec<PathBuf> {
-        if touched.is_empty() {
-            return Vec::new();
-        }
-        let extensions = server.extensions();
-        let touched_files: Vec<PathBuf> = touched.iter().cloned().collect();
-        let files = self
-            .follow
-            .importers
-            .naming(&server.root, extensions, touched_files);
-        let mut files = files.await;
-        files.retain(|f| !touched.contains(f) && f.starts_with(&self.follow.workspace));
-        files.truncate(crate::follow::PULLED);
-        files
-    }
-}
-
-impl DiagnosticsOnWrite {
     /// For a server of open files only (clangd), waits at most `limit` until each open file
     /// that names a written one (`#include "lib.h"`) was published again after `since`: the
     /// server rebuilds those on the save, a moment before or after the written file's own
@@ -380,7 +360,7 @@ impl DiagnosticsOnWrite {
         touched: &HashSet<PathBuf>,
         end: tokio::time::Instant,
     ) -> Vec<(PathBuf, Option<Vec<Finding>>)> {
-        let files = self.importers(server, touched).await;
+        let files = self.follow.importers_of(server, touched).await;
         let ledger = &self.follow.ledger;
         let trusted = self.outside.sees_everything();
         let unknown: Vec<PathBuf> = files

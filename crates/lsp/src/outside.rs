@@ -504,7 +504,28 @@ async fn tell_burst(follow: &Follow, r: Reached, last: Option<std::time::Instant
         return follow.tell(&format!("outside {event}"), &event, &reports);
     };
     let touched: std::collections::HashSet<PathBuf> = files.into_iter().collect();
-    reports.extend(follow.others(&server, &snap, snap.seq, &touched));
+    // A server whose pulled answers are final is asked about the files that import the
+    // changed ones, as after a write: their answers come when it has checked them, where a
+    // publication may come after any window (pyright, checking a long importer under load).
+    let mut skip = touched.clone();
+    if server.done == crate::catalog::Done::Pull {
+        let files = follow.importers_of(&server, &touched).await;
+        let baselines: Vec<_> = files
+            .iter()
+            .map(|f| {
+                let had = follow.ledger.latest(f).or_else(|| snap.before(f, follow));
+                (f.clone(), had)
+            })
+            .collect();
+        let asked_at = follow.ledger.disk_changes();
+        let end = tokio::time::Instant::now() + follow.budget;
+        let mut answers = follow.pulled(&server, &files, end).await;
+        // One changed on disk meanwhile was asked with its new text: that is the watch's news.
+        answers.retain(|(path, _)| !follow.ledger.changed_on_disk_since(path, ended));
+        skip.extend(answers.iter().map(|(path, _)| path.clone()));
+        reports.extend(follow.judged(&server, &baselines, answers, asked_at));
+    }
+    reports.extend(follow.others(&server, &snap, snap.seq, &skip));
     let told = follow.tell(&format!("outside {event}"), &event, &reports);
     if server.workspace_mode && !server.separate_check {
         let last_write = follow.writes.load(std::sync::atomic::Ordering::SeqCst);
