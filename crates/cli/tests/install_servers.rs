@@ -51,6 +51,29 @@ fn tether(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Output {
         .unwrap()
 }
 
+/// Runs `calls` (`{"tool", "args"}` each) in one run with `call --stdin`; each result's line.
+fn call_lines(env: &Env, calls: &[serde_json::Value]) -> Vec<String> {
+    let mut child = command(env, &["call", "--stdin"], &[])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input: String = calls.iter().map(|c| format!("{c}\n")).collect();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
 fn text(out: &Output) -> String {
     format!(
         "{}{}",
@@ -69,6 +92,20 @@ struct Case {
     extra: &'static [(&'static str, &'static str)],
     good: &'static str,
     bad: Option<&'static str>,
+    /// What the test asks about the good file.
+    ask: Ask,
+}
+
+/// A question the server answers about the good file.
+enum Ask {
+    /// Its outline.
+    Symbols,
+    /// A hover over `symbol` on 1-based `line`, whose answer holds `expect`.
+    Hover {
+        line: u32,
+        symbol: &'static str,
+        expect: &'static str,
+    },
 }
 
 const CASES: &[Case] = &[
@@ -78,6 +115,7 @@ const CASES: &[Case] = &[
         extra: &[],
         good: "name: demo\nitems:\n  - one\n  - two\n",
         bad: Some("name: demo\nitems: [one, two\n"),
+        ask: Ask::Symbols,
     },
     Case {
         server: "vscode-json-language-server",
@@ -85,6 +123,7 @@ const CASES: &[Case] = &[
         extra: &[],
         good: "{\"name\": \"demo\", \"items\": [1, 2]}\n",
         bad: Some("{\"name\": \"demo\", \"items\": [1, 2}\n"),
+        ask: Ask::Symbols,
     },
     Case {
         server: "vscode-css-language-server",
@@ -92,6 +131,7 @@ const CASES: &[Case] = &[
         extra: &[],
         good: "body {\n  color: red;\n}\n",
         bad: Some("body {\n  color: red;\n  margin 0;\n}\n"),
+        ask: Ask::Symbols,
     },
     Case {
         server: "bash-language-server",
@@ -99,6 +139,7 @@ const CASES: &[Case] = &[
         extra: &[],
         good: "#!/bin/sh\ngreet() {\n  echo hi\n}\ngreet\n",
         bad: None,
+        ask: Ask::Symbols,
     },
     Case {
         server: "vscode-html-language-server",
@@ -106,6 +147,7 @@ const CASES: &[Case] = &[
         extra: &[],
         good: "<!doctype html>\n<html><body><p id=\"greeting\">hi</p></body></html>\n",
         bad: None,
+        ask: Ask::Symbols,
     },
     Case {
         server: "docker-langserver",
@@ -113,6 +155,7 @@ const CASES: &[Case] = &[
         extra: &[],
         good: "FROM alpine:3\nRUN echo hi\n",
         bad: Some("FROM alpine:3\nRUNN echo hi\n"),
+        ask: Ask::Symbols,
     },
     Case {
         server: "intelephense",
@@ -120,6 +163,7 @@ const CASES: &[Case] = &[
         extra: &[],
         good: "<?php\nfunction greet(string $name): string {\n    return \"hi \" . $name;\n}\n",
         bad: Some("<?php\nfunction greet(string $name): string {\n    return \"hi \" . $name\n}\n"),
+        ask: Ask::Symbols,
     },
     Case {
         server: "fortls",
@@ -127,6 +171,7 @@ const CASES: &[Case] = &[
         extra: &[],
         good: "program hello\n  implicit none\n  print *, 'hi'\nend program hello\n",
         bad: None,
+        ask: Ask::Symbols,
     },
     Case {
         server: "basedpyright",
@@ -137,6 +182,115 @@ const CASES: &[Case] = &[
         )],
         good: "def greet(name: str) -> str:\n    return 'hi ' + name\n",
         bad: Some("def greet(name: str) -> str:\n    return 1\n"),
+        ask: Ask::Symbols,
+    },
+    Case {
+        server: "tombi",
+        file: "config.toml",
+        extra: &[],
+        good: "[tool]\nname = \"demo\"\n",
+        bad: Some("[tool]\nname = \n"),
+        ask: Ask::Symbols,
+    },
+    Case {
+        server: "just-lsp",
+        file: "justfile",
+        extra: &[],
+        good: "build:\n    echo hi\n\ntest: build\n    echo t\n",
+        bad: Some("build:\n    echo hi\n\ntest: buidl\n    echo t\n"),
+        ask: Ask::Symbols,
+    },
+    Case {
+        server: "prisma-language-server",
+        file: "schema.prisma",
+        extra: &[],
+        good: "datasource db {\n  provider = \"sqlite\"\n}\n\nmodel User {\n  id   Int    @id\n  name String\n}\n",
+        bad: Some(
+            "datasource db {\n  provider = \"sqlite\"\n}\n\nmodel User {\n  id   Int    @id\n  name Strin\n}\n",
+        ),
+        ask: Ask::Symbols,
+    },
+    Case {
+        server: "svelteserver",
+        file: "App.svelte",
+        extra: &[],
+        good: "<script>\n  let count = 0;\n</script>\n<button on:click={() => count++}>{count}</button>\n",
+        bad: Some(
+            "<script>\n  let count = 0;\n</script>\n<button on:click={() => count++}>{count}</button>\n{#if count}\n<p>x</p>\n",
+        ),
+        ask: Ask::Symbols,
+    },
+    Case {
+        server: "vim-language-server",
+        file: "init.vim",
+        extra: &[],
+        good: "function! Greet()\n  echo \"hi\"\nendfunction\n",
+        bad: Some("function! Greet()\n  echo \"hi\"\nendfunction\nif 1\n  echo 2\n"),
+        ask: Ask::Symbols,
+    },
+    Case {
+        server: "tsp-server",
+        file: "main.tsp",
+        extra: &[],
+        good: "model Pet {\n  name: string;\n  age: int32;\n}\n",
+        bad: Some("model Pet {\n  name: string;\n  age: int33;\n}\n"),
+        ask: Ask::Symbols,
+    },
+    Case {
+        server: "graphql-lsp",
+        file: "query.graphql",
+        extra: &[
+            (
+                ".graphqlrc.yml",
+                "schema: schema.graphql\ndocuments: \"query.graphql\"\n",
+            ),
+            ("schema.graphql", "type Query {\n  hello: String\n}\n"),
+        ],
+        good: "query Greeting {\n  hello\n}\n",
+        bad: Some("query Greeting {\n  helo\n}\n"),
+        ask: Ask::Symbols,
+    },
+    Case {
+        server: "buf",
+        file: "pet.proto",
+        extra: &[],
+        good: "syntax = \"proto3\";\npackage demo;\n\nmessage Pet {\n  string name = 1;\n  int32 age = 2;\n}\n",
+        bad: Some(
+            "syntax = \"proto3\";\npackage demo;\n\nmessage Pet {\n  string name = 1;\n  Strin age = 2;\n}\n",
+        ),
+        ask: Ask::Symbols,
+    },
+    Case {
+        server: "robotframework_ls",
+        file: "greet.robot",
+        extra: &[],
+        good: "*** Test Cases ***\nGreet\n    Log    hi\n",
+        bad: Some("*** Test Cases ***\nGreet\n    Log    hi\n    No Such Keyword\n"),
+        ask: Ask::Symbols,
+    },
+    Case {
+        server: "systemd-language-server",
+        file: "demo.service",
+        extra: &[],
+        good: "[Unit]\nDescription=demo\n\n[Service]\nExecStart=/bin/true\n",
+        bad: None,
+        ask: Ask::Hover {
+            line: 5,
+            symbol: "ExecStart",
+            expect: "Commands that are executed",
+        },
+    },
+    Case {
+        server: "nginx-language-server",
+        file: "nginx.conf",
+        extra: &[],
+        good: "http {\n  server {\n    listen 80;\n  }\n}\n",
+        bad: None,
+        ask: Ask::Hover {
+            line: 3,
+            symbol: "listen",
+            expect: "Sets the address and port",
+        },
     },
 ];
 
@@ -152,6 +306,11 @@ fn cases() -> Vec<&'static Case> {
     ];
     match std::env::var("TETHER_LANGUAGES").as_deref() {
         Ok("all") => CASES.iter().collect(),
+        // A list of servers, for one at a time.
+        Ok(some) if !some.is_empty() && some != "sample" => CASES
+            .iter()
+            .filter(|c| some.split(',').any(|s| s == c.server))
+            .collect(),
         _ => CASES
             .iter()
             .filter(|c| sample.contains(&c.server))
@@ -161,51 +320,99 @@ fn cases() -> Vec<&'static Case> {
 
 #[test]
 fn each_installed_server_is_found_answers_and_reports_a_write() {
+    // Every case runs, and the matrix is printed whole, before any failure is told.
+    let mut failed = Vec::new();
+    eprintln!("| server | install | answered | write |");
     for case in cases() {
-        let env = env();
-        let started = Instant::now();
-        let out = tether(&env, &["install", case.server], &[]);
-        let took = started.elapsed();
-        assert!(out.status.success(), "{}: {}", case.server, text(&out));
-        eprintln!("{}: installed in {:.1} s", case.server, took.as_secs_f64());
-        let listed = text(&tether(&env, &["install", "--list"], &[]));
-        let line = listed
-            .lines()
-            .find(|l| l.starts_with(&format!("{}:", case.server)))
-            .unwrap_or_default();
-        assert!(
-            line.contains("installed in") && line.contains(&env.data.display().to_string()),
-            "{listed}"
-        );
-        for (path, text) in case.extra {
-            std::fs::write(env.ws.join(path), text).unwrap();
+        match drive(case) {
+            Ok(took) => eprintln!(
+                "| {} | {:.1} s | yes | {} |",
+                case.server,
+                took.as_secs_f64(),
+                if case.bad.is_some() {
+                    "new problem told"
+                } else {
+                    "reports none"
+                }
+            ),
+            Err(why) => {
+                eprintln!("| {} | failed | | |", case.server);
+                failed.push(why);
+            }
         }
-        std::fs::write(env.ws.join(case.file), case.good).unwrap();
-        let symbols = serde_json::json!({"action": "symbols", "file": case.file}).to_string();
-        let answered = text(&tether(&env, &["call", "lsp", &symbols], &[]));
-        assert!(
-            answered.contains(&format!("outline of {}", case.file)),
-            "{}: {answered}",
-            case.server
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
+
+/// Installs one case's server, asks about its good file and writes its bad one; how long the
+/// install took, or what went wrong.
+fn drive(case: &Case) -> Result<Duration, String> {
+    let env = env();
+    let server = case.server;
+    let started = Instant::now();
+    let out = tether(&env, &["install", server], &[]);
+    let took = started.elapsed();
+    if !out.status.success() {
+        return Err(format!("{server}: {}", text(&out)));
+    }
+    let listed = text(&tether(&env, &["install", "--list"], &[]));
+    let line = listed
+        .lines()
+        .find(|l| l.starts_with(&format!("{server}:")))
+        .unwrap_or_default();
+    if !(line.contains("installed in") && line.contains(&env.data.display().to_string())) {
+        return Err(format!("{server}: not listed as installed: {listed}"));
+    }
+    for (path, text) in case.extra {
+        std::fs::write(env.ws.join(path), text).unwrap();
+    }
+    std::fs::write(env.ws.join(case.file), case.good).unwrap();
+    let (question, expect) = match case.ask {
+        Ask::Symbols => (
+            serde_json::json!({"action": "symbols", "file": case.file}),
+            format!("outline of {}", case.file),
+        ),
+        Ask::Hover {
+            line,
+            symbol,
+            expect,
+        } => (
+            serde_json::json!({"action": "hover", "file": case.file, "line": line, "symbol": symbol}),
+            expect.to_string(),
+        ),
+    };
+    // The question and the write in one run, as an agent makes them: the server is warm
+    // when the file is written, so what the file had before is known.
+    let mut calls = vec![serde_json::json!({"tool": "lsp", "args": question})];
+    if let Some(bad) = case.bad {
+        calls.push(
+            serde_json::json!({"tool": "write", "args": {"path": case.file, "content": bad}}),
         );
+    }
+    let results = call_lines(&env, &calls);
+    let answered = results.first().cloned().unwrap_or_default();
+    if !answered.contains(&expect) {
+        return Err(format!("{server}: asked {question}: {answered}"));
+    }
+    if case.bad.is_none() {
+        return Ok(took);
+    }
+    let wrote = results.get(1).cloned().unwrap_or_default();
+    let file = case.file;
+    if !(wrote.contains(&format!("{file}: 1 new problem"))
+        || wrote.contains(&format!("{file}: 2 new problems"))
+        || wrote.contains("new problems"))
+    {
         let status = text(&tether(
             &env,
             &["call", "lsp", r#"{"action": "status"}"#],
             &[],
         ));
-        let Some(bad) = case.bad else {
-            continue;
-        };
-        let write = serde_json::json!({"path": case.file, "content": bad}).to_string();
-        let wrote = text(&tether(&env, &["call", "write", &write], &[]));
-        assert!(
-            wrote.contains(&format!("{}: 1 new problem", case.file))
-                || wrote.contains(&format!("{}: 2 new problems", case.file))
-                || wrote.contains("new problems"),
-            "{}: {wrote}\n{status}",
-            case.server
-        );
+        return Err(format!(
+            "{server}: the write was not told as new problems: {wrote}\n{status}"
+        ));
     }
+    Ok(took)
 }
 
 #[test]

@@ -316,6 +316,22 @@ impl Server {
         }
     }
 
+    /// Asks, in the background, for the diagnostics of a file a question opened, on a server
+    /// of open files that answers pulls: its first answer can take longer than a write's
+    /// baseline budget (svelte's 1.4 s, loading TypeScript), and a later write should find
+    /// the server ready to say what the file had.
+    pub fn warm_pull(self: &Arc<Self>, path: &Path) {
+        if !self.capabilities.diagnostic_provider.on || self.workspace_mode {
+            return;
+        }
+        let (server, path) = (Arc::downgrade(self), path.to_path_buf());
+        tokio::spawn(async move {
+            if let Some(server) = server.upgrade() {
+                let _ = server.pull(&path, server.timeout()).await;
+            }
+        });
+    }
+
     /// [`Server::pulled_within`] for a server that answers pulls itself, telling an answer
     /// that holds no report apart from no answer at all.
     pub(crate) async fn pull(&self, path: &Path, limit: Duration) -> Pull {

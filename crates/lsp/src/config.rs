@@ -89,9 +89,14 @@ impl LspConfig {
     /// The language a file belongs to, by its extension: a configured one first, then the
     /// catalog's.
     pub fn language_of(&self, path: &std::path::Path) -> Option<&'static str> {
-        self.languages
+        // A whole file name (compose.yaml) is more telling than its extension.
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let by_name = self
+            .languages
             .values()
-            .find(|l| l.covers(path))
+            .find(|l| l.file_names.iter().any(|n| n == name));
+        by_name
+            .or_else(|| self.languages.values().find(|l| l.covers(path)))
             .map(|l| l.id)
     }
 

@@ -219,6 +219,7 @@ pub(crate) async fn target(
     let server = servers.server_for(lang, &abs).await?;
     server.sync(&abs, &text).await?;
     server.refresh_open(cx.workspace()).await?;
+    server.warm_pull(&abs);
     // A server still loading the project answers "nothing here" for what it has not read yet
     // (rust-analyzer refuses a rename with "No references found"): its answer waits.
     if !server.loaded_within(std::time::Duration::ZERO).await {
