@@ -158,6 +158,10 @@ enum Command {
         /// A version other than the pinned one, for one server.
         #[arg(long)]
         version: Option<String>,
+        /// Allow servers that only Debian's archive has: apt-get installs them system-wide,
+        /// as root or through sudo.
+        #[arg(long)]
+        system: bool,
         /// Workspace root (default: the current directory).
         #[arg(long)]
         root: Option<PathBuf>,
@@ -477,6 +481,7 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
             for_workspace,
             update,
             version,
+            system,
             root,
         } => {
             let asked = servers::Asked {
@@ -485,6 +490,7 @@ async fn run(command: Command, extend: Extend) -> Result<(), Exit> {
                 for_workspace,
                 update,
                 version,
+                system,
             };
             servers::install_command(&root_of(root)?, asked).await
         }

@@ -22,6 +22,8 @@ pub(crate) struct Asked {
     pub for_workspace: bool,
     pub update: bool,
     pub version: Option<String>,
+    /// System-wide installs (Debian's archive) are allowed.
+    pub system: bool,
 }
 
 /// Runs `tether install`.
@@ -49,7 +51,15 @@ pub(crate) async fn install_command(root: &Path, asked: Asked) -> Result<(), Exi
                     .is_some_and(|i| i.id == item.id)
             });
             if serves && first && !installed.contains_key(&item.id) && !on_path(item) {
-                chosen.push(item);
+                // Installed system-wide only when the user says so.
+                match item.recipe.from.system_wide() && !asked.system {
+                    true => say(&format!(
+                        "{}: left out: it installs system-wide from Debian's archive; give \
+                         --system to allow that",
+                        item.id
+                    )),
+                    false => chosen.push(item),
+                }
             }
         }
         if chosen.is_empty() {
@@ -85,6 +95,15 @@ pub(crate) async fn install_command(root: &Path, asked: Asked) -> Result<(), Exi
     let mut seen = BTreeSet::new();
     for item in chosen {
         if !seen.insert(item.id.clone()) {
+            continue;
+        }
+        if item.recipe.from.system_wide() && !asked.system {
+            failed += 1;
+            eprintln!(
+                "tether: {}: it comes from Debian's archive (package {}), which installs \
+                 system-wide with apt-get, not into tether's folder: give --system to allow that",
+                item.id, item.recipe.package
+            );
             continue;
         }
         let progress = |line: &str| eprintln!("tether: {line}");
@@ -127,6 +146,11 @@ pub(crate) async fn uninstall_command(names: &[String]) -> Result<(), Exit> {
     let mut missing = Vec::new();
     for name in names {
         match uninstall(&dir, name, &progress).await {
+            Ok(Some(gone)) if gone.from.system_wide() => say(&format!(
+                "{name} is no longer tether's record; its Debian package stays on the system \
+                 (`apt-get remove {}` removes it)",
+                gone.package
+            )),
             Ok(Some(gone)) => say(&format!(
                 "removed {name} {} from {}",
                 gone.version,

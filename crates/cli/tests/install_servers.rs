@@ -292,6 +292,33 @@ const CASES: &[Case] = &[
             expect: "Sets the address and port",
         },
     },
+    Case {
+        server: "astro-ls",
+        file: "index.astro",
+        extra: &[(
+            "tsconfig.json",
+            "{\"compilerOptions\": {\"strict\": true}}\n",
+        )],
+        good: "---\nconst name: string = \"demo\";\n---\n<h1>{name}</h1>\n",
+        bad: Some("---\nconst name: string = 1;\n---\n<h1>{name}</h1>\n"),
+        ask: Ask::Symbols,
+    },
+    Case {
+        server: "mdx-language-server",
+        file: "doc.mdx",
+        extra: &[],
+        good: "# Hello\n\nexport const greeting = 'hi'\n\n{greeting}\n",
+        bad: Some("# Hello\n\nexport const greeting = 'hi'\n\n{greeting +}\n"),
+        ask: Ask::Symbols,
+    },
+    Case {
+        server: "perl-language-server",
+        file: "greet.pl",
+        extra: &[],
+        good: "use strict;\nuse warnings;\n\nsub greet {\n    my ($name) = @_;\n    return \"hi $name\";\n}\n",
+        bad: None,
+        ask: Ask::Symbols,
+    },
 ];
 
 /// Which cases run: all with `TETHER_LANGUAGES=all` (`scripts/test --languages all`), else
@@ -350,7 +377,13 @@ fn drive(case: &Case) -> Result<Duration, String> {
     let env = env();
     let server = case.server;
     let started = Instant::now();
-    let out = tether(&env, &["install", server], &[]);
+    // A server from Debian's archive installs system-wide, only when asked to.
+    let system = server == "perl-language-server";
+    let args: &[&str] = match system {
+        true => &["install", server, "--system"],
+        false => &["install", server],
+    };
+    let out = tether(&env, args, &[]);
     let took = started.elapsed();
     if !out.status.success() {
         return Err(format!("{server}: {}", text(&out)));
@@ -360,7 +393,11 @@ fn drive(case: &Case) -> Result<Duration, String> {
         .lines()
         .find(|l| l.starts_with(&format!("{server}:")))
         .unwrap_or_default();
-    if !(line.contains("installed in") && line.contains(&env.data.display().to_string())) {
+    let home = match system {
+        true => "/usr/bin".to_string(),
+        false => env.data.display().to_string(),
+    };
+    if !(line.contains("installed in") && line.contains(&home)) {
         return Err(format!("{server}: not listed as installed: {listed}"));
     }
     for (path, text) in case.extra {
@@ -581,5 +618,107 @@ fn for_workspace_installs_what_its_files_need_and_update_moves_to_the_pinned_ver
     assert!(
         none.contains("every installed server is at its pinned version"),
         "{none}"
+    );
+}
+
+#[test]
+fn a_disk_that_fills_is_said_and_nothing_of_the_install_is_kept() {
+    let env = env();
+    // A data folder on a file system of 1 MB: yaml-language-server's files are about 15 MB.
+    std::fs::create_dir(&env.data).unwrap();
+    let data = env.data.display().to_string();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs", &data])
+        .output()
+        .unwrap();
+    assert!(
+        mounted.status.success(),
+        "this test mounts a small tmpfs and needs root (CI runs as root): {}",
+        text(&mounted)
+    );
+    let out = tether(&env, &["install", "yaml-language-server"], &[]);
+    let listed = text(&tether(&env, &["install", "--list"], &[]));
+    let left = std::fs::read_dir(env.data.join("servers"))
+        .map(|d| d.flatten().map(|e| e.file_name()).collect::<Vec<_>>())
+        .unwrap_or_default();
+    let unmounted = Command::new("umount").arg(&data).output().unwrap();
+    assert!(unmounted.status.success(), "{}", text(&unmounted));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("is full, so yaml-language-server was not installed"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        listed.contains("yaml-language-server: not installed"),
+        "{listed}"
+    );
+    // Only the lock file: no half-installed server folder, no record.
+    assert!(left.iter().all(|name| name == ".install.lock"), "{left:?}");
+}
+
+#[test]
+fn a_server_only_debians_archive_has_installs_only_with_system() {
+    let env = env();
+    let out = tether(&env, &["install", "perl"], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("installs system-wide with apt-get")
+            && text(&out).contains("give --system"),
+        "{}",
+        text(&out)
+    );
+    std::fs::write(env.ws.join("greet.pl"), "print 1;\n").unwrap();
+    let out = tether(&env, &["install", "--for-workspace"], &[]);
+    let said = text(&out);
+    assert!(
+        said.contains("perl-language-server: left out") || said.contains("nothing to install"),
+        "{said}"
+    );
+    assert!(!said.contains("installing perl-language-server"), "{said}");
+}
+
+#[test]
+fn auto_install_installs_a_missing_server_on_first_need_and_a_workspace_cannot_turn_it_on() {
+    let env = env();
+    std::fs::write(env.ws.join("config.yaml"), "name: demo\n").unwrap();
+    let symbols = serde_json::json!({"action": "symbols", "file": "config.yaml"});
+    // A workspace's own file may not turn it on: it would have this machine fetch and run a
+    // registry's code.
+    std::fs::write(env.ws.join("tether.toml"), "[lsp]\nauto_install = true\n").unwrap();
+    let refused = text(&tether(&env, &["call", "lsp", &symbols.to_string()], &[]));
+    assert!(
+        refused.contains("tether install yaml-language-server") || refused.contains("auto_install"),
+        "{refused}"
+    );
+    assert!(
+        !env.data.join("servers/installed.toml").exists(),
+        "{refused}"
+    );
+    std::fs::remove_file(env.ws.join("tether.toml")).unwrap();
+    // The user's own file may.
+    std::fs::create_dir_all(&env.cfg).unwrap();
+    std::fs::write(env.cfg.join("tether.toml"), "[lsp]\nauto_install = true\n").unwrap();
+    let bad = "name: demo\nitems: [one, two\n";
+    let calls = [
+        serde_json::json!({"tool": "write", "args": {"path": "config.yaml", "content": bad}}),
+        serde_json::json!({"tool": "lsp", "args": symbols}),
+    ];
+    let results = call_lines(&env, &calls);
+    let wrote = results.first().cloned().unwrap_or_default();
+    // The write is answered within its own wait: pending while the server installs (what it
+    // finds follows as a notice), or what the server found once it was in place.
+    assert!(
+        wrote.contains("yaml-language-server is being installed for yaml")
+            || wrote.contains("config.yaml: 1 new problem")
+            || wrote.contains("config.yaml: unavailable"),
+        "{results:?}"
+    );
+    let asked = results.get(1).cloned().unwrap_or_default();
+    assert!(asked.contains("outline of config.yaml"), "{results:?}");
+    let listed = text(&tether(&env, &["install", "--list"], &[]));
+    assert!(
+        listed.contains("yaml-language-server: yaml-language-server 2.0.0 installed in"),
+        "{listed}"
     );
 }

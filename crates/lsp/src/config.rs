@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use crate::catalog::{Language, LanguageData, ServerData, ServerEntry, apply, builtin};
 use crate::settings::{
-    BASELINE_MS, CHECK_TIMEOUT, INIT_TIMEOUT, OUTSIDE_FILES_MAX, READ_SURFACES_BUILD,
+    AUTO_INSTALL, BASELINE_MS, CHECK_TIMEOUT, INIT_TIMEOUT, OUTSIDE_FILES_MAX, READ_SURFACES_BUILD,
     REQUEST_TIMEOUT, SEVERITIES, WAIT_MS, WATCH_FOLDERS_MAX,
 };
 
@@ -39,6 +39,9 @@ pub struct LspConfig {
     /// Whether the plan and readonly surfaces of a trusted workspace may run build scripts,
     /// proc macros and cargo check (`read_surfaces_build`), which can write anywhere.
     pub read_surfaces_build: bool,
+    /// Whether a missing server with a built-in recipe is installed on first need
+    /// (`auto_install`, the user's file only).
+    pub auto_install: bool,
 }
 
 #[derive(Deserialize, Default)]
@@ -48,6 +51,7 @@ struct Section {
     init_timeout_s: Option<u64>,
     check_timeout_s: Option<u64>,
     read_surfaces_build: Option<bool>,
+    auto_install: Option<bool>,
     watch_folders_max: Option<u64>,
     outside_files_max: Option<u64>,
     #[serde(default)]
@@ -79,6 +83,7 @@ impl Default for LspConfig {
                 SEVERITIES.choices(None).unwrap_or_default(),
             ),
             read_surfaces_build: READ_SURFACES_BUILD.flag(None),
+            auto_install: AUTO_INSTALL.flag(None),
             watch_folders_max: WATCH_FOLDERS_MAX.default_number() as usize,
             outside_files_max: OUTSIDE_FILES_MAX.default_number() as usize,
         }
@@ -115,6 +120,7 @@ impl LspConfig {
         config.request_timeout = REQUEST_TIMEOUT.duration(s.request_timeout_s)?;
         config.init_timeout = INIT_TIMEOUT.duration(s.init_timeout_s)?;
         config.read_surfaces_build = READ_SURFACES_BUILD.flag(s.read_surfaces_build);
+        config.auto_install = AUTO_INSTALL.flag(s.auto_install);
         config.check_timeout = CHECK_TIMEOUT.duration(s.check_timeout_s)?;
         config.watch_folders_max = WATCH_FOLDERS_MAX.number(s.watch_folders_max)? as usize;
         config.outside_files_max = OUTSIDE_FILES_MAX.number(s.outside_files_max)? as usize;

@@ -6,6 +6,7 @@
 
 mod answers;
 mod asks;
+mod auto_install;
 mod avail;
 mod catalog;
 mod checker;

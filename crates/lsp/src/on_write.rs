@@ -183,10 +183,17 @@ impl DiagnosticsOnWrite {
             Ok(Err(e)) => Err(NoServer::Failed(format!(
                 "starting the {lang} server failed: {e}"
             ))),
-            Err(_) => Err(NoServer::Starting(format!(
-                "the {lang} server was still starting after {} ms",
-                budget.as_millis()
-            ))),
+            Err(_) => Err(NoServer::Starting(match self.servers.installing(lang) {
+                Some(id) => format!(
+                    "{id} is being installed for {lang} (`[lsp] auto_install`) and was not \
+                     ready within {} ms",
+                    budget.as_millis()
+                ),
+                None => format!(
+                    "the {lang} server was still starting after {} ms",
+                    budget.as_millis()
+                ),
+            })),
         }
     }
 

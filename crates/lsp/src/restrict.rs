@@ -50,6 +50,19 @@ fn merge(base: &mut Value, overlay: &Value) {
     }
 }
 
+/// Every `{program_dir}` in the strings of `init` replaced by the folder of the program run:
+/// a package installed beside the server (Astro's TypeScript) is found from it.
+pub fn place_program_dir(init: &mut Value, dir: &Path) {
+    match init {
+        Value::String(text) if text.contains("{program_dir}") => {
+            *text = text.replace("{program_dir}", &dir.display().to_string());
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| place_program_dir(v, dir)),
+        Value::Object(map) => map.values_mut().for_each(|v| place_program_dir(v, dir)),
+        _ => {}
+    }
+}
+
 /// The settings key `dotted` (`python.pythonPath`) set to `value`.
 fn set_dotted(settings: &mut Value, dotted: &str, value: Value) {
     let mut at = settings;

@@ -441,10 +441,12 @@ impl Server {
         });
         let peer = Peer::start(input, output, client, Some("$/cancelRequest"));
         let crate::restrict::Options {
-            init,
+            mut init,
             settings: options_settings,
             restricted,
         } = options;
+        let program = Path::new(&found.argv[0]);
+        crate::restrict::place_program_dir(&mut init, program.parent().unwrap_or(program));
         let params = protocol::initialize_params(&found.root, init)
             .and_then(|p| protocol::to_params("initialize", p))
             .map_err(|why| why.of_server(&entry.id))?;

@@ -41,6 +41,14 @@ pub(crate) const READ_SURFACES_BUILD: Setting = Setting::new(
     Scope::User,
     "let plan and readonly runs of a trusted workspace run build scripts, proc macros and cargo check",
 );
+/// `[lsp] auto_install`: an install runs a registry's code, so only the user's own file may
+/// turn it on.
+pub(crate) const AUTO_INSTALL: Setting = Setting::new(
+    "lsp.auto_install",
+    Kind::Flag { default: false },
+    Scope::User,
+    "install a missing server on first need, in the background, from the built-in catalog's recipe (`tether install`; never from Debian's archive)",
+);
 /// `[lsp] watch_folders_max`: the outside-edit watch takes one inotify watch per folder, and
 /// the system's limit is shared with every other program of the user.
 pub(crate) const WATCH_FOLDERS_MAX: Setting = Setting::new(
@@ -120,6 +128,7 @@ pub const SETTINGS: &[Setting] = &[
     INIT_TIMEOUT,
     CHECK_TIMEOUT,
     READ_SURFACES_BUILD,
+    AUTO_INSTALL,
     WAIT_MS,
     BASELINE_MS,
     SEVERITIES,

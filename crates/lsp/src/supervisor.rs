@@ -51,6 +51,8 @@ pub struct Supervisor {
     held_back: Vec<String>,
     servers: Mutex<HashMap<(String, PathBuf), Slot>>,
     crashes: std::sync::Mutex<HashMap<(String, PathBuf), Crashes>>,
+    /// Missing servers installed on first need.
+    auto_install: crate::auto_install::AutoInstall,
 }
 
 impl Supervisor {
@@ -67,6 +69,7 @@ impl Supervisor {
         let builds = trusted && (writes || config.read_surfaces_build);
         Supervisor {
             shared,
+            auto_install: crate::auto_install::AutoInstall::new(config.auto_install),
             config,
             workspace,
             allowed: crate::restrict::Allowed { trusted, builds },
@@ -115,12 +118,31 @@ impl Supervisor {
     /// The server for `file` of `lang`, started if need be (a crashed one is started again);
     /// or why none can serve it.
     pub async fn server_for(&self, lang: &str, file: &Path) -> Result<Arc<Server>, LspError> {
-        let found = self
-            .find(file, lang)
-            .map_err(|reasons| LspError::Unavailable {
-                lang: lang.to_string(),
-                reasons,
-            })?;
+        let unavailable = |reasons| LspError::Unavailable {
+            lang: lang.to_string(),
+            reasons,
+        };
+        let found = match self.find(file, lang) {
+            Ok(found) => found,
+            // With `[lsp] auto_install`, a missing server is installed and then started:
+            // whoever waits bounds the wait.
+            Err(mut reasons) => {
+                let begun = self
+                    .auto_install
+                    .begin(&self.config, lang, file, &self.workspace);
+                let Some((id, done)) = begun else {
+                    return Err(unavailable(reasons));
+                };
+                if let Err(why) = crate::auto_install::ended(done).await {
+                    reasons.push(format!(
+                        "{id}: installing it on first need (`[lsp] auto_install`) failed, and \
+                         is not tried again in this run: {why}"
+                    ));
+                    return Err(unavailable(reasons));
+                }
+                self.find(file, lang).map_err(unavailable)?
+            }
+        };
         let key = (found.id.clone(), found.root.clone());
         self.backoff(&key)?;
         loop {
@@ -146,6 +168,11 @@ impl Supervisor {
                 }
             }
         }
+    }
+
+    /// The server being installed on first need for `lang` now, if one is.
+    pub fn installing(&self, lang: &str) -> Option<String> {
+        self.auto_install.running_for(&self.config, lang)
     }
 
     /// Refuses a restart that comes too soon after a crash (1 s, doubling up to 30 s).

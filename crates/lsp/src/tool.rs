@@ -1,6 +1,6 @@
 //! `lsp`: language-server queries addressed by file, line and symbol (never a column).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use lsp_types as lsp;
@@ -185,7 +185,7 @@ pub(crate) struct Target {
 }
 
 pub(crate) async fn target(
-    servers: &Supervisor,
+    servers: &Arc<Supervisor>,
     cx: &CallCx,
     file: &str,
 ) -> Result<Target, ToolError> {
@@ -216,7 +216,7 @@ pub(crate) async fn target(
         }
     };
     cx.progress(&format!("waiting for the {lang} language server"));
-    let server = servers.server_for(lang, &abs).await?;
+    let server = server_within(servers, lang, &abs, cx).await?;
     server.sync(&abs, &text).await?;
     server.refresh_open(cx.workspace()).await?;
     server.warm_pull(&abs);
@@ -234,6 +234,41 @@ pub(crate) async fn target(
         }
     }
     Ok(Target { abs, text, server })
+}
+
+/// The server for `abs`, started if need be; one being installed on first need (`[lsp]
+/// auto_install`) is waited for at most a request's deadline, then the call is answered as
+/// pending while the install goes on.
+async fn server_within(
+    servers: &Arc<Supervisor>,
+    lang: &'static str,
+    abs: &Path,
+    cx: &CallCx,
+) -> Result<Arc<crate::server::Server>, ToolError> {
+    let (supervisor, path) = (servers.clone(), abs.to_path_buf());
+    let mut start = tokio::spawn(async move { supervisor.server_for(lang, &path).await });
+    let deadline = servers.config().request_timeout;
+    let answer = match tokio::time::timeout(deadline, &mut start).await {
+        Ok(answer) => answer,
+        Err(_) => match servers.installing(lang) {
+            Some(id) => {
+                return Err(ToolError::failed(format!(
+                    "pending: {id} is being installed for {lang} (`[lsp] auto_install`), and \
+                     was not ready within {} s; the install goes on in the background: ask \
+                     again in a minute (`tether install --list` shows when it is done)",
+                    deadline.as_secs()
+                )));
+            }
+            None => {
+                cx.progress(&format!("still waiting for the {lang} language server"));
+                start.await
+            }
+        },
+    };
+    let server = answer.map_err(|e| {
+        ToolError::failed(format!("starting the {lang} language server failed: {e}"))
+    })??;
+    Ok(server)
 }
 
 fn need<'a, T>(value: &'a Option<T>, what: &str, action: Action) -> Result<&'a T, ToolError> {
@@ -266,7 +301,7 @@ impl Spot<'_> {
 
 /// The symbol `args` name for `action` (`file`, `line`, `symbol`), found in its file.
 async fn spot<'a>(
-    servers: &Supervisor,
+    servers: &Arc<Supervisor>,
     cx: &CallCx,
     args: &'a LspArgs,
     action: Action,
@@ -288,7 +323,7 @@ async fn spot<'a>(
 }
 
 async fn navigate(
-    servers: &Supervisor,
+    servers: &Arc<Supervisor>,
     cx: &CallCx,
     args: &LspArgs,
     nav: Navigate,
@@ -541,7 +576,7 @@ async fn code_actions(
 const DIAGNOSTICS_CAP: usize = 100;
 
 async fn diagnostics(
-    servers: &Supervisor,
+    servers: &Arc<Supervisor>,
     cx: &CallCx,
     file: Option<&str>,
 ) -> Result<String, ToolError> {
@@ -572,7 +607,11 @@ async fn diagnostics(
     Ok(crate::render::diagnostics(&shown, &items, DIAGNOSTICS_CAP))
 }
 
-async fn symbols(servers: &Supervisor, cx: &CallCx, args: &LspArgs) -> Result<String, ToolError> {
+async fn symbols(
+    servers: &Arc<Supervisor>,
+    cx: &CallCx,
+    args: &LspArgs,
+) -> Result<String, ToolError> {
     match (&args.query, &args.file) {
         (Some(query), file) => {
             // A workspace search goes to the server of the given file, else of any running one.
@@ -806,7 +845,7 @@ fn offers(server: &crate::server::Server) -> String {
 }
 
 async fn reload(
-    servers: &Supervisor,
+    servers: &Arc<Supervisor>,
     cx: &CallCx,
     file: Option<&str>,
 ) -> Result<String, ToolError> {

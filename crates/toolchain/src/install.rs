@@ -1,8 +1,10 @@
 //! Servers tether installs itself, each in a folder of its own under the user's data folder
 //! (`servers/NAME/VERSION`), through its ecosystem's own installer and never globally:
 //! npm with a prefix, pip into a private virtual environment, `cargo install --root`, `go
-//! install` with its own GOBIN and GOPATH. `installed.toml` beside them is the only record
-//! a lookup reads, written last, so an install cut off half-way is never found.
+//! install` with its own GOBIN and GOPATH; Debian's archive alone installs system-wide, with
+//! apt-get as root (or through sudo), and only when the user asks for that. `installed.toml`
+//! beside them is the only record a lookup reads, written last, so an install cut off half-way
+//! is never found.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,6 +33,8 @@ pub enum Registry {
     Cargo,
     /// The Go module proxy, with `go install`.
     Go,
+    /// Debian's archive, with `apt-get install`: system-wide, as root or through sudo.
+    Apt,
 }
 
 impl Registry {
@@ -41,7 +45,13 @@ impl Registry {
             Registry::Pip => "python3",
             Registry::Cargo => "cargo",
             Registry::Go => "go",
+            Registry::Apt => "apt-get",
         }
+    }
+
+    /// Whether it installs for the whole system rather than into tether's folder.
+    pub fn system_wide(self) -> bool {
+        self == Registry::Apt
     }
 
     /// What to install when the installer is missing.
@@ -51,6 +61,7 @@ impl Registry {
             Registry::Pip => "install Python 3 with its venv module (Debian: python3-venv)",
             Registry::Cargo => "install Rust with rustup",
             Registry::Go => "install Go",
+            Registry::Apt => "Debian's packages install on Debian and Ubuntu only",
         }
     }
 }
@@ -62,6 +73,7 @@ impl std::fmt::Display for Registry {
             Registry::Pip => "pip",
             Registry::Cargo => "cargo",
             Registry::Go => "go",
+            Registry::Apt => "apt",
         })
     }
 }
@@ -197,6 +209,15 @@ pub enum InstallError {
         /// Where it was looked for.
         bin: PathBuf,
     },
+    /// A system-wide install, and neither root nor sudo without a password.
+    #[error(
+        "{package} comes from Debian's archive and installs system-wide, which needs root: run \
+         the same command as root, or where `sudo -n true` succeeds"
+    )]
+    NeedsRoot {
+        /// The package.
+        package: String,
+    },
     /// Another install held the servers folder for too long.
     #[error(
         "another tether has been installing into {} for more than {} s; wait for it, or end it",
@@ -328,14 +349,14 @@ pub async fn install(
     let bin = match run_installer(dir, &home, recipe, &version).await {
         Ok(bin) => bin,
         Err(e) => {
-            let _ = std::fs::remove_dir_all(&home);
+            discard(&home);
             return Err(e);
         }
     };
     let mut hashes = BTreeMap::new();
     for program in programs {
         let Some(hash) = sha256_of(&bin.join(program)) else {
-            let _ = std::fs::remove_dir_all(&home);
+            discard(&home);
             return Err(InstallError::NoProgram {
                 package: recipe.package.clone(),
                 version,
@@ -353,7 +374,20 @@ pub async fn install(
         programs: hashes,
     };
     let replaced = all.insert(name.to_string(), entry.clone());
-    record(dir, &all)?;
+    if let Err(e) = record(dir, &all) {
+        // Not recorded, so never found: its files go too.
+        discard(&home);
+        let _ = std::fs::remove_file(dir.join(".installed.toml.next"));
+        return Err(match e {
+            InstallError::Io { cause, .. } if cause.raw_os_error() == Some(28) => {
+                InstallError::DiskFull {
+                    dir: dir.to_path_buf(),
+                    package: recipe.package.clone(),
+                }
+            }
+            other => other,
+        });
+    }
     // The version it replaces goes once the record no longer names it.
     if let Some(old) = replaced
         && old.version != entry.version
@@ -361,6 +395,15 @@ pub async fn install(
         let _ = std::fs::remove_dir_all(dir.join(name).join(&old.version));
     }
     Ok(entry)
+}
+
+/// Removes an install that was not recorded, and its server's folder when nothing else is in
+/// it: what is not recorded is never found, and is not left to fill the disk.
+fn discard(home: &Path) {
+    let _ = std::fs::remove_dir_all(home);
+    if let Some(server) = home.parent() {
+        let _ = std::fs::remove_dir(server);
+    }
 }
 
 /// Removes the server `name`: its record first, then its files. `None` when it was not
@@ -511,6 +554,21 @@ async fn run_installer(
             ];
             (vec![argv], home.join("bin"))
         }
+        Registry::Apt => {
+            let sudo: Vec<String> = match as_root(package).await? {
+                true => Vec::new(),
+                false => vec!["sudo".into(), "-n".into()],
+            };
+            let mut update = sudo.clone();
+            update.extend(["apt-get", "update", "-qq"].map(String::from));
+            let mut argv = sudo;
+            argv.extend(
+                ["apt-get", "install", "-y", "-qq", "--no-install-recommends"].map(String::from),
+            );
+            argv.push(format!("{package}={version}"));
+            argv.extend(with);
+            (vec![update, argv], PathBuf::from("/usr/bin"))
+        }
     };
     for argv in steps {
         let mut env = vec![];
@@ -518,6 +576,9 @@ async fn run_installer(
             env.push(("GOBIN".into(), home.join("bin").display().to_string()));
             env.push(("GOPATH".into(), home.join("go").display().to_string()));
             env.push(("GOFLAGS".into(), "-modcacherw".into()));
+        }
+        if recipe.from == Registry::Apt {
+            env.push(("DEBIAN_FRONTEND".into(), "noninteractive".into()));
         }
         let spec = ChildSpec {
             argv: argv.clone(),
@@ -540,6 +601,25 @@ async fn run_installer(
         }
     }
     Ok(bin)
+}
+
+/// Whether this process is root (apt-get runs as is), else whether sudo runs it without a
+/// password; neither is [`InstallError::NeedsRoot`].
+async fn as_root(package: &str) -> Result<bool, InstallError> {
+    if rustix::process::geteuid().is_root() {
+        return Ok(true);
+    }
+    let spec = ChildSpec {
+        argv: ["sudo", "-n", "true"].map(String::from).into(),
+        cwd: None,
+        env: Vec::new(),
+    };
+    match run_with_deadline(&spec, Duration::from_secs(10)).await {
+        Ok(out) if out.status.success() => Ok(false),
+        _ => Err(InstallError::NeedsRoot {
+            package: package.to_string(),
+        }),
+    }
 }
 
 /// Which failure the installer's words describe.
@@ -572,6 +652,8 @@ fn classify(
         "failed to query replaced source registry",
         "network failure",
         "module lookup disabled",
+        "Temporary failure resolving",
+        "Could not resolve",
     ]) {
         return InstallError::Unreachable {
             from: recipe.from,
@@ -587,6 +669,8 @@ fn classify(
         "Could not find a version that satisfies",
         "could not find `",
         "unknown revision",
+        "Unable to locate package",
+        "' was not found",
     ]) {
         return InstallError::NotFound {
             from: recipe.from,
