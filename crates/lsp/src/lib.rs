@@ -187,10 +187,11 @@ impl Capability for Lsp {
     fn warm(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             if let Some(servers) = &self.servers {
-                servers.warm().await;
+                // The watch first: a server slow to start must not keep changes unseen.
                 if let Some((outside, follow)) = &self.outside {
                     outside.start(servers, follow);
                 }
+                servers.warm().await;
             }
         })
     }

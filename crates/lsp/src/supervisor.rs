@@ -253,14 +253,18 @@ impl Supervisor {
 
     /// Starts the server of every language whose project marker sits at the workspace root,
     /// one after the other; a language that cannot start is left for its first call to
-    /// explain.
+    /// explain. A language with no project file (YAML, Perl) says nothing of the workspace:
+    /// its server starts on its first call.
     pub async fn warm(&self) {
         let probe = self.workspace.join("warm-up");
         let langs: Vec<&'static str> = self.config.languages.values().map(|l| l.id).collect();
         for lang in langs {
-            if self.find(&probe, lang).is_ok()
-                && let Err(why) = self.server_for(lang, &probe).await
-            {
+            let marked = self
+                .find(&probe, lang)
+                .ok()
+                .and_then(|found| self.config.servers.get(&found.id))
+                .is_some_and(|entry| !entry.root_markers.is_empty());
+            if marked && let Err(why) = self.server_for(lang, &probe).await {
                 tracing::info!("warming the {lang} server: {why}");
             }
         }

@@ -765,9 +765,18 @@ async fn a_configuration_file_write_says_what_checked_it() {
     .await
     .unwrap();
     assert!(toml_out.contains("cfg.toml: unavailable (tether has no grammar for this kind of file, so its syntax was not checked)"), "{toml_out}");
+    // TOML's server is in the catalog too; an INI file has none.
+    assert!(toml_out.contains("`tether install tombi`"), "{toml_out}");
+    let ini_out = call(
+        &run,
+        "write",
+        json!({"path": "cfg.ini", "content": "[a]\nb = 1\n"}),
+    )
+    .await
+    .unwrap();
     assert!(
-        toml_out.contains("cfg.toml: unavailable (no language server checks .toml files)"),
-        "{toml_out}"
+        ini_out.contains("cfg.ini: unavailable (no language server checks .ini files)"),
+        "{ini_out}"
     );
     let yaml_out = call(
         &run,
