@@ -722,3 +722,42 @@ fn auto_install_installs_a_missing_server_on_first_need_and_a_workspace_cannot_t
         "{listed}"
     );
 }
+
+#[test]
+fn ruff_beside_pyright_reports_its_own_findings_once_each_under_its_name() {
+    let env = env();
+    let out = tether(&env, &["install", "ruff"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let pyproject = "[project]\nname = \"demo\"\nversion = \"0.1\"\n";
+    std::fs::write(env.ws.join("pyproject.toml"), pyproject).unwrap();
+    let clean = "def greet(name: str) -> str:\n    return 'hi ' + name\n";
+    std::fs::write(env.ws.join("app.py"), clean).unwrap();
+    // An unused import is ruff's finding; a wrong return type is the type checker's.
+    let broken = "import os\n\n\ndef greet(name: str) -> str:\n    return 1\n";
+    let hover =
+        serde_json::json!({"action": "hover", "file": "app.py", "line": 1, "symbol": "greet"});
+    let calls = [
+        serde_json::json!({"tool": "lsp", "args": hover}),
+        serde_json::json!({"tool": "write", "args": {"path": "app.py", "content": broken}}),
+        serde_json::json!({"tool": "lsp", "args": {"action": "status"}}),
+    ];
+    let results = call_lines(&env, &calls);
+    let wrote: serde_json::Value =
+        serde_json::from_str(results.get(1).map_or("", String::as_str)).unwrap_or_default();
+    let wrote = wrote["text"].as_str().unwrap_or_default().to_string();
+    let checker = ["basedpyright", "pyright"]
+        .into_iter()
+        .find(|c| wrote.contains(&format!("diagnostics ({c}) after this write:")));
+    assert!(checker.is_some(), "{wrote}\n{results:?}");
+    let ruff_block = wrote
+        .split("diagnostics (ruff) after this write:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no report of ruff's: {wrote}\n{results:?}"));
+    assert!(ruff_block.contains("app.py: 1 new problem"), "{wrote}");
+    assert!(ruff_block.contains("F401"), "{wrote}");
+    // Each finding once, under its own server.
+    assert_eq!(wrote.matches("F401").count(), 1, "{wrote}");
+    assert_eq!(wrote.matches("reportReturnType").count(), 1, "{wrote}");
+    let checker_block = wrote.split("diagnostics (ruff)").next().unwrap_or_default();
+    assert!(checker_block.contains("reportReturnType"), "{wrote}");
+}

@@ -86,6 +86,7 @@ pub fn languages_table() -> String {
         let recipes: Vec<String> = lang
             .servers
             .iter()
+            .chain(&lang.alongside)
             .filter_map(|id| {
                 let r = servers.get(id)?.install.as_ref()?;
                 Some(format!("`{id}`: {} {} {}", r.from, r.package, r.version))
@@ -98,7 +99,14 @@ pub fn languages_table() -> String {
             "| {} | {} | {} | {} |\n",
             lang.id,
             files.join(" "),
-            lang.servers.join(", "),
+            match lang.alongside.is_empty() {
+                true => lang.servers.join(", "),
+                false => format!(
+                    "{}; beside it: {}",
+                    lang.servers.join(", "),
+                    lang.alongside.join(", ")
+                ),
+            },
             match recipes.is_empty() {
                 true => "none: install it yourself".to_string(),
                 false => recipes.join("; "),

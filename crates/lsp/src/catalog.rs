@@ -126,6 +126,9 @@ pub struct Language {
     pub file_names: Vec<String>,
     /// The servers to try in order; the first available wins.
     pub servers: Vec<String>,
+    /// Servers run beside the one chosen, each for its own findings (a linter beside a type
+    /// checker), each reported under its own name.
+    pub alongside: Vec<String>,
     /// The LSP `languageId` of its files.
     pub language_id: String,
     /// The exceptions to `language_id`, by extension.
@@ -176,6 +179,7 @@ pub(crate) struct LanguageData {
     pub extensions: Option<Vec<String>>,
     pub file_names: Option<Vec<String>>,
     pub servers: Option<Vec<String>>,
+    pub alongside: Option<Vec<String>>,
     pub language_id: Option<String>,
     pub language_ids: Option<BTreeMap<String, String>>,
     pub grammars: Option<Vec<String>>,
@@ -307,6 +311,9 @@ pub(crate) fn language(mut base: Language, id: &str, data: LanguageData) -> Lang
     if let Some(v) = data.servers {
         base.servers = v;
     }
+    if let Some(v) = data.alongside {
+        base.alongside = v;
+    }
     if let Some(v) = data.language_id {
         base.language_id = v;
     }
@@ -398,7 +405,7 @@ mod tests {
         let servers = builtin();
         for lang in builtin_languages().values() {
             assert!(!lang.extensions.is_empty(), "{}", lang.id);
-            for s in &lang.servers {
+            for s in lang.servers.iter().chain(&lang.alongside) {
                 assert!(servers.contains_key(s), "{} names {s}", lang.id);
             }
         }

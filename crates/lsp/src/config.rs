@@ -105,6 +105,19 @@ impl LspConfig {
             .map(|l| l.id)
     }
 
+    /// The catalog as the servers run beside the chosen ones see it: each language's
+    /// `alongside` servers as its only ones; `None` when no language has any.
+    pub fn beside(&self) -> Option<LspConfig> {
+        if self.languages.values().all(|l| l.alongside.is_empty()) {
+            return None;
+        }
+        let mut beside = self.clone();
+        for language in beside.languages.values_mut() {
+            language.servers = std::mem::take(&mut language.alongside);
+        }
+        Some(beside)
+    }
+
     /// The language `id`, configured or built in.
     pub fn language(&self, id: &str) -> Option<&Language> {
         self.languages.get(id)

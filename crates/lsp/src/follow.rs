@@ -55,6 +55,9 @@ pub struct Follow {
     /// How long a write waits for its diagnostics (`lsp.diagnostics.wait_ms`), and how long a
     /// settled server's later publications are followed after an event.
     pub wait: Duration,
+    /// Put before the keys of its notices: the servers run beside the chosen ones follow
+    /// their own events, which must not replace the chosen ones' notices.
+    pub lane: &'static str,
 }
 
 impl Follow {
@@ -107,7 +110,8 @@ impl Follow {
         let block = format_reports_after(reports, event);
         let told = block.is_some();
         if let Some(block) = block {
-            self.notices.push_keyed("diagnostics", key, block);
+            self.notices
+                .push_keyed("diagnostics", &format!("{}{key}", self.lane), block);
         }
         told
     }

@@ -35,6 +35,7 @@ mod restrict;
 mod server;
 mod settings;
 mod stamp;
+mod status;
 mod store;
 mod supervisor;
 mod survey;
@@ -63,11 +64,99 @@ pub struct Lsp {
     config: LspConfig,
     /// The `[lsp]` section as given, so runs with the same settings share one supervisor.
     section: String,
-    /// Whether the supervisor belongs to a host's pool, which stops it, not this run.
+    /// Whether the supervisors belong to a host's pool, which stops them, not this run.
     pooled: bool,
-    servers: Option<Arc<Supervisor>>,
-    /// The watch for outside edits, with what it reports to.
-    outside: Option<(Arc<outside::Outside>, follow::Follow)>,
+    /// The chosen servers, then those run beside them (when a language names any): each
+    /// with its own watch of outside edits and what it reports to.
+    lanes: Vec<Lane>,
+}
+
+/// One set of servers of a run: its supervisor, its part of the watch for outside edits, and
+/// what it reports to.
+struct Lane {
+    servers: Arc<Supervisor>,
+    outside: Arc<outside::Outside>,
+    follow: follow::Follow,
+}
+
+impl Lsp {
+    /// One lane of servers for `config`: its supervisor (shared by runs with the same key,
+    /// `tag` telling a lane of servers run beside the chosen ones apart), its part of the
+    /// workspace's watch, and its write hooks.
+    fn lane(&self, run: &mut Install, config: LspConfig, tag: &'static str, beside: bool) -> Lane {
+        let writes = run.surface == tether_tool::Surface::Agent;
+        let held_back: Vec<String> = run
+            .held_back
+            .iter()
+            .filter(|k| k.starts_with("lsp."))
+            .cloned()
+            .collect();
+        // Runs share a supervisor only when everything that shapes its servers is the same.
+        let key = format!(
+            "{tag}{}|trusted={}|writes={writes}|held={held_back:?}|{}",
+            run.workspace.root().display(),
+            run.trusted,
+            self.section
+        );
+        let (wait, baseline) = (config.write_wait, config.write_baseline);
+        let (budget, counted) = (config.request_timeout, config.write_severities.clone());
+        let servers = run.pool.get_or_insert(&key, || {
+            Supervisor::new(
+                config,
+                run.workspace.root().to_path_buf(),
+                run.trusted,
+                writes,
+                held_back,
+                run.pool.outlives_runs(),
+            )
+        });
+        // One watch per workspace for every run and lane of the pool: a host's runs share one
+        // inotify instance however many there are.
+        let root = run.workspace.root().to_path_buf();
+        let watch = run
+            .pool
+            .get_or_insert(&format!("watch|{}", root.display()), || {
+                watch::SharedWatch::new(root.clone(), self.config.watch_folders_max)
+            });
+        let importers = run
+            .pool
+            .get_or_insert(&format!("importers|{}", root.display()), || {
+                importers::Importers::new(watch.clone(), run.workspace.clone())
+            });
+        let outside = Arc::new(outside::Outside::new(watch));
+        run.hook(Arc::new(documents::Documents {
+            servers: servers.clone(),
+        }));
+        let follow = follow::Follow {
+            ledger: Arc::new(ledger::Ledger::default()),
+            notices: run.notices.clone(),
+            cancel: run.cancel.clone(),
+            budget,
+            counted,
+            workspace: run.workspace.root().to_path_buf(),
+            files: run.workspace.clone(),
+            importers,
+            enabled: !run.single_call,
+            tasks: tokio_util::task::TaskTracker::new(),
+            writes: Arc::default(),
+            wait,
+            lane: tag,
+        };
+        run.hook(Arc::new(on_write::DiagnosticsOnWrite {
+            servers: servers.clone(),
+            told: std::sync::Mutex::default(),
+            baseline,
+            follow: follow.clone(),
+            outside: outside.clone(),
+            prompt: run.prompt_reports,
+            beside,
+        }));
+        Lane {
+            servers,
+            outside,
+            follow,
+        }
+    }
 }
 
 /// The toolchains the catalog's servers start themselves: rust-analyzer runs cargo and rustc,
@@ -107,102 +196,43 @@ impl Capability for Lsp {
     }
 
     fn install(&mut self, run: &mut Install) {
-        let writes = run.surface == tether_tool::Surface::Agent;
-        let held_back: Vec<String> = run
-            .held_back
-            .iter()
-            .filter(|k| k.starts_with("lsp."))
-            .cloned()
-            .collect();
-        // Runs share a supervisor only when everything that shapes its servers is the same.
-        let key = format!(
-            "{}|trusted={}|writes={writes}|held={held_back:?}|{}",
-            run.workspace.root().display(),
-            run.trusted,
-            self.section
-        );
-        let servers = run.pool.get_or_insert(&key, || {
-            Supervisor::new(
-                self.config.clone(),
-                run.workspace.root().to_path_buf(),
-                run.trusted,
-                writes,
-                held_back,
-                run.pool.outlives_runs(),
-            )
-        });
         self.pooled = run.pool.outlives_runs();
-        let ledger = Arc::new(ledger::Ledger::default());
-        // One watch per workspace for every run of the pool: a host's runs share one inotify
-        // instance however many there are.
-        let root = run.workspace.root().to_path_buf();
-        let watch = run
-            .pool
-            .get_or_insert(&format!("watch|{}", root.display()), || {
-                watch::SharedWatch::new(root.clone(), self.config.watch_folders_max)
-            });
-        let importers = run
-            .pool
-            .get_or_insert(&format!("importers|{}", root.display()), || {
-                importers::Importers::new(watch.clone(), run.workspace.clone())
-            });
-        let outside = Arc::new(outside::Outside::new(watch));
+        let main = self.lane(run, self.config.clone(), "", false);
+        let beside = (self.config.beside()).map(|config| self.lane(run, config, "beside ", true));
         run.tool(LspTool {
-            servers: servers.clone(),
-            ledger: ledger.clone(),
-            outside: outside.clone(),
+            servers: main.servers.clone(),
+            ledger: main.follow.ledger.clone(),
+            outside: main.outside.clone(),
+            beside: beside.as_ref().map(|lane| lane.servers.clone()),
         })
         .tool(rename::LspRenameTool {
-            servers: servers.clone(),
+            servers: main.servers.clone(),
         });
-        run.hook(Arc::new(documents::Documents {
-            servers: servers.clone(),
-        }));
-        let follow = follow::Follow {
-            ledger,
-            notices: run.notices.clone(),
-            cancel: run.cancel.clone(),
-            budget: self.config.request_timeout,
-            counted: self.config.write_severities.clone(),
-            workspace: run.workspace.root().to_path_buf(),
-            files: run.workspace.clone(),
-            importers,
-            enabled: !run.single_call,
-            tasks: tokio_util::task::TaskTracker::new(),
-            writes: Arc::default(),
-            wait: self.config.write_wait,
-        };
-        run.hook(Arc::new(on_write::DiagnosticsOnWrite {
-            servers: servers.clone(),
-            told: std::sync::Mutex::default(),
-            baseline: self.config.write_baseline,
-            follow: follow.clone(),
-            outside: outside.clone(),
-            prompt: run.prompt_reports,
-        }));
-        self.outside = Some((outside, follow));
-        self.servers = Some(servers);
+        self.lanes = std::iter::once(main).chain(beside).collect();
     }
 
     fn warm(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            if let Some(servers) = &self.servers {
+            for lane in &self.lanes {
                 // The watch first: a server slow to start must not keep changes unseen.
-                if let Some((outside, follow)) = &self.outside {
-                    outside.start(servers, follow);
-                }
-                servers.warm().await;
+                lane.outside.start(&lane.servers, &lane.follow);
+            }
+            for lane in &self.lanes {
+                lane.servers.warm().await;
             }
         })
     }
 
     fn settle(&self, budget: Duration) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            if let Some((outside, follow)) = &self.outside {
+            let start = tokio::time::Instant::now();
+            for lane in &self.lanes {
                 // A change made on disk just before is owed too: read and told first.
-                let start = tokio::time::Instant::now();
-                outside.caught_up(budget).await;
-                follow.settle(budget.saturating_sub(start.elapsed())).await;
+                let left = budget.saturating_sub(start.elapsed());
+                lane.outside.caught_up(left).await;
+                lane.follow
+                    .settle(budget.saturating_sub(start.elapsed()))
+                    .await;
             }
         })
     }
@@ -223,13 +253,11 @@ impl Capability for Lsp {
 
     fn shutdown(&self, budget: Duration) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            if let Some((outside, _)) = &self.outside {
-                outside.stop(!self.pooled);
-            }
-            if let Some(servers) = &self.servers
-                && !self.pooled
-            {
-                servers.stop(None, budget).await;
+            for lane in &self.lanes {
+                lane.outside.stop(!self.pooled);
+                if !self.pooled {
+                    lane.servers.stop(None, budget).await;
+                }
             }
         })
     }

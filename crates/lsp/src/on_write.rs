@@ -36,6 +36,9 @@ pub struct DiagnosticsOnWrite {
     /// Reports the written files as soon as they are answered, and leaves the other files
     /// a workspace server re-checks to follow as notices (an agent's hook waits on this).
     pub(crate) prompt: bool,
+    /// For the servers run beside the chosen ones: a file none of them serves (or one not
+    /// installed) is left out quietly, as the chosen server's report says what checked it.
+    pub(crate) beside: bool,
 }
 
 /// The report on a written file no language server checked (none serves it, or it could not
@@ -208,8 +211,23 @@ impl DiagnosticsOnWrite {
         let abs = receipt.path.abs();
         let rel = receipt.path.rel().to_string();
         let Some(lang) = self.servers.config().language_of(abs) else {
-            return self.unchecked_kind(abs).map(|why| no_server(rel, why));
+            return match self.beside {
+                true => None,
+                false => self.unchecked_kind(abs).map(|why| no_server(rel, why)),
+            };
         };
+        if self.beside
+            && crate::avail::find(
+                self.servers.config(),
+                lang,
+                abs,
+                self.servers.workspace(),
+                self.servers.trusted(),
+            )
+            .is_err()
+        {
+            return None;
+        }
         let server = match self.server_within(lang, abs, self.follow.wait).await {
             Ok(server) => server,
             Err(NoServer::Starting(starting)) => {

@@ -47,7 +47,7 @@ pub fn installable(root: &Path, user_dir: &Path) -> Result<Vec<Installable>, Con
             let serving: Vec<_> = lsp
                 .languages
                 .values()
-                .filter(|l| l.servers.contains(&entry.id))
+                .filter(|l| l.servers.contains(&entry.id) || l.alongside.contains(&entry.id))
                 .collect();
             Some(Installable {
                 id: entry.id.clone(),
