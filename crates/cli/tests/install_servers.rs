@@ -761,3 +761,41 @@ fn ruff_beside_pyright_reports_its_own_findings_once_each_under_its_name() {
     let checker_block = wrote.split("diagnostics (ruff)").next().unwrap_or_default();
     assert!(checker_block.contains("reportReturnType"), "{wrote}");
 }
+
+#[test]
+fn debugpy_installed_by_tether_debugs_a_program_whose_python_lacks_it() {
+    let env = env();
+    let out = tether(&env, &["install", "debugpy"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    // The project's own interpreter, without debugpy: the program runs on it, the adapter on
+    // tether's copy.
+    let venv = Command::new("python3")
+        .args(["-m", "venv", "--without-pip", ".venv"])
+        .current_dir(&env.ws)
+        .output()
+        .unwrap();
+    assert!(venv.status.success(), "{}", text(&venv));
+    std::fs::write(
+        env.ws.join("pyproject.toml"),
+        "[project]\nname = \"demo\"\nversion = \"0.1\"\n",
+    )
+    .unwrap();
+    let program =
+        "import sys\n\n\ndef main():\n    where = sys.prefix\n    return where\n\n\nmain()\n";
+    std::fs::write(env.ws.join("app.py"), program).unwrap();
+    let calls = [
+        serde_json::json!({"tool": "debug", "args": {"action": "breakpoints", "file": "app.py", "lines": [6]}}),
+        serde_json::json!({"tool": "debug", "args": {"action": "launch", "program": "app.py"}}),
+        serde_json::json!({"tool": "debug", "args": {"action": "terminate"}}),
+    ];
+    let results = call_lines(&env, &calls);
+    let launched = results.get(1).cloned().unwrap_or_default();
+    assert!(
+        launched.contains("tether's own adapter runs")
+            && launched.contains(&env.data.display().to_string()),
+        "{results:?}"
+    );
+    assert!(launched.contains("stopped: breakpoint"), "{results:?}");
+    // The program ran on the project's interpreter.
+    assert!(launched.contains(".venv"), "{results:?}");
+}

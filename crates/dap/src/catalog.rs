@@ -73,6 +73,11 @@ pub struct AdapterOverride {
     pub evaluate_context: Option<String>,
     /// What `terminate` says after detaching, when the program is not simply left running.
     pub detach_note: Option<String>,
+    /// How `tether install` installs it (see the language servers' catalog).
+    pub install: Option<tether_toolchain::Recipe>,
+    /// The program its install records: found there first, and for an adapter that runs
+    /// under the project's Python, run instead when that interpreter lacks its module.
+    pub installed_program: Option<String>,
 }
 
 /// Every user entry, by adapter id.
@@ -112,6 +117,8 @@ pub struct Adapter {
     pub rust_formatters: bool,
     pub evaluate_context: String,
     pub detach_note: Option<String>,
+    pub install: Option<tether_toolchain::Recipe>,
+    pub installed_program: Option<String>,
 }
 
 impl Adapter {
@@ -254,6 +261,8 @@ fn merge(entry: &mut AdapterOverride, given: AdapterOverride) {
         rust_formatters,
         evaluate_context,
         detach_note,
+        install,
+        installed_program,
     );
 }
 
@@ -330,6 +339,8 @@ fn compile(id: String, e: AdapterOverride, user: bool) -> Result<Adapter, Settin
         rust_formatters: e.rust_formatters.unwrap_or(false),
         evaluate_context: e.evaluate_context.unwrap_or_else(|| "watch".into()),
         detach_note: e.detach_note,
+        install: e.install,
+        installed_program: e.installed_program,
     })
 }
 

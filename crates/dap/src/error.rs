@@ -155,7 +155,7 @@ pub enum LocateError {
     /// The interpreter lacks the adapter's module.
     #[error(
         "{id}: {python} ({why}) has no {module}: install it there (`{python} -m pip install \
-         {module}`)"
+         {module}`), or give tether its own copy (`tether install {id}`)"
     )]
     NoModule {
         id: String,

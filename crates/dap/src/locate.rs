@@ -113,10 +113,10 @@ fn command(kind: &Adapter, python: Option<&str>, marked: bool) -> Result<Vec<Str
                 id: kind.id.clone(),
             });
         }
+        // A copy `tether install` recorded first, then PATH.
         true => Some(
-            kind.binaries
-                .iter()
-                .find_map(|b| which::which(b).ok())
+            tether_toolchain::installed_program(&kind.binaries)
+                .or_else(|| kind.binaries.iter().find_map(|b| which::which(b).ok()))
                 .ok_or_else(|| LocateError::NotOnPath {
                     id: kind.id.clone(),
                     names: kind.binaries.join(", "),
@@ -201,6 +201,7 @@ async fn find_with(
         interpreter: None,
         init_commands: Vec::new(),
     };
+    let mut own_adapter = None;
     if kind.uses_python() {
         let (python, why) = tether_toolchain::project_python(&found.root)
             .ok_or_else(|| LocateError::NoPython { id: id.to_string() })?;
@@ -214,20 +215,34 @@ async fn find_with(
             ));
             return Ok(found);
         }
+        let mut interpreter = format!("{} ({why})", python.display());
         if let Some(module) = &kind.python_module
             && !has_module(&python, module).await
         {
-            return Err(LocateError::NoModule {
-                id: id.to_string(),
-                python: python.display().to_string(),
-                why,
-                module: module.clone(),
-            });
+            // tether's own copy of the adapter runs on its own interpreter; the program
+            // still runs on the project's.
+            let own = kind.installed_program.as_ref();
+            let Some(adapter) = own.and_then(|p| tether_toolchain::installed_program(&[p])) else {
+                return Err(LocateError::NoModule {
+                    id: id.to_string(),
+                    python: python.display().to_string(),
+                    why,
+                    module: module.clone(),
+                });
+            };
+            interpreter.push_str(&format!(
+                "; it has no {module}, so tether's own adapter runs: {}",
+                adapter.display()
+            ));
+            own_adapter = Some(adapter);
         }
-        found.interpreter = Some(format!("{} ({why})", python.display()));
+        found.interpreter = Some(interpreter);
         found.python = Some(python.display().to_string());
     }
-    found.argv = command(&kind, found.python.as_deref(), true)?;
+    found.argv = match own_adapter {
+        Some(adapter) => vec![adapter.display().to_string()],
+        None => command(&kind, found.python.as_deref(), true)?,
+    };
     if kind.rust_formatters && found.root.join("Cargo.toml").exists() {
         found.init_commands = rust_formatters(&found.root).await;
     }

@@ -1,6 +1,7 @@
 //! What `tether install` can install: the catalog's servers that carry a recipe, with the
-//! languages they serve, as the user's config (and a trusted workspace's) leaves them; and the
-//! languages a workspace's files are in, for `--for-workspace`.
+//! languages they serve, as the user's config (and a trusted workspace's) leaves them, and the
+//! built-in debug adapters that carry one; and the languages a workspace's files are in, for
+//! `--for-workspace`.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -60,7 +61,30 @@ pub fn installable(root: &Path, user_dir: &Path) -> Result<Vec<Installable>, Con
                     .collect(),
             })
         })
+        .chain(installable_adapters())
         .collect())
+}
+
+/// Every debug adapter of the built-in catalog with a recipe: its id, and the extensions of the
+/// programs it debugs as its files.
+fn installable_adapters() -> Vec<Installable> {
+    let Ok(catalog) = tether_dap::Catalog::builtin() else {
+        return Vec::new();
+    };
+    catalog
+        .iter()
+        .filter_map(|adapter| {
+            let recipe = adapter.install.clone()?;
+            let program = adapter.installed_program.clone()?;
+            Some(Installable {
+                id: adapter.id.clone(),
+                recipe,
+                program,
+                languages: vec![format!("debugging: {}", adapter.summary.clone()?)],
+                files: Vec::new(),
+            })
+        })
+        .collect()
 }
 
 /// The languages of the files under `root` (what git would not ignore), by catalog id.
