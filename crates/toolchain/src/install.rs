@@ -340,11 +340,13 @@ pub async fn install(
         std::fs::remove_dir_all(&home).map_err(io("clearing", &home))?;
     }
     std::fs::create_dir_all(&home).map_err(io("making", &home))?;
+    let place = match recipe.from.system_wide() {
+        true => "system-wide, with apt-get".to_string(),
+        false => format!("into {}", home.display()),
+    };
     progress(&format!(
-        "installing {name} ({} {} {version}) into {}",
-        recipe.from,
-        recipe.package,
-        home.display()
+        "installing {name} ({} {} {version}) {place}",
+        recipe.from, recipe.package
     ));
     let bin = match run_installer(dir, &home, recipe, &version).await {
         Ok(bin) => bin,
