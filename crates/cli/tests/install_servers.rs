@@ -799,3 +799,32 @@ fn debugpy_installed_by_tether_debugs_a_program_whose_python_lacks_it() {
     // The program ran on the project's interpreter.
     assert!(launched.contains(".venv"), "{results:?}");
 }
+
+#[test]
+fn a_package_that_fails_to_build_is_said_with_the_installers_words_and_nothing_is_kept() {
+    let env = env();
+    // A server of the user's own catalog whose package has no wheel for this Python and whose
+    // build needs cairo's headers, which pkg-config is kept from finding.
+    std::fs::create_dir_all(&env.cfg).unwrap();
+    let entry = "[lsp.servers.cairo-ls]\ncommand = [\"cairo-ls\"]\n\
+                 install = { from = \"pip\", package = \"pycairo\", version = \"1.20.0\" }\n\
+                 [lsp.languages.cairo]\nextensions = [\"cairo\"]\nservers = [\"cairo-ls\"]\n";
+    std::fs::write(env.cfg.join("tether.toml"), entry).unwrap();
+    let no_headers = [
+        ("PKG_CONFIG_PATH", "/nonexistent"),
+        ("PKG_CONFIG_LIBDIR", "/nonexistent"),
+    ];
+    let out = tether(&env, &["install", "cairo-ls"], &no_headers);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("failed, so pycairo was not installed (nothing of it was kept)")
+            && said.contains("pip install"),
+        "{said}"
+    );
+    // The installer's own last words are quoted.
+    assert!(said.to_lowercase().contains("cairo"), "{said}");
+    let listed = text(&tether(&env, &["install", "--list"], &[]));
+    assert!(listed.contains("cairo-ls: not installed"), "{listed}");
+    assert!(!env.data.join("servers/cairo-ls").exists());
+}
