@@ -44,12 +44,15 @@ pub(crate) async fn install_command(root: &Path, asked: Asked) -> Result<(), Exi
         let needed = tether::languages_present(root, &tether::Config::user_dir())
             .map_err(|e| Exit(2, e.to_string()))?;
         for item in &all {
-            let serves = item.languages.iter().any(|l| needed.contains(l));
-            let first = needed.iter().any(|l| {
-                all.iter()
-                    .find(|i| i.languages.contains(l))
-                    .is_some_and(|i| i.id == item.id)
-            });
+            // A server run beside another (ruff) is wanted wherever its language is.
+            let beside = item.beside.iter().any(|l| needed.contains(l));
+            let serves = beside || item.languages.iter().any(|l| needed.contains(l));
+            let first = beside
+                || needed.iter().any(|l| {
+                    all.iter()
+                        .find(|i| i.languages.contains(l))
+                        .is_some_and(|i| i.id == item.id)
+                });
             if serves && first && !installed.contains_key(&item.id) && !on_path(item) {
                 // Installed system-wide only when the user says so.
                 match item.recipe.from.system_wide() && !asked.system {
@@ -242,7 +245,9 @@ fn list(all: &[Installable], installed: &std::collections::BTreeMap<String, Inst
                 )
             }
         };
-        say(&format!("{state}  [{}]", item.languages.join(", ")));
+        let beside = item.beside.iter().map(|l| format!("beside {l}"));
+        let serves: Vec<String> = item.languages.iter().cloned().chain(beside).collect();
+        say(&format!("{state}  [{}]", serves.join(", ")));
     }
 }
 

@@ -726,12 +726,18 @@ fn auto_install_installs_a_missing_server_on_first_need_and_a_workspace_cannot_t
 #[test]
 fn ruff_beside_pyright_reports_its_own_findings_once_each_under_its_name() {
     let env = env();
-    let out = tether(&env, &["install", "ruff"], &[]);
-    assert!(out.status.success(), "{}", text(&out));
     let pyproject = "[project]\nname = \"demo\"\nversion = \"0.1\"\n";
     std::fs::write(env.ws.join("pyproject.toml"), pyproject).unwrap();
     let clean = "def greet(name: str) -> str:\n    return 'hi ' + name\n";
     std::fs::write(env.ws.join("app.py"), clean).unwrap();
+    // What a Python workspace needs includes the server run beside its type checker.
+    let out = tether(&env, &["install", "--for-workspace"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let listed = text(&tether(&env, &["install", "--list"], &[]));
+    assert!(
+        listed.contains("ruff: ruff 0.17.6 installed in") && listed.contains("[beside python]"),
+        "{listed}"
+    );
     // An unused import is ruff's finding; a wrong return type is the type checker's.
     let broken = "import os\n\n\ndef greet(name: str) -> str:\n    return 1\n";
     let hover =

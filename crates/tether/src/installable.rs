@@ -21,6 +21,8 @@ pub struct Installable {
     pub program: String,
     /// The languages that list it, in catalog order.
     pub languages: Vec<String>,
+    /// The languages it runs beside another server of (ruff beside Python's type checker).
+    pub beside: Vec<String>,
     /// Those languages' file extensions and whole file names (`yml`, `Dockerfile`), which a
     /// model may give instead of the language's name.
     pub files: Vec<String>,
@@ -48,13 +50,20 @@ pub fn installable(root: &Path, user_dir: &Path) -> Result<Vec<Installable>, Con
             let serving: Vec<_> = lsp
                 .languages
                 .values()
-                .filter(|l| l.servers.contains(&entry.id) || l.alongside.contains(&entry.id))
+                .filter(|l| l.servers.contains(&entry.id))
+                .collect();
+            let beside = lsp
+                .languages
+                .values()
+                .filter(|l| l.alongside.contains(&entry.id))
+                .map(|l| l.id.to_string())
                 .collect();
             Some(Installable {
                 id: entry.id.clone(),
                 recipe,
                 program,
                 languages: serving.iter().map(|l| l.id.to_string()).collect(),
+                beside,
                 files: serving
                     .iter()
                     .flat_map(|l| l.extensions.iter().chain(&l.file_names).cloned())
@@ -81,6 +90,7 @@ fn installable_adapters() -> Vec<Installable> {
                 recipe,
                 program,
                 languages: vec![format!("debugging: {}", adapter.summary.clone()?)],
+                beside: Vec::new(),
                 files: Vec::new(),
             })
         })
