@@ -745,9 +745,23 @@ fn ruff_beside_pyright_reports_its_own_findings_once_each_under_its_name() {
     let calls = [
         serde_json::json!({"tool": "lsp", "args": hover}),
         serde_json::json!({"tool": "write", "args": {"path": "app.py", "content": broken}}),
+        serde_json::json!({"tool": "lsp", "args": {"action": "diagnostics", "file": "app.py"}}),
         serde_json::json!({"tool": "lsp", "args": {"action": "status"}}),
     ];
     let results = call_lines(&env, &calls);
+    // Asked, the file's diagnostics hold both servers' findings, each under its server.
+    let asked = results.get(2).cloned().unwrap_or_default();
+    assert!(
+        asked.contains("reportReturnType")
+            && asked.contains("ruff (run beside the chosen server) says:")
+            && asked.contains("[F401] (Ruff)"),
+        "{results:?}"
+    );
+    let status = results.get(3).cloned().unwrap_or_default();
+    assert!(
+        status.contains("beside the chosen server: ruff for ."),
+        "{results:?}"
+    );
     let wrote: serde_json::Value =
         serde_json::from_str(results.get(1).map_or("", String::as_str)).unwrap_or_default();
     let wrote = wrote["text"].as_str().unwrap_or_default().to_string();

@@ -143,7 +143,15 @@ impl Tool for LspTool {
             }
             Action::Reload => reload(&self.servers, cx, args.file.as_deref()).await?,
             Action::Symbols => symbols(&self.servers, cx, &args).await?,
-            Action::Diagnostics => diagnostics(&self.servers, cx, args.file.as_deref()).await?,
+            Action::Diagnostics => {
+                let mut text = diagnostics(&self.servers, cx, args.file.as_deref()).await?;
+                if let (Some(beside), Some(file)) = (&self.beside, args.file.as_deref())
+                    && file != "*"
+                {
+                    text.push_str(&beside_diagnostics(beside, cx, file).await);
+                }
+                text
+            }
             Action::CodeActions => {
                 let spot = spot(&self.servers, cx, &args, Action::CodeActions).await?;
                 code_actions(
@@ -613,6 +621,43 @@ async fn diagnostics(
     let items = t.server.file_answer(&t.abs, t.server.timeout()).await?;
     let shown = crate::render::shown(&t.abs, servers.workspace());
     Ok(crate::render::diagnostics(&shown, &items, DIAGNOSTICS_CAP))
+}
+
+/// What the servers run beside the chosen one (ruff) say of `file`, each under its name;
+/// nothing when none serves it or none is installed.
+async fn beside_diagnostics(beside: &Arc<Supervisor>, cx: &CallCx, file: &str) -> String {
+    let Ok(abs) = cx.workspace().resolve_read(file) else {
+        return String::new();
+    };
+    let Some(lang) = beside.config().language_of(&abs) else {
+        return String::new();
+    };
+    let config = beside.config();
+    if crate::avail::find(config, lang, &abs, beside.workspace(), beside.trusted()).is_err() {
+        return String::new();
+    }
+    let (Ok(server), Ok(text)) = (
+        beside.server_for(lang, &abs).await,
+        crate::named::read(cx.workspace(), &abs).await,
+    ) else {
+        return String::new();
+    };
+    cx.progress(&format!("waiting for {}'s diagnostics", server.id));
+    let answer = match server.sync(&abs, &text).await {
+        Ok(()) => server.file_answer(&abs, server.timeout()).await,
+        Err(why) => Err(why),
+    };
+    let said = match answer {
+        Ok(items) => {
+            let shown = crate::render::shown(&abs, beside.workspace());
+            crate::render::diagnostics(&shown, &items, DIAGNOSTICS_CAP)
+        }
+        Err(why) => format!("no answer: {why}"),
+    };
+    format!(
+        "\n\n{} (run beside the chosen server) says:\n{said}",
+        server.id
+    )
 }
 
 async fn symbols(
