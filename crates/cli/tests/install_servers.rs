@@ -757,6 +757,16 @@ fn ruff_beside_pyright_reports_its_own_findings_once_each_under_its_name() {
             && asked.contains("[F401] (Ruff)"),
         "{results:?}"
     );
+    // doctor names the copy that runs.
+    let doctor = text(&tether(&env, &["doctor"], &[]));
+    let ruff = doctor
+        .lines()
+        .find(|l| l.trim_start().starts_with("ruff "))
+        .unwrap_or_default();
+    assert!(
+        ruff.contains("installed by tether:") && ruff.contains("(beside python)"),
+        "{doctor}"
+    );
     let status = results.get(3).cloned().unwrap_or_default();
     assert!(
         status.contains("beside the chosen server: ruff for ."),

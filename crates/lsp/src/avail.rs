@@ -123,19 +123,26 @@ pub fn catalog_report(config: &LspConfig) -> Vec<String> {
         .servers
         .values()
         .map(|entry| {
-            let langs: Vec<&str> = config
+            let langs: Vec<String> = config
                 .languages
                 .iter()
-                .filter(|(_, l)| l.servers.contains(&entry.id))
-                .map(|(lang, _)| lang.as_str())
+                .filter_map(|(lang, l)| match l.alongside.contains(&entry.id) {
+                    true => Some(format!("beside {lang}")),
+                    false => l.servers.contains(&entry.id).then(|| lang.clone()),
+                })
                 .collect();
+            // The copy a run would start: one `tether install` recorded, then PATH.
+            let installed = tether_toolchain::installed_program(&entry.binaries);
             let found = entry.binaries.iter().find_map(|b| which::which(b).ok());
-            let what = match found {
-                Some(path) => format!("found: {}", path.display()),
-                None if entry.binaries.len() == 1 => {
+            let what = match (installed, found) {
+                (Some(path), _) => format!("installed by tether: {}", path.display()),
+                (None, Some(path)) => format!("found: {}", path.display()),
+                (None, None) if entry.binaries.len() == 1 => {
                     format!("missing: {} is not on PATH", entry.binaries[0])
                 }
-                None => format!("missing: none of {} is on PATH", entry.binaries.join(", ")),
+                (None, None) => {
+                    format!("missing: none of {} is on PATH", entry.binaries.join(", "))
+                }
             };
             let used = match langs.as_slice() {
                 [] => "no language uses it".to_string(),
