@@ -198,10 +198,7 @@ impl Follow {
         let began = std::time::Instant::now();
         self.spawn(async move {
             let paths: Vec<PathBuf> = files.iter().map(|(f, _)| f.clone()).collect();
-            let end = tokio::time::Instant::now() + me.budget;
-            let asked_at = me.ledger.disk_changes();
-            let mut answers = me.pulled(&server, &paths, end).await;
-            answers.retain(|(path, _)| !me.ledger.changed_on_disk_since(path, began));
+            let (answers, asked_at) = me.pulled_unchanged(&server, &paths, began).await;
             let later = me.writes.load(std::sync::atomic::Ordering::SeqCst) != number;
             if later || me.ledger.any_writing() {
                 return;
@@ -335,10 +332,7 @@ impl Follow {
             if self.ledger.latest_is(&path, &now) == Some(true) {
                 continue;
             }
-            let before = self
-                .ledger
-                .latest(&path)
-                .or_else(|| snap.before(&path, self));
+            let before = self.known_before(&path, snap);
             // A file known neither before nor now (a pass still under way) is neither told
             // nor kept: its publication may be a placeholder, and a later real one is no news.
             if before.is_none() && !real {
@@ -377,6 +371,27 @@ impl Follow {
         files.retain(|f| !touched.contains(f) && f.starts_with(&self.workspace));
         files.truncate(PULLED);
         files
+    }
+
+    /// What `path` had before an event: what the run last knew, else what `snap` shows.
+    pub fn known_before(&self, path: &Path, snap: &Snapshot) -> Option<Vec<Finding>> {
+        self.ledger.latest(path).or_else(|| snap.before(path, self))
+    }
+
+    /// [`Follow::pulled`] within the late budget, leaving out a file changed on disk after
+    /// `since` (asked with its new text, that change's news); with the count of disk changes
+    /// the files were asked at, for [`Follow::judged`].
+    pub async fn pulled_unchanged(
+        &self,
+        server: &Server,
+        files: &[PathBuf],
+        since: std::time::Instant,
+    ) -> (Vec<(PathBuf, Vec<crate::protocol::Diagnostic>)>, u64) {
+        let end = tokio::time::Instant::now() + self.budget;
+        let asked_at = self.ledger.disk_changes();
+        let mut answers = self.pulled(server, files, end).await;
+        answers.retain(|(path, _)| !self.ledger.changed_on_disk_since(path, since));
+        (answers, asked_at)
     }
 
     /// Asks a server that answers pulls for the diagnostics of `files`, within `end`, each

@@ -410,11 +410,7 @@ impl DiagnosticsOnWrite {
                     ledger.record(f.clone(), Some(had), had.clone());
                     ledger.recorded_final(&f, asked_at);
                 }
-                let known = || {
-                    let latest = self.follow.ledger.latest(&f);
-                    latest.or_else(|| snap.before(&f, &self.follow))
-                };
-                let had = asked.or_else(known);
+                let had = asked.or_else(|| self.follow.known_before(&f, snap));
                 (f, had)
             })
             .collect()

@@ -512,16 +512,9 @@ async fn tell_burst(follow: &Follow, r: Reached, last: Option<std::time::Instant
         let files = follow.importers_of(&server, &touched).await;
         let baselines: Vec<_> = files
             .iter()
-            .map(|f| {
-                let had = follow.ledger.latest(f).or_else(|| snap.before(f, follow));
-                (f.clone(), had)
-            })
+            .map(|f| (f.clone(), follow.known_before(f, &snap)))
             .collect();
-        let asked_at = follow.ledger.disk_changes();
-        let end = tokio::time::Instant::now() + follow.budget;
-        let mut answers = follow.pulled(&server, &files, end).await;
-        // One changed on disk meanwhile was asked with its new text: that is the watch's news.
-        answers.retain(|(path, _)| !follow.ledger.changed_on_disk_since(path, ended));
+        let (answers, asked_at) = follow.pulled_unchanged(&server, &files, ended).await;
         skip.extend(answers.iter().map(|(path, _)| path.clone()));
         reports.extend(follow.judged(&server, &baselines, answers, asked_at));
     }
@@ -581,10 +574,7 @@ async fn changed(
     })
     .unwrap_or_else(|| server.snapshot());
     // What the run last knew, else what the server had published for the file.
-    let before = follow
-        .ledger
-        .latest(path)
-        .or_else(|| snap.before(path, follow));
+    let before = follow.known_before(path, &snap);
     let checks_before = match held {
         true => server.checks_begun(),
         false => server.save_for_check(path, &text).await.ok()?,
