@@ -4,7 +4,6 @@ disconnects, not after tether itself is killed with SIGKILL, also while the debu
 
 import asyncio
 import os
-import subprocess
 import time
 
 from conftest import ROOT, kill_serve, session, text
@@ -21,13 +20,25 @@ def project(root):
 
 
 def left(root):
-    """Pids of processes whose command line names this workspace, tether itself aside."""
-    out = subprocess.run(["pgrep", "-af", str(root)], capture_output=True, text=True).stdout
+    """Pids of processes whose command line names this workspace, or of debugpy's whose
+    working folder is in it (tether's own adapter runs from tether's folder), tether itself
+    aside."""
+    root = os.path.realpath(root)
     pids = []
-    for line in out.splitlines():
-        pid, _, cmd = line.partition(" ")
-        if int(pid) != os.getpid() and " serve --root " not in cmd:
-            pids.append(int(pid))
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+            cwd = os.readlink(f"/proc/{entry}/cwd")
+        except OSError:
+            continue
+        if " serve --root " in cmd:
+            continue
+        inside = cwd == root or cwd.startswith(root + "/")
+        if root in cmd or (inside and "debugpy" in cmd):
+            pids.append(int(entry))
     return pids
 
 

@@ -1,7 +1,7 @@
 """A long call's progress reaches a real MCP client: through a host command line that adds a
 slow tool to tether's own front ends (crates/cli/examples/host_cli.rs), and from `eval` and
-`debug` while they wait (real python3 and debugpy from target/test-venv, real `tether serve`).
-Reports are counted, never timed."""
+`debug` while they wait (real python3 from target/test-venv, the debugpy `tether install` put
+in its folder, real `tether serve`). Reports are counted, never timed."""
 
 import asyncio
 import os

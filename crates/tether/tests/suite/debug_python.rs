@@ -1,4 +1,5 @@
-//! The `debug` tool with the real debugpy, from a project whose `.venv` has it: breakpoint,
+//! The `debug` tool with the real debugpy, the copy `tether install debugpy` put in tether's
+//! folder, for a project whose `.venv` lacks it: breakpoint,
 //! launch to the stop, stack (numbers kept within a stop), scopes and variables (a long value
 //! and a wide object capped), evaluate (a statement says it has no value), the three steps,
 //! stale ids refused, output, continue to exit, terminate; a second launch refused while a
@@ -18,12 +19,13 @@ use tether::Run;
 
 const APP: &str = "import sys\n\n\ndef total(items):\n    acc = 0\n    for x in items:\n        acc += x\n    return acc\n\n\ndef main():\n    big = \"x\" * 1000\n    many = {f\"k{i}\": i for i in range(80)}\n    print(\"starting\", flush=True)\n    result = total([1, 2, 3])\n    print(\"result\", result, sys.executable, flush=True)\n    return 0\n\n\nif __name__ == \"__main__\":\n    sys.exit(main())\n";
 
-/// The workspace: a Python project whose `.venv` is the test environment (it has debugpy).
+/// The workspace: a Python project whose `.venv` is the test environment, which has no
+/// debugpy of its own.
 fn project(dir: &Path) -> Run {
     let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-venv");
     assert!(
         venv.join("bin/python").exists(),
-        "target/test-venv is missing: run scripts/test, which makes it and installs debugpy"
+        "target/test-venv is missing: run scripts/test, which makes it"
     );
     let ws = dir.join("ws");
     common::write(
@@ -34,6 +36,12 @@ fn project(dir: &Path) -> Run {
     common::write(&ws, "app.py", APP);
     std::os::unix::fs::symlink(venv.canonicalize().unwrap(), ws.join(".venv")).unwrap();
     common::run_with_config(dir, "[debug]\nstop_wait_s = 60\nrequest_timeout_s = 60\n")
+}
+
+/// The adapter `tether install debugpy` installed (scripts/test runs it).
+fn own_adapter() -> std::path::PathBuf {
+    tether_toolchain::installed_program(&["debugpy-adapter"])
+        .expect("tether's debugpy is not installed: run `tether install debugpy` (scripts/test does)")
 }
 
 /// The number after `[reference ` on the line naming `name`.
@@ -79,6 +87,14 @@ fn debugpy_runs_a_python_program_to_its_breakpoints_and_out() {
         assert!(
             launched.contains("under debugpy with")
                 && launched.contains(".venv/bin/python (the project's .venv)"),
+            "{launched}"
+        );
+        let own = own_adapter();
+        assert!(
+            launched.contains(&format!(
+                "it has no debugpy, so tether's own adapter runs: {}",
+                own.display()
+            )),
             "{launched}"
         );
         assert!(launched.contains("app.py: line 15 verified"), "{launched}");
@@ -222,7 +238,10 @@ fn a_program_that_exits_at_once_and_a_dead_adapter_are_each_said() {
         .await;
         let launched = debug(&run, json!({"action": "launch", "program": "app.py"})).await;
         assert!(launched.contains("stopped: breakpoint"), "{launched}");
-        for pid in tether_proc::children_named(std::process::id(), "python") {
+        // tether's adapter runs as its console script, named for it.
+        let adapters = tether_proc::children_named(std::process::id(), "debugpy-adapter");
+        assert!(!adapters.is_empty(), "no adapter runs");
+        for pid in adapters {
             unsafe_free_kill(pid);
         }
         let after = debug(&run, json!({"action": "step_over"})).await;
@@ -258,7 +277,9 @@ fn debugpy_attaches_to_a_program_waiting_on_a_port() {
             "{early}"
         );
         let port = common::free_port();
-        let mut waiting = std::process::Command::new(ws.join(".venv/bin/python"))
+        // The program waits on the interpreter tether installed debugpy into.
+        let python = own_adapter().with_file_name("python");
+        let mut waiting = std::process::Command::new(python)
             .args([
                 "-m",
                 "debugpy",
@@ -358,7 +379,8 @@ fn the_time_to_live_ends_the_adapter_and_a_running_program_without_another_call(
         let said = debug(&run, json!({"action": "launch", "program": "spin.py"})).await;
         assert!(said.contains("still running after 1 s"), "{said}");
         let running = session_processes(&ws);
-        let adapter = running.iter().any(|(_, c)| c.contains("debugpy.adapter"));
+        let own = own_adapter().display().to_string();
+        let adapter = running.iter().any(|(_, c)| c.contains(&own));
         let debuggee = running
             .iter()
             .any(|(_, c)| c.contains("spin.py") && c.contains("--connect"));
