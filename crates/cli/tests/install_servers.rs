@@ -679,6 +679,62 @@ fn a_server_only_debians_archive_has_installs_only_with_system() {
 }
 
 #[test]
+fn debians_archive_that_cannot_be_reached_is_said_not_taken_for_a_missing_package() {
+    let env = env();
+    // apt-get reads this file instead of /etc/apt/apt.conf: every fetch goes through a proxy
+    // nothing listens on, and the package lists are an empty folder of the test's own, so
+    // apt-get update only warns and the install then finds no package.
+    let lists = env.ws.join("apt-lists");
+    std::fs::create_dir_all(lists.join("partial")).unwrap();
+    let conf = env.ws.join("apt.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "Acquire::http::Proxy \"http://127.0.0.1:9/\";\n\
+             Acquire::https::Proxy \"http://127.0.0.1:9/\";\n\
+             Dir::State::Lists \"{}\";\n",
+            lists.display()
+        ),
+    )
+    .unwrap();
+    let conf = conf.display().to_string();
+    // A server of the user's catalog whose Debian package is not on this machine (a package
+    // already installed would need no fetch).
+    let absent = Command::new("dpkg")
+        .args(["-s", "figlet"])
+        .output()
+        .unwrap();
+    assert!(
+        !absent.status.success(),
+        "figlet is installed here: remove it to run this test"
+    );
+    std::fs::create_dir_all(&env.cfg).unwrap();
+    let entry = "[lsp.servers.banner-ls]\ncommand = [\"figlet\"]\n\
+                 install = { from = \"apt\", package = \"figlet\", version = \"2.2.5-3+b1\" }\n\
+                 [lsp.languages.banner]\nextensions = [\"banner\"]\nservers = [\"banner-ls\"]\n";
+    std::fs::write(env.cfg.join("tether.toml"), entry).unwrap();
+    let out = tether(
+        &env,
+        &["install", "banner-ls", "--system"],
+        &[("APT_CONFIG", &conf)],
+    );
+    let said = text(&out);
+    if said.contains("needs root") {
+        panic!("this test runs apt-get and needs root or sudo (CI runs as root): {said}");
+    }
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("the apt registry could not be reached, so figlet was not installed"),
+        "{said}"
+    );
+    // apt-get update's own warning is quoted.
+    assert!(said.contains("127.0.0.1:9"), "{said}");
+    assert!(!said.contains("has no figlet"), "{said}");
+    let listed = text(&tether(&env, &["install", "--list"], &[]));
+    assert!(listed.contains("banner-ls: not installed"), "{listed}");
+}
+
+#[test]
 fn auto_install_installs_a_missing_server_on_first_need_and_a_workspace_cannot_turn_it_on() {
     let env = env();
     std::fs::write(env.ws.join("config.yaml"), "name: demo\n").unwrap();

@@ -572,6 +572,9 @@ async fn run_installer(
             (vec![update, argv], PathBuf::from("/usr/bin"))
         }
     };
+    // What the earlier steps said: apt-get update only warns when it cannot reach the archive,
+    // and the install that fails after it must be judged by that too.
+    let mut earlier = String::new();
     for argv in steps {
         let mut env = vec![];
         if recipe.from == Registry::Go {
@@ -593,14 +596,15 @@ async fn run_installer(
                 package: package.clone(),
                 cause,
             })?;
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
         if !out.status.success() {
-            let said = format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            return Err(classify(dir, recipe, version, &argv, &said));
+            return Err(classify(dir, recipe, version, &argv, &earlier, &said));
         }
+        earlier.push_str(&said);
     }
     Ok(bin)
 }
@@ -624,12 +628,14 @@ async fn as_root(package: &str) -> Result<bool, InstallError> {
     }
 }
 
-/// Which failure the installer's words describe.
+/// Which failure the installer's words describe: those of the failed step, `said`, and where
+/// it found no package, those of the steps before it, `earlier`.
 fn classify(
     dir: &Path,
     recipe: &Recipe,
     version: &str,
     argv: &[String],
+    earlier: &str,
     said: &str,
 ) -> InstallError {
     let quoted = last_lines(said, QUOTED_LINES);
@@ -641,7 +647,7 @@ fn classify(
             package,
         };
     }
-    if has(&[
+    let unreachable = [
         "ENOTFOUND",
         "EAI_AGAIN",
         "ECONNREFUSED",
@@ -656,7 +662,10 @@ fn classify(
         "module lookup disabled",
         "Temporary failure resolving",
         "Could not resolve",
-    ]) {
+        "Could not connect to",
+        "Unable to connect to",
+    ];
+    if has(&unreachable) {
         return InstallError::Unreachable {
             from: recipe.from,
             package,
@@ -674,6 +683,15 @@ fn classify(
         "Unable to locate package",
         "' was not found",
     ]) {
+        // A package index the step before could not refresh (apt-get update only warns) says
+        // nothing of what the registry has.
+        if unreachable.iter().any(|w| earlier.contains(w)) {
+            return InstallError::Unreachable {
+                from: recipe.from,
+                package,
+                said: last_lines(&format!("{earlier}{said}"), QUOTED_LINES),
+            };
+        }
         return InstallError::NotFound {
             from: recipe.from,
             package,

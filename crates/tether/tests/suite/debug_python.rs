@@ -40,8 +40,9 @@ fn project(dir: &Path) -> Run {
 
 /// The adapter `tether install debugpy` installed (scripts/test runs it).
 fn own_adapter() -> std::path::PathBuf {
-    tether_toolchain::installed_program(&["debugpy-adapter"])
-        .expect("tether's debugpy is not installed: run `tether install debugpy` (scripts/test does)")
+    tether_toolchain::installed_program(&["debugpy-adapter"]).expect(
+        "tether's debugpy is not installed: run `tether install debugpy` (scripts/test does)",
+    )
 }
 
 /// The number after `[reference ` on the line naming `name`.
