@@ -754,23 +754,46 @@ fn auto_install_installs_a_missing_server_on_first_need_and_a_workspace_cannot_t
     std::fs::remove_file(env.ws.join("tether.toml")).unwrap();
     // The user's own file may.
     std::fs::create_dir_all(&env.cfg).unwrap();
-    std::fs::write(env.cfg.join("tether.toml"), "[lsp]\nauto_install = true\n").unwrap();
+    // Each request may take 1 s: the install (seconds from npm) outlasts it.
+    let user = "[lsp]\nauto_install = true\nrequest_timeout_s = 1\n";
+    std::fs::write(env.cfg.join("tether.toml"), user).unwrap();
     let bad = "name: demo\nitems: [one, two\n";
+    // A cell that waits until the install is recorded, so the calls after it find it done.
+    let record = env.data.join("servers/installed.toml");
+    let wait = format!(
+        "import time, pathlib\nend = time.time() + 240\nwhile time.time() < end and \
+         'yaml-language-server' not in (pathlib.Path({:?}).read_text() if \
+         pathlib.Path({:?}).exists() else ''):\n    time.sleep(0.2)\ntime.sleep(3)\nprint('waited')",
+        record.display().to_string(),
+        record.display().to_string()
+    );
+    // The question begins the install (seconds from npm) and is answered pending within its
+    // 1 s; the cell waits for the record; the write then finds the server running.
     let calls = [
+        serde_json::json!({"tool": "lsp", "args": symbols}),
+        serde_json::json!({"tool": "eval", "args": {"language": "python", "code": wait,
+                           "description": "wait for the install to be recorded"}}),
         serde_json::json!({"tool": "write", "args": {"path": "config.yaml", "content": bad}}),
         serde_json::json!({"tool": "lsp", "args": symbols}),
     ];
     let results = call_lines(&env, &calls);
-    let wrote = results.first().cloned().unwrap_or_default();
-    // The write is answered within its own wait: pending while the server installs (what it
-    // finds follows as a notice), or what the server found once it was in place.
+    let asked = results.first().cloned().unwrap_or_default();
     assert!(
-        wrote.contains("yaml-language-server is being installed for yaml")
-            || wrote.contains("config.yaml: 1 new problem")
-            || wrote.contains("config.yaml: unavailable"),
+        asked.contains("pending: yaml-language-server is being installed for yaml")
+            && asked.contains("a notice on a later result says when it is done"),
         "{results:?}"
     );
-    let asked = results.get(1).cloned().unwrap_or_default();
+    // A later result says the install ended.
+    let later = results[1..3].join("\n");
+    assert!(
+        later.contains(
+            "yaml-language-server is installed for yaml (`[lsp] auto_install`) and runs now"
+        ),
+        "{results:?}"
+    );
+    let wrote = results.get(2).cloned().unwrap_or_default();
+    assert!(wrote.contains("config.yaml: 1 new problem"), "{results:?}");
+    let asked = results.get(3).cloned().unwrap_or_default();
     assert!(asked.contains("outline of config.yaml"), "{results:?}");
     let listed = text(&tether(&env, &["install", "--list"], &[]));
     assert!(

@@ -252,6 +252,27 @@ pub(crate) async fn target(
     Ok(Target { abs, text, server })
 }
 
+/// Tells the run, by a notice, how the install a call left pending ended: the server it
+/// started, or why none came up. The task ends with the install, whose own deadline bounds it.
+fn tell_when_installed(
+    start: tokio::task::JoinHandle<Result<Arc<crate::server::Server>, crate::LspError>>,
+    id: String,
+    lang: &'static str,
+    notices: tether_tool::NoticeQueue,
+) {
+    tokio::spawn(async move {
+        let text = match start.await {
+            Ok(Ok(_)) => format!(
+                "{id} is installed for {lang} (`[lsp] auto_install`) and runs now: ask again \
+                 what was answered pending"
+            ),
+            Ok(Err(why)) => format!("{id} for {lang} did not come up after its install: {why}"),
+            Err(_) => return,
+        };
+        notices.push_keyed("lsp", &format!("auto_install|{id}"), text);
+    });
+}
+
 /// The server for `abs`, started if need be; one being installed on first need (`[lsp]
 /// auto_install`) is waited for at most a request's deadline, then the call is answered as
 /// pending while the install goes on.
@@ -264,21 +285,30 @@ async fn server_within(
     let (supervisor, path) = (servers.clone(), abs.to_path_buf());
     let mut start = tokio::spawn(async move { supervisor.server_for(lang, &path).await });
     let deadline = servers.config().request_timeout;
-    let answer = match tokio::time::timeout(deadline, &mut start).await {
+    let say = |waited: std::time::Duration| match servers.installing(lang) {
+        Some(id) => format!(
+            "installing {id} for {lang} (`[lsp] auto_install`): {} s so far",
+            waited.as_secs()
+        ),
+        None => format!(
+            "still waiting for the {lang} language server: {} s so far",
+            waited.as_secs()
+        ),
+    };
+    let within = tokio::time::timeout(deadline, &mut start);
+    let answer = match cx.progress_while(within, &say).await {
         Ok(answer) => answer,
         Err(_) => match servers.installing(lang) {
             Some(id) => {
+                tell_when_installed(start, id.clone(), lang, cx.notices().clone());
                 return Err(ToolError::failed(format!(
                     "pending: {id} is being installed for {lang} (`[lsp] auto_install`), and \
-                     was not ready within {} s; the install goes on in the background: ask \
-                     again in a minute (`tether install --list` shows when it is done)",
+                     was not ready within {} s; the install goes on in the background, and a \
+                     notice on a later result says when it is done",
                     deadline.as_secs()
                 )));
             }
-            None => {
-                cx.progress(&format!("still waiting for the {lang} language server"));
-                start.await
-            }
+            None => cx.progress_while(start, &say).await,
         },
     };
     let server = answer.map_err(|e| {
