@@ -83,6 +83,9 @@ pub struct Behaviour {
     pub interpreter_setting: Option<String>,
     /// Variables set when the workspace is not trusted.
     pub untrusted_env: BTreeMap<String, String>,
+    /// The server reports no problems (it answers questions only): a write says so at once
+    /// rather than waiting for a publication that never comes.
+    pub no_problems: bool,
 }
 
 /// How a write knows a server has finished with it.

@@ -216,17 +216,29 @@ impl DiagnosticsOnWrite {
                 false => self.unchecked_kind(abs).map(|why| no_server(rel, why)),
             };
         };
-        if self.beside
-            && crate::avail::find(
-                self.servers.config(),
-                lang,
-                abs,
-                self.servers.workspace(),
-                self.servers.trusted(),
-            )
-            .is_err()
-        {
+        let config = self.servers.config();
+        let found = crate::avail::find(
+            config,
+            lang,
+            abs,
+            self.servers.workspace(),
+            self.servers.trusted(),
+        );
+        if self.beside && found.is_err() {
             return None;
+        }
+        // A server that reports no problems is not waited for: the write is told so at once.
+        if let Ok(found) = &found
+            && config
+                .servers
+                .get(&found.id)
+                .is_some_and(|e| e.behaviour.no_problems)
+        {
+            let why = format!(
+                "not checked: {} reports no problems, it only answers questions",
+                found.id
+            );
+            return Some(no_server(rel, why));
         }
         let server = match self.server_within(lang, abs, self.follow.wait).await {
             Ok(server) => server,
@@ -500,6 +512,9 @@ impl WriteHook for DiagnosticsOnWrite {
                             self.importer_baselines(&server, &snap, &touched, end).await;
                     }
                     before.snapshots.push((server.clone(), snap));
+                }
+                if server.no_problems {
+                    continue;
                 }
                 let known = self.baseline_of(&server, path, left()).await;
                 before.files.insert(path.clone(), known);

@@ -351,6 +351,8 @@ pub struct Server {
     /// is known.
     pub done: crate::catalog::Done,
     pub quiet: Duration,
+    /// It reports no problems: a write is told so, not made to wait.
+    pub no_problems: bool,
     /// Its pulls are tsserver's own diagnostics requests, forwarded.
     pub tsserver_pull: bool,
     /// Its check stops reporting warnings while errors stand.
@@ -508,6 +510,7 @@ impl Server {
                     .quiet_ms
                     .unwrap_or(crate::catalog::DEFAULT_QUIET_MS),
             ),
+            no_problems: entry.behaviour.no_problems,
             tsserver_pull: entry.behaviour.tsserver_pull,
             warnings_silenced_by_errors: entry.behaviour.warnings_silenced_by_errors
                 && allowed.builds,
