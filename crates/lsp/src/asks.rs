@@ -48,10 +48,23 @@ impl Ask for req::Rename {
     }
 }
 
+/// Each offered action kept as sent, for `codeAction/resolve` and `lsp_fix`, beside what it
+/// reads as.
 impl Ask for req::CodeActionRequest {
-    type Answer = Vec<CodeAction>;
-    fn answer(value: Value) -> Vec<CodeAction> {
-        protocol::many(value)
+    type Answer = Vec<(Value, CodeAction)>;
+    fn answer(value: Value) -> Vec<(Value, CodeAction)> {
+        protocol::many::<Value>(value)
+            .into_iter()
+            .filter(Value::is_object)
+            .map(|raw| (raw.clone(), protocol::read(raw)))
+            .collect()
+    }
+}
+
+impl Ask for req::CodeActionResolveRequest {
+    type Answer = Value;
+    fn answer(value: Value) -> Value {
+        value
     }
 }
 

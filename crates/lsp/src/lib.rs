@@ -12,8 +12,10 @@ mod catalog;
 mod checker;
 mod config;
 mod documents;
+mod edits;
 mod error;
 mod file_events;
+mod fix;
 mod follow;
 mod heard;
 mod importers;
@@ -52,6 +54,7 @@ pub use avail::{catalog_report, languages_table};
 pub use catalog::{Behaviour, Language, ServerEntry, builtin, builtin_languages};
 pub use config::LspConfig;
 pub use error::LspError;
+pub use fix::{FixArgs, LspFixTool, Pick};
 pub use position::{Encoding, locate};
 pub use rename::{LspRenameTool, RenameArgs};
 pub use settings::SETTINGS;
@@ -199,14 +202,20 @@ impl Capability for Lsp {
         self.pooled = run.pool.outlives_runs();
         let main = self.lane(run, self.config.clone(), "", false);
         let beside = (self.config.beside()).map(|config| self.lane(run, config, "beside ", true));
+        let listings = Arc::new(fix::Listings::default());
         run.tool(LspTool {
             servers: main.servers.clone(),
             ledger: main.follow.ledger.clone(),
             outside: main.outside.clone(),
             beside: beside.as_ref().map(|lane| lane.servers.clone()),
+            listings: listings.clone(),
         })
         .tool(rename::LspRenameTool {
             servers: main.servers.clone(),
+        })
+        .tool(fix::LspFixTool {
+            servers: main.servers.clone(),
+            listings,
         });
         self.lanes = std::iter::once(main).chain(beside).collect();
     }

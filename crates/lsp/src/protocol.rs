@@ -518,7 +518,7 @@ pub struct ServerCapabilities {
     pub references_provider: Offered,
     pub document_symbol_provider: Offered,
     pub workspace_symbol_provider: Offered,
-    pub code_action_provider: Offered,
+    pub code_action_provider: Offered<CodeActionOptions>,
     pub rename_provider: Offered<RenameOptions>,
     pub diagnostic_provider: Offered<DiagnosticOptions>,
 }
@@ -546,6 +546,14 @@ impl<'de, T: DeserializeOwned + Default> Deserialize<'de> for Offered<T> {
 /// The options of a capability whose options tether does not read.
 #[derive(Debug, Default, Deserialize)]
 pub struct NoOptions {}
+
+/// `codeActionProvider`'s options.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct CodeActionOptions {
+    #[serde(deserialize_with = "lenient")]
+    pub resolve_provider: bool,
+}
 
 /// `renameProvider`'s options.
 #[derive(Debug, Default, Deserialize)]
@@ -653,6 +661,26 @@ pub struct CodeAction {
     pub kind: Option<String>,
     #[serde(deserialize_with = "lenient")]
     pub is_preferred: bool,
+    /// Why it cannot be applied now, when the server says so.
+    #[serde(deserialize_with = "lenient")]
+    pub disabled: Option<Disabled>,
+    /// Its edit, when the server computed it.
+    #[serde(deserialize_with = "lenient")]
+    pub edit: Option<WorkspaceEdit>,
+    /// A command to run: an object for an action, a method name for a bare command.
+    pub command: Value,
+    /// The bare command's arguments.
+    pub arguments: Value,
+    /// What `codeAction/resolve` needs back.
+    pub data: Value,
+}
+
+/// `disabled` of a code action.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Disabled {
+    #[serde(deserialize_with = "lenient")]
+    pub reason: String,
 }
 
 #[cfg(test)]

@@ -2,22 +2,18 @@
 //! write, against the text the server saw; an edit computed on a stale copy is refused. The
 //! server decides which files it touches, so what it left is searched for afterwards.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use lsp_types as lsp;
 use lsp_types::request::{PrepareRenameRequest, Rename};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tether_fs::{ChangeOp, hash_bytes};
 use tether_tool::{CallCx, Concurrency, Preview, Tier, Tool, ToolError, ToolOutput, counted};
 
-use crate::error::LspError;
+use crate::edits::{Gathered, gathering_edits};
 use crate::leftovers;
-use crate::position::{Encoding, locate_line};
-use crate::protocol::{self, WorkspaceEdit};
-use crate::server::{Server, refusal, uri_path};
+use crate::position::locate_line;
+use crate::protocol;
 use crate::supervisor::Supervisor;
 
 /// Arguments of `lsp_rename`.
@@ -120,17 +116,18 @@ impl Tool for LspRenameTool {
             work_done_progress_params: Default::default(),
         };
         let rename = server.call::<Rename>(params, cx.cancel_token());
-        let (edit, mut report) = serving_edits(cx, server, rename).await;
-        let plan = plan(&edit?).map_err(|e| ToolError::invalid(e.to_string()))?;
-        if plan.files.is_empty() && report.is_empty() {
+        // Its answer and any edit it sends meanwhile make one change.
+        let mut gathered = Gathered::default();
+        let again = "Run lsp_rename again";
+        let edit = gathering_edits(cx, server, rename, &mut gathered, again).await?;
+        gathered.add(cx, server, &edit, again).await?;
+        if gathered.is_empty() {
             return Err(ToolError::invalid(format!(
                 "{} returned no edits for renaming `{ident}`",
                 server.id
             )));
         }
-        if !plan.files.is_empty() {
-            report.extend(write_plan(cx, server, &plan).await?);
-        }
+        let report = gathered.commit(cx, server).await?;
         let mut head = format!(
             "renamed `{ident}` to `{}` in {}",
             args.new_name,
@@ -151,7 +148,7 @@ impl Tool for LspRenameTool {
             self.servers.config().language_of(&t.abs),
             ident != args.new_name,
         ) {
-            // Each report line is `path: N edits`, as `write_plan` writes it.
+            // Each report line is `path: N edits`, as a gathered change's commit writes it.
             let edited: Vec<&str> = report
                 .iter()
                 .filter_map(|line| Some(line.rsplit_once(": ")?.0))
@@ -166,228 +163,5 @@ impl Tool for LspRenameTool {
             "{head}:\n{}{left}",
             report.join("\n")
         )))
-    }
-}
-
-/// Runs `request` while applying, through this call's write door, any `workspace/applyEdit`
-/// the server sends meanwhile (some servers edit that way); also returns what those wrote.
-async fn serving_edits<F>(cx: &CallCx, server: &Server, request: F) -> (F::Output, Vec<String>)
-where
-    F: std::future::Future,
-{
-    let (_accepting, mut edits) = server.accept_edits();
-    let mut written = Vec::new();
-    tokio::pin!(request);
-    loop {
-        tokio::select! {
-            done = &mut request => return (done, written),
-            Some((edit, reply)) = edits.recv() => {
-                let result = match plan(&edit) {
-                    Ok(p) => match write_plan(cx, server, &p).await {
-                        Ok(lines) => {
-                            written.extend(lines);
-                            lsp::ApplyWorkspaceEditResponse {
-                                applied: true,
-                                failure_reason: None,
-                                failed_change: None,
-                            }
-                        }
-                        Err(e) => refusal(&e.to_string()),
-                    },
-                    Err(why) => refusal(&why.to_string()),
-                };
-                let _ = reply.send(result);
-            }
-        }
-    }
-}
-
-/// Writes a workspace edit all or nothing, against the text the server saw, then gives the
-/// server the new text; one `file: N edits` line per file.
-async fn write_plan(cx: &CallCx, server: &Server, plan: &Plan) -> Result<Vec<String>, ToolError> {
-    let mut ops = Vec::new();
-    let mut report = Vec::new();
-    let mut synced = Vec::new();
-    for (path, file) in &plan.files {
-        let rel = cx.workspace().resolve_write(&path.to_string_lossy())?;
-        // The text the server saw is the text on disk now, or the commit refuses.
-        let before = crate::named::read(cx.workspace(), path)
-            .await
-            .map_err(|why| ToolError::invalid(format!("cannot read {}: {why}", rel.rel())))?;
-        if server.holds(path, &before).await == Some(false) {
-            return Err(ToolError::invalid(format!(
-                "{} changed after {} computed the edit, so it would land on the wrong text; \
-                 nothing was written. Run lsp_rename again",
-                rel.rel(),
-                server.id
-            )));
-        }
-        let after = apply(&before, &file.edits, server.encoding)
-            .map_err(|e| ToolError::invalid(format!("{}: {e}", rel.rel())))?;
-        report.push(format!(
-            "{}: {}",
-            rel.rel(),
-            counted(file.edits.len(), "edit")
-        ));
-        let expect = hash_bytes(before.as_bytes());
-        synced.push((path.clone(), after.clone()));
-        match &file.rename_to {
-            Some(to) => ops.push(ChangeOp::Rename {
-                from: rel,
-                to: cx.workspace().resolve_write(&to.to_string_lossy())?,
-                expect,
-                content: Some(after.into_bytes()),
-            }),
-            None => ops.push(ChangeOp::Write {
-                path: rel,
-                content: after.into_bytes(),
-                expect,
-            }),
-        }
-    }
-    cx.fs().commit(ops).await?;
-    for (path, text) in synced {
-        server.sync(&path, &text).await?;
-    }
-    Ok(report)
-}
-
-/// One file's part of a workspace edit.
-#[derive(Default)]
-struct FileEdit {
-    edits: Vec<TextEdit>,
-    rename_to: Option<PathBuf>,
-}
-
-struct TextEdit {
-    start: (u32, u32),
-    end: (u32, u32),
-    text: String,
-}
-
-struct Plan {
-    files: BTreeMap<PathBuf, FileEdit>,
-}
-
-/// Reads a `WorkspaceEdit` (`changes` or `documentChanges`, with file renames).
-fn plan(edit: &WorkspaceEdit) -> Result<Plan, LspError> {
-    let mut files: BTreeMap<PathBuf, FileEdit> = BTreeMap::new();
-    let mut add = |uri: &str, edits: &[protocol::TextEdit]| -> Result<(), LspError> {
-        let path = uri_path(uri)
-            .ok_or_else(|| LspError::unusable(format!("the server edits a non-file URI {uri}")))?;
-        let entry = files.entry(path).or_default();
-        for e in edits {
-            let (start, end) = (e.range.start, e.range.end);
-            entry.edits.push(TextEdit {
-                start: (start.line, start.character),
-                end: (end.line, end.character),
-                text: e.new_text.clone(),
-            });
-        }
-        Ok(())
-    };
-    for (uri, edits) in &edit.changes {
-        add(uri, &edits.0)?;
-    }
-    let mut renames = Vec::new();
-    for change in &edit.document_changes {
-        match change.kind.as_deref() {
-            None => add(&change.text_document.uri, &change.edits)?,
-            Some("rename") => {
-                let from = uri_path(&change.old_uri);
-                let to = uri_path(&change.new_uri);
-                match (from, to) {
-                    (Some(f), Some(t)) => renames.push((f, t)),
-                    _ => {
-                        return Err(LspError::unusable(
-                            "the server renames a file by a non-file URI",
-                        ));
-                    }
-                }
-            }
-            Some(other) => {
-                return Err(LspError::unusable(format!(
-                    "the server's rename also wants to {other} a file, which lsp_rename does \
-                     not do; nothing was written"
-                )));
-            }
-        }
-    }
-    for (from, to) in renames {
-        // Edits may name the file by its old or its new name.
-        let mut entry = files.remove(&from).unwrap_or_default();
-        if let Some(more) = files.remove(&to) {
-            entry.edits.extend(more.edits);
-        }
-        entry.rename_to = Some(to);
-        files.insert(from, entry);
-    }
-    Ok(Plan { files })
-}
-
-/// Applies text edits (positions in the server's encoding) to `text`, last first.
-fn apply(text: &str, edits: &[TextEdit], enc: Encoding) -> Result<String, LspError> {
-    let starts: Vec<usize> = std::iter::once(0)
-        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-        .collect();
-    let offset = |(line, col): (u32, u32)| -> Result<usize, LspError> {
-        let l = line as usize;
-        let Some(&start) = starts.get(l) else {
-            return Err(LspError::unusable(format!(
-                "an edit points at line {}, past the end",
-                l + 1
-            )));
-        };
-        let end = starts.get(l + 1).map_or(text.len(), |e| e - 1);
-        let line_text = text[start..end].trim_end_matches('\r');
-        Ok(start + enc.byte(line_text, col))
-    };
-    let mut spans: Vec<(usize, usize, &str)> = edits
-        .iter()
-        .map(|e| Ok((offset(e.start)?, offset(e.end)?, e.text.as_str())))
-        .collect::<Result<_, LspError>>()?;
-    spans.sort_by_key(|(s, _, _)| std::cmp::Reverse(*s));
-    let mut out = text.to_string();
-    let mut limit = usize::MAX;
-    for (s, e, new) in spans {
-        if s > e || e > limit {
-            return Err(LspError::unusable(
-                "the server sent overlapping edits; nothing was written",
-            ));
-        }
-        out.replace_range(s..e, new);
-        limit = s;
-    }
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-
-    #[test]
-    fn edits_apply_last_first_in_either_encoding() {
-        let text = "let s = \"😀\"; let old = 1;\nold + old\n";
-        let edit = |start, end| TextEdit {
-            start,
-            end,
-            text: "new".into(),
-        };
-        // In UTF-16 the emoji is 2 units, so `old` starts at 18; in UTF-8 (4 bytes) at 20.
-        let utf16 = [
-            edit((0, 18), (0, 21)),
-            edit((1, 0), (1, 3)),
-            edit((1, 6), (1, 9)),
-        ];
-        let out = apply(text, &utf16, Encoding::Utf16).unwrap();
-        assert_eq!(out, "let s = \"😀\"; let new = 1;\nnew + new\n");
-        let utf8 = [edit((0, 20), (0, 23))];
-        assert_eq!(
-            apply(text, &utf8, Encoding::Utf8).unwrap(),
-            "let s = \"😀\"; let new = 1;\nold + old\n"
-        );
-        let overlapping = [edit((1, 0), (1, 5)), edit((1, 2), (1, 4))];
-        assert!(apply(text, &overlapping, Encoding::Utf8).is_err());
     }
 }

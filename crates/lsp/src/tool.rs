@@ -46,7 +46,8 @@ pub enum Action {
     Hover,
     /// Workspace symbols matching `query`, or the outline of `file`.
     Symbols,
-    /// Quick fixes the server offers at the symbol.
+    /// Quick fixes and refactorings the server offers at the symbol, or without a `line` the
+    /// fixes for every diagnostic of the file; numbered, for `lsp_fix`.
     CodeActions,
     /// Which servers run, and which are configured but unavailable, and why.
     Status,
@@ -85,6 +86,8 @@ pub struct LspTool {
     pub(crate) outside: Arc<crate::outside::Outside>,
     /// The servers run beside the chosen ones (ruff beside pyright), for `status`.
     pub(crate) beside: Option<Arc<Supervisor>>,
+    /// The code actions listed in this run, which `lsp_fix` applies by number.
+    pub(crate) listings: Arc<crate::fix::Listings>,
 }
 
 impl Tool for LspTool {
@@ -153,16 +156,28 @@ impl Tool for LspTool {
                 text
             }
             Action::CodeActions => {
-                let spot = spot(&self.servers, cx, &args, Action::CodeActions).await?;
-                code_actions(
-                    &spot.target,
-                    cx,
-                    spot.line_no,
-                    spot.line(),
-                    spot.byte,
-                    &spot.ident,
-                )
-                .await?
+                let file = need(&args.file, "file", Action::CodeActions)?;
+                let asked = match (args.line, &args.symbol) {
+                    (Some(line_no), Some(symbol)) => crate::fix::Asked::At {
+                        line_no,
+                        symbol: symbol.clone(),
+                    },
+                    (None, None) => crate::fix::Asked::File,
+                    (Some(_), None) => {
+                        return Err(ToolError::invalid(
+                            "`code_actions` at a `line` needs `symbol` (text naming it on that \
+                             line); give neither for the fixes of every diagnostic in the file",
+                        ));
+                    }
+                    (None, Some(_)) => {
+                        return Err(ToolError::invalid(
+                            "`code_actions` with a `symbol` needs its 1-based `line`; give \
+                             neither for the fixes of every diagnostic in the file",
+                        ));
+                    }
+                };
+                let t = target(&self.servers, cx, file).await?;
+                crate::fix::list(&self.listings, &t, cx, file, asked).await?
             }
             Action::Definition => navigate(&self.servers, cx, &args, Navigate::Definition).await?,
             Action::TypeDefinition => {
@@ -544,78 +559,6 @@ async fn withheld(t: &Target, cx: &CallCx, at: &lsp::TextDocumentPositionParams)
         }
     }
     None
-}
-
-/// Code actions listed at most.
-const ACTIONS_CAP: usize = 50;
-
-/// The quick fixes and refactorings the server offers at the symbol, with the diagnostics on
-/// its line as context. They are listed, not applied.
-async fn code_actions(
-    t: &Target,
-    cx: &CallCx,
-    line_no: usize,
-    line: &str,
-    byte: usize,
-    ident: &str,
-) -> Result<String, ToolError> {
-    let enc = t.server.encoding;
-    let start = enc.column(line, byte);
-    let end = enc.column(line, byte + ident.len());
-    let row = u32::try_from(line_no - 1).unwrap_or(u32::MAX);
-    let on_line: Vec<lsp::Diagnostic> = t
-        .server
-        .published_now(&t.abs)
-        .iter()
-        .filter(|d| d.range.start.line == row)
-        .map(lsp::Diagnostic::from)
-        .collect();
-    let params = lsp::CodeActionParams {
-        text_document: protocol::document(&t.abs)?,
-        range: lsp::Range::new(lsp::Position::new(row, start), lsp::Position::new(row, end)),
-        context: lsp::CodeActionContext {
-            diagnostics: on_line,
-            ..Default::default()
-        },
-        work_done_progress_params: Default::default(),
-        partial_result_params: Default::default(),
-    };
-    let items = t
-        .server
-        .call::<req::CodeActionRequest>(params, cx.cancel_token())
-        .await?;
-    if items.is_empty() {
-        return Ok(format!(
-            "{} offers no code action for `{ident}` at line {line_no}",
-            t.server.id
-        ));
-    }
-    let mut out = vec![format!(
-        "code actions for `{ident}` at line {line_no} ({} offered; listed, not applied: make \
-         the change with edit or lsp_rename):",
-        items.len()
-    )];
-    for item in items.iter().take(ACTIONS_CAP) {
-        let title = item.title.as_deref().unwrap_or("?");
-        let kind = item
-            .kind
-            .as_ref()
-            .map(|k| format!(" ({k})"))
-            .unwrap_or_default();
-        let preferred = if item.is_preferred {
-            " [preferred]"
-        } else {
-            ""
-        };
-        out.push(format!("- {title}{kind}{preferred}"));
-    }
-    if items.len() > ACTIONS_CAP {
-        out.push(format!(
-            "… {} more not shown (cap {ACTIONS_CAP})",
-            items.len() - ACTIONS_CAP
-        ));
-    }
-    Ok(out.join("\n"))
 }
 
 /// Diagnostics cap for one file.

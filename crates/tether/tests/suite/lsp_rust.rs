@@ -94,7 +94,7 @@ fn rust_analyzer_answers_navigation_queries() {
             .await
             .unwrap();
         assert!(actions.starts_with("code actions for `unit` at line 18 ("), "{actions}");
-        assert!(actions.contains("\n- "), "{actions}");
+        assert!(actions.contains("\n1. "), "{actions}");
 
         // A file changed behind the run's back reaches the server before the next answer.
         let ws = dir.path().join("ws");

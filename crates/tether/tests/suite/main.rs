@@ -21,6 +21,7 @@ mod layers;
 mod lsp_answers;
 mod lsp_catalog_entry;
 mod lsp_faults;
+mod lsp_fix;
 mod lsp_languages;
 mod lsp_on_write;
 mod lsp_on_write_go;

@@ -17,7 +17,7 @@ const TYPES: [&str; 7] = [
 /// Valid arguments for each tool that has a bounded or enumerated argument, so the bound can be
 /// tried on a call that would otherwise succeed. A new tool with such an argument must be added.
 /// Tools whose calls need a language server, which this workspace has none of.
-const NEEDS_A_SERVER: &[&str] = &["lsp_rename"];
+const NEEDS_A_SERVER: &[&str] = &["lsp_rename", "lsp_fix"];
 
 fn base_args(tool: &str) -> Option<Value> {
     match tool {
@@ -26,6 +26,7 @@ fn base_args(tool: &str) -> Option<Value> {
         "resolve" => Some(json!({"edit_id": "edit_404"})),
         "lsp" => Some(json!({"action": "status", "line": 1})),
         "lsp_rename" => Some(json!({"file": "a.py", "line": 1, "symbol": "x", "new_name": "y"})),
+        "lsp_fix" => Some(json!({"file": "a.py", "action": 1})),
         "debug" => Some(json!({"action": "status"})),
         "eval" => Some(json!({"code": "1", "description": "a schema check"})),
         _ => None,
