@@ -101,7 +101,9 @@ impl Tool for LspTool {
         "Language-server queries. Address a symbol by `file`, 1-based `line` and `symbol` (text \
          naming it on that line; never a column): definition, type_definition, implementation, \
          references, hover. `symbols` takes a `query` (workspace search) or a `file` (outline). \
-         `status` says which servers run and why others cannot. Servers start on first use \
+         `code_actions` lists the fixes at a symbol, or without `line` those of every \
+         diagnostic of the `file`, numbered for `lsp_fix`. `status` says which servers run and \
+         why others cannot. Servers start on first use \
          (Rust, Python, C/C++, TypeScript/JavaScript, Go, Dart)."
             .into()
     }
