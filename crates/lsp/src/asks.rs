@@ -48,6 +48,13 @@ impl Ask for req::Rename {
     }
 }
 
+impl Ask for req::WillRenameFiles {
+    type Answer = WorkspaceEdit;
+    fn answer(value: Value) -> WorkspaceEdit {
+        protocol::read(value)
+    }
+}
+
 /// Each offered action kept as sent, for `codeAction/resolve` and `lsp_fix`, beside what it
 /// reads as.
 impl Ask for req::CodeActionRequest {

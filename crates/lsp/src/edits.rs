@@ -36,6 +36,56 @@ impl Gathered {
         self.files.is_empty()
     }
 
+    /// Moves the file at `from` to `to` as part of the change; an edit gathered after this
+    /// that names the file by its new path lands on it.
+    pub(crate) async fn move_file(
+        &mut self,
+        cx: &CallCx,
+        server: &Server,
+        from: PathBuf,
+        to: PathBuf,
+    ) -> Result<(), ToolError> {
+        self.start(cx, server, &from, "").await?;
+        if let Some(entry) = self.files.get_mut(&from) {
+            entry.rename_to = Some(to);
+        }
+        Ok(())
+    }
+
+    /// Begins gathering edits of `path` from the text on disk, which must be the text the
+    /// server holds.
+    async fn start(
+        &mut self,
+        cx: &CallCx,
+        server: &Server,
+        path: &PathBuf,
+        again: &str,
+    ) -> Result<(), ToolError> {
+        if self.files.contains_key(path) {
+            return Ok(());
+        }
+        let rel = cx.workspace().resolve_write(&path.to_string_lossy())?;
+        let before = crate::named::read(cx.workspace(), path)
+            .await
+            .map_err(|why| ToolError::invalid(format!("cannot read {}: {why}", rel.rel())))?;
+        if server.holds(path, &before).await == Some(false) {
+            return Err(ToolError::invalid(format!(
+                "{} changed after {} computed the edit, so it would land on the wrong text; \
+                 nothing was written. {again}",
+                rel.rel(),
+                server.id
+            )));
+        }
+        let start = Gathering {
+            after: before.clone(),
+            before,
+            edits: 0,
+            rename_to: None,
+        };
+        self.files.insert(path.clone(), start);
+        Ok(())
+    }
+
     /// Adds `edit`, checked against the text `server` holds; `again` is what to run for an
     /// edit computed on a copy that changed since ("Run lsp_rename again").
     pub(crate) async fn add(
@@ -47,31 +97,15 @@ impl Gathered {
     ) -> Result<(), ToolError> {
         let plan = plan(edit).map_err(|e| ToolError::invalid(e.to_string()))?;
         for (path, file) in plan.files {
+            // A file this change moves is edited under its old path.
+            let moved = self
+                .files
+                .iter()
+                .find(|(_, g)| g.rename_to.as_ref() == Some(&path))
+                .map(|(from, _)| from.clone());
+            let path = moved.unwrap_or(path);
             let rel = cx.workspace().resolve_write(&path.to_string_lossy())?;
-            if !self.files.contains_key(&path) {
-                // The text the server saw is the text on disk now, or the commit refuses.
-                let before = crate::named::read(cx.workspace(), &path)
-                    .await
-                    .map_err(|why| {
-                        ToolError::invalid(format!("cannot read {}: {why}", rel.rel()))
-                    })?;
-                if server.holds(&path, &before).await == Some(false) {
-                    return Err(ToolError::invalid(format!(
-                        "{} changed after {} computed the edit, so it would land on the wrong \
-                         text; nothing was written. {again}",
-                        rel.rel(),
-                        server.id
-                    )));
-                }
-                let after = before.clone();
-                let start = Gathering {
-                    before,
-                    after,
-                    edits: 0,
-                    rename_to: None,
-                };
-                self.files.insert(path.clone(), start);
-            }
+            self.start(cx, server, &path, again).await?;
             let Some(entry) = self.files.get_mut(&path) else {
                 continue;
             };
@@ -95,11 +129,25 @@ impl Gathered {
         let mut ops = Vec::new();
         let mut report = Vec::new();
         let mut synced = Vec::new();
+        let mut moved = Vec::new();
         for (path, file) in self.files {
             let rel = cx.workspace().resolve_write(&path.to_string_lossy())?;
-            report.push(format!("{}: {}", rel.rel(), counted(file.edits, "edit")));
             let expect = hash_bytes(file.before.as_bytes());
-            synced.push((path.clone(), file.after.clone()));
+            // The server is given the text under the name the file has after the change.
+            let now = file.rename_to.clone().unwrap_or_else(|| path.clone());
+            if file.rename_to.is_some() {
+                moved.push(path.clone());
+            }
+            synced.push((now, file.after.clone()));
+            let shown = match &file.rename_to {
+                Some(to) => format!(
+                    "{} moved to {}",
+                    rel.rel(),
+                    cx.workspace().resolve_write(&to.to_string_lossy())?.rel()
+                ),
+                None => rel.rel().to_string(),
+            };
+            report.push(format!("{shown}: {}", counted(file.edits, "edit")));
             match &file.rename_to {
                 Some(to) => ops.push(ChangeOp::Rename {
                     from: rel,
@@ -115,7 +163,13 @@ impl Gathered {
             }
         }
         cx.fs().commit(ops).await?;
+        // The write hooks run after the call; what the call asks next must already see the
+        // files moved away gone and the new texts in place.
+        for path in moved {
+            server.tell_gone(&path).await;
+        }
         for (path, text) in synced {
+            server.tell_exists(&path).await;
             server.sync(&path, &text).await?;
         }
         Ok(report)

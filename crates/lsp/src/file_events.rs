@@ -28,6 +28,28 @@ impl Server {
         }
     }
 
+    /// Tells the server that `path`, deleted or moved away by a write, is gone: a document it
+    /// holds open is closed, so neither it nor its importers are answered from the old text.
+    pub async fn tell_gone(&self, path: &Path) {
+        let Ok(uri) = protocol::uri(path) else {
+            return;
+        };
+        if self.open.lock().await.remove(path).is_some() {
+            let text_document = lsp::TextDocumentIdentifier { uri: uri.clone() };
+            let params = lsp::DidCloseTextDocumentParams { text_document };
+            if let Err(why) = self
+                .notify::<lsp::notification::DidCloseTextDocument>(params)
+                .await
+            {
+                tracing::warn!("closing {}: {why}", path.display());
+            }
+        }
+        if self.creation_is_news(path, lsp::FileChangeType::DELETED) {
+            let typ = lsp::FileChangeType::DELETED;
+            self.tell_watched(vec![lsp::FileEvent { uri, typ }]).await;
+        }
+    }
+
     /// Tells a server of the whole workspace, once, that `path` exists: it resolves imports
     /// from its own listing of the disk, and a module written just now (or created outside a
     /// moment ago, before the watch told it) would otherwise be unresolved for the files that

@@ -67,6 +67,7 @@ pub(crate) async fn report(
     lang: &str,
     old: &str,
     edited: &[&str],
+    subject: &str,
 ) -> Left {
     // A `$` would make the pattern a metavariable; such a name is not searched.
     // The grammars differ, the server does not: a TypeScript rename reaches JavaScript too.
@@ -126,7 +127,7 @@ pub(crate) async fn report(
     out.push(format!(
         "not renamed by the server: `{old}` is still an identifier at these places in \
          {searched} files (comments and strings not counted). The server renames only the \
-         files it knows of; a use of the renamed symbol here is now broken, so rename it too \
+         files it knows of; a use of {subject} here is now broken, so rename it too \
          (another symbol of the same name stays as it is):"
     ));
     out.push(shown_lines(cx, &by_file, found.total).await);
@@ -226,6 +227,9 @@ async fn one_file(cx: &CallCx, servers: &Supervisor, lang: &str, rel: &str) -> S
     if let Err(why) = server.sync(&abs, &text).await {
         return format!("{rel}: not checked ({why})");
     }
+    // A file the change created or deleted (a move) is news to a server that lists the
+    // project's files: asked before its new listing, it answers as if the move had not been.
+    server.listing_awaited().await;
     match server.diagnostics_within(&abs, server.timeout()).await {
         Some(items) => crate::render::diagnostics(rel, &items, DIAGNOSTICS_SHOWN),
         None => format!(

@@ -23,6 +23,7 @@ mod inotify;
 mod lax;
 mod ledger;
 mod leftovers;
+mod moves;
 mod named;
 mod navigate;
 mod on_write;

@@ -129,6 +129,11 @@ pub fn client_capabilities() -> lsp::ClientCapabilities {
                 dynamic_registration: Some(false),
                 ..Default::default()
             }),
+            // `lsp_rename` with `to_path` asks for the edits a moved file needs.
+            file_operations: Some(lsp::WorkspaceFileOperationsClientCapabilities {
+                will_rename: Some(true),
+                ..Default::default()
+            }),
             ..Default::default()
         }),
         window: Some(lsp::WindowClientCapabilities {
@@ -521,6 +526,78 @@ pub struct ServerCapabilities {
     pub code_action_provider: Offered<CodeActionOptions>,
     pub rename_provider: Offered<RenameOptions>,
     pub diagnostic_provider: Offered<DiagnosticOptions>,
+    #[serde(deserialize_with = "lenient")]
+    pub workspace: WorkspaceCapabilities,
+}
+
+/// `workspace` of the server's capabilities, what tether reads of it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct WorkspaceCapabilities {
+    #[serde(deserialize_with = "lenient")]
+    pub file_operations: FileOperations,
+}
+
+/// The file operations a server wants to hear of before they happen.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct FileOperations {
+    #[serde(deserialize_with = "lenient")]
+    pub will_rename: Option<FileOperationFilters>,
+}
+
+/// Which files a file operation is asked about for.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct FileOperationFilters {
+    #[serde(deserialize_with = "list")]
+    pub filters: Vec<FileOperationFilter>,
+}
+
+/// One filter: a scheme (none: any) and a glob over the file's path.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct FileOperationFilter {
+    #[serde(deserialize_with = "lenient")]
+    pub scheme: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub pattern: FileOperationPattern,
+}
+
+/// The glob of a filter, what it matches (`file`, `folder`, or both) and whether case counts.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct FileOperationPattern {
+    #[serde(deserialize_with = "lenient")]
+    pub glob: String,
+    #[serde(deserialize_with = "lenient")]
+    pub matches: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub options: GlobOptions,
+}
+
+/// A filter's options.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct GlobOptions {
+    #[serde(deserialize_with = "lenient")]
+    pub ignore_case: bool,
+}
+
+impl FileOperationFilters {
+    /// Whether the file at `path` (a folder when `folder`) fits one of the filters.
+    pub fn cover(&self, path: &Path, folder: bool) -> bool {
+        let wanted = if folder { "folder" } else { "file" };
+        self.filters.iter().any(|f| {
+            let scheme = f.scheme.as_deref().is_none_or(|s| s == "file");
+            let kind = f.pattern.matches.as_deref().is_none_or(|m| m == wanted);
+            let glob = globset::GlobBuilder::new(&f.pattern.glob)
+                .literal_separator(true)
+                .case_insensitive(f.pattern.options.ignore_case)
+                .build();
+            scheme && kind && glob.is_ok_and(|g| g.compile_matcher().is_match(path))
+        })
+    }
 }
 
 /// A capability as servers announce it: absent, `false` or `null` is not offered; `true` or
@@ -690,6 +767,20 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_rename_filter_is_a_glob_over_the_absolute_path() {
+        let filters: FileOperationFilters = read(json!({"filters": [
+            {"scheme": "file", "pattern": {"glob": "**/*.{ts,tsx}", "matches": "file"}},
+            {"pattern": {"glob": "**/SRC", "matches": "folder", "options": {"ignoreCase": true}}},
+        ]}));
+        assert!(filters.cover(Path::new("/w/pkg/a.ts"), false));
+        assert!(filters.cover(Path::new("/w/b.tsx"), false));
+        assert!(!filters.cover(Path::new("/w/a.py"), false));
+        assert!(!filters.cover(Path::new("/w/a.ts"), true));
+        assert!(filters.cover(Path::new("/w/src"), true));
+        assert!(!filters.cover(Path::new("/w/src"), false));
+    }
+
+    #[test]
     fn the_capabilities_we_offer_are_the_ones_we_always_sent() {
         let sent = serde_json::to_value(client_capabilities()).unwrap();
         let before = json!({
@@ -703,6 +794,7 @@ mod tests {
                     "resourceOperations": ["create", "rename", "delete"],
                 },
                 "symbol": {"dynamicRegistration": false},
+                "fileOperations": {"willRename": true},
             },
             "window": {"workDoneProgress": true},
             "textDocument": {

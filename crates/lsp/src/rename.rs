@@ -23,13 +23,55 @@ pub struct RenameArgs {
     /// The file, relative to the workspace.
     #[serde(alias = "path", alias = "file_path")]
     file: String,
-    /// 1-based line of the symbol.
+    /// 1-based line of the symbol (a symbol rename).
     #[schemars(range(min = 1))]
-    line: usize,
+    line: Option<usize>,
     /// Text naming the symbol on that line (`name#2` for the second occurrence).
-    symbol: String,
-    /// The new name.
-    new_name: String,
+    symbol: Option<String>,
+    /// The symbol's new name.
+    new_name: Option<String>,
+    /// Instead of a symbol: where the file moves to, relative to the workspace; the files
+    /// that import it are updated as its server says.
+    to_path: Option<String>,
+}
+
+/// What an `lsp_rename` call asks for.
+enum Wanted<'a> {
+    Symbol {
+        line: usize,
+        symbol: &'a str,
+        new_name: &'a str,
+    },
+    Move {
+        to_path: &'a str,
+    },
+}
+
+impl RenameArgs {
+    /// A symbol rename (`line`, `symbol`, `new_name`) or a move (`to_path`), never both.
+    fn wanted(&self) -> Result<Wanted<'_>, ToolError> {
+        match (&self.line, &self.symbol, &self.new_name, &self.to_path) {
+            (None, None, None, Some(to_path)) => Ok(Wanted::Move { to_path }),
+            (Some(_), _, _, Some(_)) | (_, Some(_), _, Some(_)) | (_, _, Some(_), Some(_)) => {
+                Err(ToolError::invalid(
+                    "give `to_path` to move the file, or `line`, `symbol` and `new_name` to \
+                     rename a symbol in it, not both",
+                ))
+            }
+            (Some(0), _, _, None) => {
+                Err(ToolError::invalid("`line` is 1-based: the first line is 1"))
+            }
+            (Some(line), Some(symbol), Some(new_name), None) => Ok(Wanted::Symbol {
+                line: *line,
+                symbol,
+                new_name,
+            }),
+            _ => Err(ToolError::invalid(
+                "a symbol rename needs `line`, `symbol` and `new_name`; to move the file \
+                 instead, give `to_path` alone",
+            )),
+        }
+    }
 }
 
 /// The `lsp_rename` tool.
@@ -50,7 +92,9 @@ impl Tool for LspRenameTool {
          some, e.g. pyright skips files outside its project's `include`); its edits are \
          written all or nothing. Reports the files changed and the edits in each, then every \
          use of the old name still left in files of that language (identifiers, not comments \
-         or strings) with its line and its file's diagnostics."
+         or strings) with its line and its file's diagnostics. With `to_path` instead, the \
+         file moves there and the server's edits to the files that import it (where it offers \
+         them) are part of the same change; the uses of its old module name left are listed."
             .into()
     }
 
@@ -63,30 +107,45 @@ impl Tool for LspRenameTool {
     }
 
     fn preview(&self, args: &RenameArgs) -> Preview {
-        let summary = format!(
-            "rename `{}` to `{}` wherever the server finds it",
-            args.symbol, args.new_name
-        );
+        let summary = match args.wanted() {
+            Ok(Wanted::Move { to_path }) => format!(
+                "move {} to {to_path}, with the edits its importers need",
+                args.file
+            ),
+            _ => format!(
+                "rename `{}` to `{}` wherever the server finds it",
+                args.symbol.as_deref().unwrap_or("?"),
+                args.new_name.as_deref().unwrap_or("?")
+            ),
+        };
         Preview::new(summary, vec![args.file.clone()])
     }
 
     async fn call(&self, cx: &CallCx, args: RenameArgs) -> Result<ToolOutput, ToolError> {
-        if args.line == 0 {
-            return Err(ToolError::invalid("`line` is 1-based: the first line is 1"));
-        }
+        let (line_no, symbol, new_name) = match args.wanted()? {
+            Wanted::Move { to_path } => {
+                let text = crate::moves::move_file(&self.servers, cx, &args.file, to_path).await?;
+                return Ok(ToolOutput::text(text));
+            }
+            Wanted::Symbol {
+                line,
+                symbol,
+                new_name,
+            } => (line, symbol, new_name),
+        };
         let t = crate::tool::target(&self.servers, cx, &args.file).await?;
         let lines: Vec<&str> = t.text.lines().collect();
-        let (line, byte, ident) = locate_line(&args.file, &lines, args.line, &args.symbol)?;
+        let (line, byte, ident) = locate_line(&args.file, &lines, line_no, symbol)?;
         // A rename writes: a name that is only part of the identifier it lands on is refused.
-        if let Some(typed) = crate::position::typed_name(&args.symbol).filter(|t| *t != ident) {
+        if let Some(typed) = crate::position::typed_name(symbol).filter(|t| *t != ident) {
             return Err(ToolError::invalid(format!(
                 "`{typed}` is not a whole name on line {}: it is part of `{ident}`; to rename \
                  that, give `symbol: \"{ident}\"`",
-                args.line
+                line_no
             )));
         }
         let server = &t.server;
-        let at = protocol::at(&t.abs, args.line - 1, server.encoding.column(line, byte))?;
+        let at = protocol::at(&t.abs, line_no - 1, server.encoding.column(line, byte))?;
         let can_prepare = server.capabilities.rename_provider.options.prepare_provider;
         if can_prepare {
             let ok = server
@@ -95,7 +154,7 @@ impl Tool for LspRenameTool {
             if ok.is_null() {
                 return Err(ToolError::invalid(format!(
                     "{} cannot rename `{ident}` at {}:{} (not a renameable symbol there)",
-                    server.id, args.file, args.line
+                    server.id, args.file, line_no
                 )));
             }
         }
@@ -112,7 +171,7 @@ impl Tool for LspRenameTool {
         };
         let params = lsp::RenameParams {
             text_document_position: at,
-            new_name: args.new_name.clone(),
+            new_name: new_name.to_string(),
             work_done_progress_params: Default::default(),
         };
         let rename = server.call::<Rename>(params, cx.cancel_token());
@@ -130,7 +189,7 @@ impl Tool for LspRenameTool {
         let report = gathered.commit(cx, server).await?;
         let mut head = format!(
             "renamed `{ident}` to `{}` in {}",
-            args.new_name,
+            new_name,
             counted(report.len(), "file")
         );
         if let Some(pct) = indexing {
@@ -144,16 +203,21 @@ impl Tool for LspRenameTool {
         }
         // The server picks the files; what it left is searched, unless the name did not change.
         let mut left = String::new();
-        if let (Some(lang), true) = (
-            self.servers.config().language_of(&t.abs),
-            ident != args.new_name,
-        ) {
+        if let (Some(lang), true) = (self.servers.config().language_of(&t.abs), ident != new_name) {
             // Each report line is `path: N edits`, as a gathered change's commit writes it.
             let edited: Vec<&str> = report
                 .iter()
                 .filter_map(|line| Some(line.rsplit_once(": ")?.0))
                 .collect();
-            let found = leftovers::report(cx, &self.servers, lang, &ident, &edited).await;
+            let found = leftovers::report(
+                cx,
+                &self.servers,
+                lang,
+                &ident,
+                &edited,
+                "the renamed symbol",
+            )
+            .await;
             if let Some(summary) = found.summary {
                 head.push_str(&format!(" ({} chose them; {summary})", server.id));
             }

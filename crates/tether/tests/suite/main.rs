@@ -23,6 +23,7 @@ mod lsp_catalog_entry;
 mod lsp_faults;
 mod lsp_fix;
 mod lsp_languages;
+mod lsp_move;
 mod lsp_on_write;
 mod lsp_on_write_go;
 mod lsp_on_write_native;
