@@ -884,6 +884,31 @@ fn ruff_beside_pyright_reports_its_own_findings_once_each_under_its_name() {
     assert_eq!(wrote.matches("reportReturnType").count(), 1, "{wrote}");
     let checker_block = wrote.split("diagnostics (ruff)").next().unwrap_or_default();
     assert!(checker_block.contains("reportReturnType"), "{wrote}");
+
+    // The fixes of both servers are listed together, each under its server, and ruff's is
+    // applied through the door with both servers' reports.
+    let calls = [
+        serde_json::json!({"tool": "lsp", "args": {"action": "code_actions", "file": "app.py"}}),
+        serde_json::json!({"tool": "lsp_fix", "args": {"file": "app.py", "action": "remove unused import"}}),
+    ];
+    let results = call_lines(&env, &calls);
+    let listed = results.first().cloned().unwrap_or_default();
+    assert!(
+        listed.contains("Remove unused import: `os`") && listed.contains("offered by"),
+        "{results:?}"
+    );
+    let fixed = results.get(1).cloned().unwrap_or_default();
+    assert!(
+        fixed.contains("applied `Ruff (F401): Remove unused import: `os`` (ruff)"),
+        "{results:?}"
+    );
+    let ruff_after = fixed
+        .split("diagnostics (ruff) after this write:")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(ruff_after.contains("fixed 1 problem"), "{results:?}");
+    let now = std::fs::read_to_string(env.ws.join("app.py")).unwrap();
+    assert!(!now.contains("import os"), "{now}");
 }
 
 #[test]

@@ -31,6 +31,7 @@ macro_rules! kept_as_json {
 
 kept_as_json!(
     Barrier,
+    req::DocumentDiagnosticRequest,
     req::ExecuteCommand,
     req::FoldingRangeRequest,
     req::GotoDefinition,

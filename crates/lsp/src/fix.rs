@@ -38,7 +38,14 @@ struct Listing {
     asked: Asked,
     /// Where it was asked, as the listing's first line says it.
     head: String,
-    actions: Vec<(Value, CodeAction)>,
+    actions: Vec<Offered>,
+}
+
+/// One listed action: the server that offered it, and the action as it was sent.
+struct Offered {
+    server: String,
+    raw: Value,
+    action: CodeAction,
 }
 
 /// The last listing of each file in this run, which `lsp_fix` numbers refer to.
@@ -47,19 +54,47 @@ pub(crate) struct Listings {
     by_file: Mutex<HashMap<PathBuf, Listing>>,
 }
 
-/// The code actions the server offers where `asked` says, kept as this run's listing of the
-/// file, and the text that shows them numbered.
+/// The code actions the server offers where `asked` says, and those of the server run beside
+/// it (ruff beside pyright), kept as this run's listing of the file; the text that shows them
+/// numbered.
 pub(crate) async fn list(
     listings: &Listings,
-    t: &Target,
+    (t, beside): (&Target, Option<&Target>),
     cx: &CallCx,
     file: &str,
     asked: Asked,
 ) -> Result<String, ToolError> {
-    let (actions, head) = match &asked {
-        Asked::At { line_no, symbol } => at_symbol(t, cx, file, *line_no, symbol).await?,
-        Asked::File => for_diagnostics(t, cx).await?,
-    };
+    let mut actions = Vec::new();
+    let (mut head, mut diagnostics) = (String::new(), 0);
+    for one in std::iter::once(t).chain(beside) {
+        let found = match &asked {
+            Asked::At { line_no, symbol } => {
+                let (found, said) = at_symbol(one, cx, file, *line_no, symbol).await?;
+                head = said;
+                found
+            }
+            Asked::File => {
+                let (found, seen) = for_diagnostics(one, cx).await?;
+                diagnostics += seen;
+                found
+            }
+        };
+        let server = &one.server.id;
+        actions.extend(found.into_iter().map(|(raw, action)| Offered {
+            server: server.clone(),
+            raw,
+            action,
+        }));
+    }
+    if let Asked::File = asked {
+        head = match diagnostics {
+            0 => "for the file (it has no diagnostics now)".to_string(),
+            n => format!(
+                "for the {} of the file",
+                tether_tool::counted(n, "diagnostic")
+            ),
+        };
+    }
     let text = render(&t.server.id, &head, &actions);
     let listing = Listing {
         text_hash: tether_fs::hash_bytes(t.text.as_bytes()),
@@ -88,26 +123,24 @@ async fn at_symbol(
         lsp::Position::new(row, enc.column(line, byte)),
         lsp::Position::new(row, enc.column(line, byte + ident.len())),
     );
-    let on_line: Vec<lsp::Diagnostic> = diagnostics_now(t)
+    let on_line: Vec<lsp::Diagnostic> = diagnostics_now(t, cx)
         .await
-        .iter()
+        .into_iter()
         .filter(|d| d.range.start.line == row)
-        .map(lsp::Diagnostic::from)
         .collect();
     let actions = ask(t, cx, range, on_line, None).await?;
     Ok((actions, format!("for `{ident}` at line {line_no}")))
 }
 
 /// The quick fixes for every diagnostic the file has now (at most [`DIAGNOSTICS_ASKED`]),
-/// each offered once.
+/// each offered once; and how many diagnostics were asked about.
 async fn for_diagnostics(
     t: &Target,
     cx: &CallCx,
-) -> Result<(Vec<(Value, CodeAction)>, String), ToolError> {
-    let found = diagnostics_now(t).await;
+) -> Result<(Vec<(Value, CodeAction)>, usize), ToolError> {
+    let found = diagnostics_now(t, cx).await;
     let mut actions: Vec<(Value, CodeAction)> = Vec::new();
     for d in found.iter().take(DIAGNOSTICS_ASKED) {
-        let d = lsp::Diagnostic::from(d);
         let only = Some(vec![lsp::CodeActionKind::QUICKFIX]);
         for offered in ask(t, cx, d.range, vec![d.clone()], only).await? {
             let same = |(raw, _): &(Value, CodeAction)| *raw == offered.0;
@@ -116,27 +149,47 @@ async fn for_diagnostics(
             }
         }
     }
-    let head = match found.len() {
-        0 => "for the file (it has no diagnostics now)".to_string(),
-        n => format!(
-            "for the {} of the file",
-            tether_tool::counted(n.min(DIAGNOSTICS_ASKED), "diagnostic")
-        ),
-    };
-    Ok((actions, head))
+    Ok((actions, found.len().min(DIAGNOSTICS_ASKED)))
 }
 
-/// The file's diagnostics for its current text, as the server answers within its request
-/// deadline, else what it published last: the context its fixes are asked for.
-async fn diagnostics_now(t: &Target) -> Vec<protocol::Diagnostic> {
-    match t
+/// The file's diagnostics for its current text, as the context its fixes are asked with: a
+/// server that answers pulls is asked, and its items are kept whole (ruff finds a fix in an
+/// item's `data`, which tether's own store leaves out); else what it answers within its request
+/// deadline, or published last.
+async fn diagnostics_now(t: &Target, cx: &CallCx) -> Vec<lsp::Diagnostic> {
+    if t.server.capabilities.diagnostic_provider.on {
+        let params = lsp::DocumentDiagnosticParams {
+            text_document: match protocol::document(&t.abs) {
+                Ok(document) => document,
+                Err(_) => return Vec::new(),
+            },
+            identifier: None,
+            previous_result_id: None,
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+        };
+        let pulled = t
+            .server
+            .call::<req::DocumentDiagnosticRequest>(params, cx.cancel_token())
+            .await;
+        if let Ok(report) = pulled
+            && let Some(Value::Array(items)) = report.get("items")
+        {
+            return items
+                .iter()
+                .filter_map(|item| serde_json::from_value(item.clone()).ok())
+                .collect();
+        }
+    }
+    let items = match t
         .server
         .diagnostics_within(&t.abs, t.server.timeout())
         .await
     {
         Some(items) => items,
         None => t.server.published_now(&t.abs),
-    }
+    };
+    items.iter().map(lsp::Diagnostic::from).collect()
 }
 
 /// One `textDocument/codeAction` request.
@@ -163,16 +216,24 @@ async fn ask(
         .await?)
 }
 
-/// The numbered list `lsp_fix` refers to.
-fn render(server: &str, head: &str, actions: &[(Value, CodeAction)]) -> String {
+/// The numbered list `lsp_fix` refers to; each action names its server when two offered.
+fn render(server: &str, head: &str, actions: &[Offered]) -> String {
     if actions.is_empty() {
         return format!("{server} offers no code action {head}");
     }
+    let mut by: Vec<&str> = Vec::new();
+    for a in actions {
+        if !by.contains(&a.server.as_str()) {
+            by.push(&a.server);
+        }
+    }
     let mut out = vec![format!(
-        "code actions {head} ({} offered by {server}; apply one with lsp_fix and its number):",
-        actions.len()
+        "code actions {head} ({} offered by {}; apply one with lsp_fix and its number):",
+        actions.len(),
+        by.join(" and ")
     )];
-    for (n, (_, action)) in actions.iter().enumerate().take(ACTIONS_CAP) {
+    for (n, offered) in actions.iter().enumerate().take(ACTIONS_CAP) {
+        let action = &offered.action;
         let title = action.title.as_deref().unwrap_or("?");
         let kind = action
             .kind
@@ -189,7 +250,14 @@ fn render(server: &str, head: &str, actions: &[(Value, CodeAction)]) -> String {
             .as_ref()
             .map(|d| format!(" [disabled: {}]", d.reason))
             .unwrap_or_default();
-        out.push(format!("{}. {title}{kind}{preferred}{disabled}", n + 1));
+        let from = match by.len() {
+            1 => String::new(),
+            _ => format!(" [{}]", offered.server),
+        };
+        out.push(format!(
+            "{}. {title}{kind}{preferred}{disabled}{from}",
+            n + 1
+        ));
     }
     if actions.len() > ACTIONS_CAP {
         out.push(format!(
@@ -224,6 +292,8 @@ pub struct FixArgs {
 /// The `lsp_fix` tool.
 pub struct LspFixTool {
     pub(crate) servers: Arc<crate::supervisor::Supervisor>,
+    /// The servers run beside the chosen ones, whose actions a listing may hold too.
+    pub(crate) beside: Option<Arc<crate::supervisor::Supervisor>>,
     pub(crate) listings: Arc<Listings>,
 }
 
@@ -279,9 +349,14 @@ impl Tool for LspFixTool {
                 && listing.server == t.server.id;
             (!current).then(|| listing.asked.clone())
         };
+        let beside = match &self.beside {
+            Some(beside) => crate::tool::beside_target(beside, &t).await,
+            None => None,
+        };
         if let Some(asked) = stale {
             // Its numbers may name other actions now.
-            let fresh = list(&self.listings, &t, cx, &args.file, asked).await?;
+            let both = (&t, beside.as_ref());
+            let fresh = list(&self.listings, both, cx, &args.file, asked).await?;
             return Err(ToolError::invalid(format!(
                 "{} changed since its code actions were listed, so their numbers may not fit \
                  it: nothing was applied. The current list:\n{fresh}",
@@ -290,14 +365,25 @@ impl Tool for LspFixTool {
         }
         // The listing stays: after this change its numbers are stale, and a second use is
         // refused with the list as it is then.
-        let raw = self.pick(&t, &args.action)?;
-        Ok(ToolOutput::text(apply(&t, cx, raw).await?))
+        let (server, raw) = self.pick(&t, &args.action)?;
+        let by = match beside.as_ref() {
+            Some(other) if other.server.id == server => other,
+            _ if t.server.id == server => &t,
+            _ => {
+                return Err(ToolError::failed(format!(
+                    "{server}, which offered that action, no longer serves {}: list the \
+                     actions again",
+                    args.file
+                )));
+            }
+        };
+        Ok(ToolOutput::text(apply(by, cx, raw).await?))
     }
 }
 
 impl LspFixTool {
     /// The listed action `pick` names, as the server sent it; or why none fits, with the list.
-    fn pick(&self, t: &Target, pick: &Pick) -> Result<Value, ToolError> {
+    fn pick(&self, t: &Target, pick: &Pick) -> Result<(String, Value), ToolError> {
         let listings = lock(&self.listings.by_file);
         let Some(listing) = listings.get(&t.abs) else {
             return Err(ToolError::invalid(
@@ -305,10 +391,11 @@ impl LspFixTool {
             ));
         };
         let shown = || render(&listing.server, &listing.head, &listing.actions);
-        let title = |a: &CodeAction| a.title.clone().unwrap_or_default().to_lowercase();
+        let title = |o: &Offered| o.action.title.clone().unwrap_or_default().to_lowercase();
+        let chosen = |o: &Offered| (o.server.clone(), o.raw.clone());
         let found = match pick {
             Pick::Number(n) => match n.checked_sub(1).and_then(|i| listing.actions.get(i)) {
-                Some((raw, _)) => raw.clone(),
+                Some(offered) => chosen(offered),
                 None => {
                     return Err(ToolError::invalid(format!(
                         "there is no action {n}: the listing has {}. {}",
@@ -319,20 +406,14 @@ impl LspFixTool {
             },
             Pick::Title(wanted) => {
                 let wanted = wanted.to_lowercase();
-                let exact: Vec<&Value> = listing
-                    .actions
-                    .iter()
-                    .filter(|(_, a)| title(a) == wanted)
-                    .map(|(raw, _)| raw)
+                let exact: Vec<&Offered> = (listing.actions.iter())
+                    .filter(|o| title(o) == wanted)
                     .collect();
-                let part: Vec<&Value> = listing
-                    .actions
-                    .iter()
-                    .filter(|(_, a)| title(a).contains(&wanted))
-                    .map(|(raw, _)| raw)
+                let part: Vec<&Offered> = (listing.actions.iter())
+                    .filter(|o| title(o).contains(&wanted))
                     .collect();
                 match (exact.as_slice(), part.as_slice()) {
-                    ([one, ..], _) | ([], [one]) => (*one).clone(),
+                    ([one, ..], _) | ([], [one]) => chosen(one),
                     ([], []) => {
                         return Err(ToolError::invalid(format!(
                             "no listed action's title has `{wanted}`. {}",

@@ -216,6 +216,7 @@ impl Capability for Lsp {
         })
         .tool(fix::LspFixTool {
             servers: main.servers.clone(),
+            beside: beside.as_ref().map(|lane| lane.servers.clone()),
             listings,
         });
         self.lanes = std::iter::once(main).chain(beside).collect();

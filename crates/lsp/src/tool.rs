@@ -179,7 +179,12 @@ impl Tool for LspTool {
                     }
                 };
                 let t = target(&self.servers, cx, file).await?;
-                crate::fix::list(&self.listings, &t, cx, file, asked).await?
+                let beside = match &self.beside {
+                    Some(beside) => beside_target(beside, &t).await,
+                    None => None,
+                };
+                let both = (&t, beside.as_ref());
+                crate::fix::list(&self.listings, both, cx, file, asked).await?
             }
             Action::Definition => navigate(&self.servers, cx, &args, Navigate::Definition).await?,
             Action::TypeDefinition => {
@@ -600,6 +605,21 @@ async fn diagnostics(
 
 /// What the servers run beside the chosen one (ruff) say of `file`, each under its name;
 /// nothing when none serves it or none is installed.
+/// The file of `t` as the server run beside the chosen one has it (ruff beside pyright), when
+/// one is available for it: started if need be, and given the same text.
+pub(crate) async fn beside_target(beside: &Arc<Supervisor>, t: &Target) -> Option<Target> {
+    let lang = beside.config().language_of(&t.abs)?;
+    let config = beside.config();
+    crate::avail::find(config, lang, &t.abs, beside.workspace(), beside.trusted()).ok()?;
+    let server = beside.server_for(lang, &t.abs).await.ok()?;
+    server.sync(&t.abs, &t.text).await.ok()?;
+    Some(Target {
+        abs: t.abs.clone(),
+        text: t.text.clone(),
+        server,
+    })
+}
+
 async fn beside_diagnostics(beside: &Arc<Supervisor>, cx: &CallCx, file: &str) -> String {
     let Ok(abs) = cx.workspace().resolve_read(file) else {
         return String::new();
