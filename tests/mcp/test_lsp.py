@@ -62,6 +62,28 @@ def test_lsp_navigation_mistakes_and_rename_through_mcp(crate):
     assert "Quad" in (crate / "src" / "lib.rs").read_text()
 
 
+def test_a_fix_listed_then_applied_through_mcp_with_the_mistakes_models_make(crate):
+    # `Square { }` lacks its field: rust-analyzer offers to fill it.
+    (crate / "src" / "lib.rs").write_text(LIB + "\npub fn unit() -> shapes::Square {\n    shapes::Square {}\n}\n")
+    out = run(crate, [
+        ("lsp_fix", {"file": "src/lib.rs", "action": 1}),
+        ("lsp", {"action": "code_actions", "file": "src/lib.rs"}),
+        ("lsp_fix", {"file": "src/lib.rs", "action": "fill the fields"}),
+        ("lsp_fix", {"file": "src/lib.rs", "action": 9}),
+        ("lsp_fix", {"file": "src/lib.rs", "action": "fill struct"}),
+        ("lsp_fix", {"file": "src/lib.rs", "action": 1}),
+    ])
+    (e1, unlisted), (e2, listed), (e3, typo), (e4, past), (e5, fixed), (e6, again) = out
+    assert e1 and "list them with `lsp` `code_actions`" in unlisted, unlisted
+    assert not e2 and "1. Fill struct fields (quickfix)" in listed, listed
+    assert e3 and "no listed action's title has `fill the fields`" in typo and "1. Fill struct" in typo, typo
+    assert e4 and "there is no action 9" in past, past
+    assert not e5 and fixed.startswith("applied `Fill struct fields` (rust-analyzer)"), fixed
+    assert "src/lib.rs: fixed 1 problem; none left" in fixed, fixed
+    assert e6 and "changed since its code actions were listed" in again, again
+    assert "shapes::Square { side: todo!() }" in (crate / "src" / "lib.rs").read_text()
+
+
 def descendants_named(pid, name):
     """Pids below `pid` whose command name is `name`, from /proc."""
     kids = {}
