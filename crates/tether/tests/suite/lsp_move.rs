@@ -140,6 +140,16 @@ fn a_python_module_moves_and_the_imports_left_naming_it_are_listed() {
             "from pkg.utils import helper\n\n\ndef run() -> int:\n    return helper()\n",
         );
         let run = common::run_with_config(dir.path(), common::LSP_BUDGETS);
+        // The importer was looked at before, as a model would have: what it had before the
+        // move is known, so the move's problem in it is told as new (on a cold server the
+        // baseline budget may end first, and the report then says it may predate the move).
+        let before = call(
+            &run,
+            "lsp",
+            json!({"action": "diagnostics", "file": "app.py"}),
+        )
+        .await;
+        assert!(before.contains("no errors"), "{before}");
         let moved = call(
             &run,
             "lsp_rename",
