@@ -188,7 +188,7 @@ pub(crate) async fn gathering_edits<F>(
 where
     F: std::future::Future,
 {
-    let (_accepting, mut edits) = server.accept_edits();
+    let (_accepting, mut edits) = server.accept_edits().await;
     tokio::pin!(request);
     loop {
         tokio::select! {

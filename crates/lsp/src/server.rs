@@ -264,6 +264,9 @@ pub fn refusal(why: &str) -> lsp::ApplyWorkspaceEditResponse {
 /// While held, the server's edits go to one write call; dropping it refuses them again.
 pub struct AcceptingEdits {
     port: Arc<Mutex<Option<EditPort>>>,
+    /// One call at a time takes them: runs sharing the server through a host each have their
+    /// own door, and an edit must never reach another run's.
+    _taken: tokio::sync::OwnedMutexGuard<()>,
 }
 
 impl Drop for AcceptingEdits {
@@ -322,6 +325,8 @@ pub struct Server {
     pub capabilities: protocol::ServerCapabilities,
     pub(crate) heard: Arc<Watched>,
     edits: Arc<Mutex<Option<EditPort>>>,
+    /// Held by the call that takes the server's edits now.
+    edits_taken: Arc<tokio::sync::Mutex<()>>,
     pub(crate) open: tokio::sync::Mutex<HashMap<PathBuf, Open>>,
     /// Files whose creation the server was told of. It is kept here, not per run, because
     /// runs share a server, and each telling makes pyright re-resolve every import.
@@ -495,6 +500,7 @@ impl Server {
             capabilities: caps,
             heard,
             edits,
+            edits_taken: Arc::default(),
             open: tokio::sync::Mutex::default(),
             told_created: Mutex::default(),
             sent_after: Mutex::default(),
@@ -730,11 +736,14 @@ impl Server {
 
     /// Takes the server's `workspace/applyEdit` requests until the guard drops; for a write
     /// call, which applies them through its own write door.
-    pub fn accept_edits(&self) -> (AcceptingEdits, tokio::sync::mpsc::Receiver<ServedEdit>) {
+    pub async fn accept_edits(&self) -> (AcceptingEdits, tokio::sync::mpsc::Receiver<ServedEdit>) {
+        // Another run's call takes them first, until it ends.
+        let taken = self.edits_taken.clone().lock_owned().await;
         let (port, edits) = tokio::sync::mpsc::channel(4);
         *lock(&self.edits) = Some(port);
         let guard = AcceptingEdits {
             port: self.edits.clone(),
+            _taken: taken,
         };
         (guard, edits)
     }
