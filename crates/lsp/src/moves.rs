@@ -85,6 +85,36 @@ pub(crate) async fn move_file(
         )),
     }
     let stem = |p: &Path| p.file_stem().map(|s| s.to_string_lossy().into_owned());
+    // Imports that name a file in a string (TypeScript, C's `#include`, Go) are not names,
+    // which the search below looks for: they are looked for as text.
+    // (A file that keeps its name is not searched: the imports the server updated name it too.)
+    let named = match (stem(&t.abs), stem(&to)) {
+        (Some(old), Some(new)) if old != new => {
+            let extensions: Vec<String> = (config.languages.values())
+                .filter(|l| l.servers.contains(&server.id))
+                .flat_map(|l| l.extensions.clone())
+                .collect();
+            let (root, moved) = (cx.workspace().root().to_path_buf(), to.clone());
+            let ask = move || in_strings(&root, &extensions, &old, &moved);
+            tokio::task::spawn_blocking(ask).await.unwrap_or_default()
+        }
+        _ => Vec::new(),
+    };
+    if !named.is_empty() {
+        head.push_str(&format!(
+            "; NOT every import: {} may still name the old file in a string, listed below",
+            counted(named.len(), "line")
+        ));
+    }
+    let named = match named.is_empty() {
+        true => String::new(),
+        false => format!(
+            "\nlines that may still import the old file by its name in a string (the server did \
+             not change them; an import of it here is now broken, so point it at {}):\n{}",
+            to_rel.rel(),
+            named.join("\n")
+        ),
+    };
     let left = match (from_lang, stem(&t.abs), stem(&to)) {
         (Some(lang), Some(old), Some(new)) if old != new => {
             // Each report line is `path: N edits`; a moved file's names both places.
@@ -106,5 +136,81 @@ pub(crate) async fn move_file(
         ),
         _ => String::new(),
     };
-    Ok(format!("{head}:\n{}{left}", report.join("\n")))
+    Ok(format!("{head}:\n{}{left}{named}", report.join("\n")))
+}
+
+/// Files searched for string imports at most, and lines listed.
+const FILES_SEARCHED: usize = 20_000;
+const LINES_LISTED: usize = 30;
+
+/// Lines of the workspace's files with one of `extensions` (never `moved`, the file at its new
+/// place) where `stem` is a whole word inside a quoted string or `<...>`: the imports that may
+/// still name the old file, as `path:line  | text`.
+fn in_strings(root: &Path, extensions: &[String], stem: &str, moved: &Path) -> Vec<String> {
+    let wanted = |p: &Path| {
+        p.extension().is_some_and(|e| {
+            extensions
+                .iter()
+                .any(|x| e.eq_ignore_ascii_case(x.as_str()))
+        })
+    };
+    let files = ignore::WalkBuilder::new(root)
+        .build()
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .map(ignore::DirEntry::into_path)
+        .filter(|p| wanted(p) && p != moved)
+        .take(FILES_SEARCHED);
+    let mut found = Vec::new();
+    for path in files {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let rel = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        for (n, line) in text.lines().enumerate() {
+            if quoted_word(line, stem) {
+                let shown: String = line.trim().chars().take(200).collect();
+                found.push(format!("{rel}:{}  | {shown}", n + 1));
+                if found.len() == LINES_LISTED {
+                    return found;
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Whether `word` stands whole in `line` inside a quoted string or `<...>`.
+fn quoted_word(line: &str, word: &str) -> bool {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    line.match_indices(word).any(|(at, _)| {
+        let before = line[..at].chars().next_back();
+        let after = line[at + word.len()..].chars().next();
+        if before.is_some_and(is_word) || after.is_some_and(is_word) {
+            return false;
+        }
+        let head = &line[..at];
+        let open = |c: char| head.matches(c).count() % 2 == 1;
+        open('"') || open('\'') || open('`') || head.rfind('<') > head.rfind('>')
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quoted_word;
+
+    #[test]
+    fn a_module_name_counts_only_whole_and_inside_a_string() {
+        assert!(quoted_word("import { a } from \"./paths\";", "paths"));
+        assert!(quoted_word("#include \"utils.h\"", "utils"));
+        assert!(quoted_word("#include <lib/utils.h>", "utils"));
+        assert!(quoted_word("const m = require('../paths')", "paths"));
+        assert!(!quoted_word("import { paths } from \"./other\";", "paths"));
+        assert!(!quoted_word("const s = \"my_paths\";", "paths"));
+        assert!(!quoted_word("let x = paths.join(a);", "paths"));
+    }
 }

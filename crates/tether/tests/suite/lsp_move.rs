@@ -184,3 +184,34 @@ fn a_python_module_moves_and_the_imports_left_naming_it_are_listed() {
         run.shutdown(std::time::Duration::from_secs(5)).await;
     });
 }
+
+#[test]
+fn a_header_moves_and_the_includes_left_naming_it_are_listed() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        common::write(&ws, "utils.h", "#pragma once\ninline int twice(int x) { return 2 * x; }\n");
+        common::write(&ws, "main.cpp", "#include \"utils.h\"\n\nint main() {\n    return twice(0);\n}\n");
+        let commands = format!(
+            "[{{\"directory\": \"{0}\", \"file\": \"{0}/main.cpp\", \"arguments\": [\"clang++\", \"-std=c++17\", \"-c\", \"main.cpp\"]}}]\n",
+            ws.canonicalize().unwrap().display()
+        );
+        common::write(&ws, "compile_commands.json", &commands);
+        let run = common::run_with_config(dir.path(), common::LSP_BUDGETS);
+        // clangd offers no edits for a moved file, and an include names it in a string, which
+        // the search for names does not see: the include is listed as text.
+        let moved = call(&run, "lsp_rename", json!({"file": "utils.h", "to_path": "helpers.h"})).await;
+        assert!(
+            moved.starts_with(
+                "moved utils.h to helpers.h (clangd offers no edits for a moved file, so no file \
+                 that imports it was changed); NOT every import: 1 line may still name the old \
+                 file in a string"
+            ),
+            "{moved}"
+        );
+        assert!(moved.contains("main.cpp:1  | #include \"utils.h\""), "{moved}");
+        assert!(ws.join("helpers.h").exists() && !ws.join("utils.h").exists());
+        run.shutdown(std::time::Duration::from_secs(5)).await;
+    });
+}
