@@ -21,6 +21,12 @@ pub(crate) async fn move_file(
     file: &str,
     to_path: &str,
 ) -> Result<String, ToolError> {
+    if cx.workspace().resolve_read(file)?.is_dir() {
+        return Err(ToolError::invalid(format!(
+            "{file} is a folder: `to_path` moves one file at a time, so move its files one by \
+             one (each with the edits its importers need)"
+        )));
+    }
     let t = crate::tool::target(servers, cx, file).await?;
     let to_rel = cx.workspace().resolve_write(to_path)?;
     let to = to_rel.abs().to_path_buf();

@@ -51,6 +51,12 @@ fn a_typescript_module_moves_and_its_importer_follows_in_the_same_change() {
         )
         .await;
         assert!(both.contains("not both"), "{both}");
+        std::fs::create_dir_all(ws.join("lib")).unwrap();
+        let folder = call(&run, "lsp_rename", json!({"file": "lib", "to_path": "src"})).await;
+        assert!(
+            folder.contains("lib is a folder: `to_path` moves one file at a time"),
+            "{folder}"
+        );
         let other = call(
             &run,
             "lsp_rename",
