@@ -17,6 +17,11 @@ pub struct ApplyPatchTool;
 pub struct ApplyPatchArgs {
     /// The patch, from `*** Begin Patch` to `*** End Patch`.
     patch: String,
+    /// Stage the change instead of writing it: the result shows its diff and the new
+    /// problems the language servers find in the proposed text (nothing is written), and
+    /// `resolve` with the edit_id it gives writes or drops it. Default false.
+    #[serde(default)]
+    dry_run: bool,
 }
 
 impl Tool for ApplyPatchTool {
@@ -32,7 +37,8 @@ impl Tool for ApplyPatchTool {
          '+' lines, then `*** End Patch`. All files change or none: a hunk that does not apply \
          rejects the whole patch and names the file and hunk. The result lists syntax errors \
          the patch introduced (a tree-sitter check of the bundled languages, on unless the run \
-         turned it off)."
+         turned it off). `dry_run` stages the patch instead, showing its diffs and the problems \
+         it would bring, for `resolve`."
             .into()
     }
 
@@ -84,6 +90,10 @@ impl Tool for ApplyPatchTool {
             }
         }
         let Plan { ops, summary, .. } = plan;
+        if args.dry_run {
+            let what = format!("a patch to {}", counted(summary.len(), "file"));
+            return crate::dry_run::stage(cx, "apply_patch", what, ops).await;
+        }
         cx.fs().commit(ops).await?;
         Ok(ToolOutput::text(format!(
             "applied the patch to {}:\n{}",

@@ -23,6 +23,11 @@ pub struct EditArgs {
     /// Replace every occurrence. Default false.
     #[serde(default)]
     replace_all: bool,
+    /// Stage the change instead of writing it: the result shows its diff and the new
+    /// problems the language servers find in the proposed text (nothing is written), and
+    /// `resolve` with the edit_id it gives writes or drops it. Default false.
+    #[serde(default)]
+    dry_run: bool,
 }
 
 impl Tool for EditTool {
@@ -38,7 +43,8 @@ impl Tool for EditTool {
          replaces every occurrence and says how many. When it is not found, the error shows the \
          nearest lines of the file as a diff. The file keeps its line endings, BOM and final \
          newline. The result lists syntax errors the edit introduced (a tree-sitter check of \
-         the bundled languages, on unless the run turned it off)."
+         the bundled languages, on unless the run turned it off). `dry_run` stages the edit \
+         instead, showing its diff and the problems it would bring, for `resolve`."
             .into()
     }
 
@@ -79,14 +85,17 @@ impl Tool for EditTool {
             .matches('\n')
             .count()
             + 1;
-        cx.fs()
-            .commit(vec![ChangeOp::Write {
-                path: path.clone(),
-                content: encode_text(&new_text, file.shape),
-                expect: file.hash,
-            }])
-            .await?;
+        let ops = vec![ChangeOp::Write {
+            path: path.clone(),
+            content: encode_text(&new_text, file.shape),
+            expect: file.hash,
+        }];
         let plural = if count == 1 { "" } else { "s" };
+        if args.dry_run {
+            let summary = format!("{count} replacement{plural} in {}", path.rel());
+            return crate::dry_run::stage(cx, "edit", summary, ops).await;
+        }
+        cx.fs().commit(ops).await?;
         Ok(ToolOutput::text(format!(
             "edited {}: {count} replacement{plural} (first at line {first_line})",
             path.rel()

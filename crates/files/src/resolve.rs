@@ -114,6 +114,12 @@ async fn accept(cx: &CallCx, id: &str) -> Result<ToolOutput, ToolError> {
             "\nrebased onto later changes to {}: the same edits, merged with what changed since",
             rebased.rebased.join(", ")
         ));
+        if let Some(verdict) = &change.verdict {
+            text.push_str(&format!(
+                "\nits preview's verdict (\"{verdict}\") is stale: it judged the text before \
+                 those changes; the diagnostics of this write below are the ones that hold"
+            ));
+        }
     }
     if rebased.more_sites > 0 {
         let verb = if rebased.more_sites == 1 {

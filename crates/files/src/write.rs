@@ -20,6 +20,11 @@ pub struct WriteArgs {
     path: String,
     /// The whole new content.
     content: String,
+    /// Stage the change instead of writing it: the result shows its diff and the new
+    /// problems the language servers find in the proposed text (nothing is written), and
+    /// `resolve` with the edit_id it gives writes or drops it. Default false.
+    #[serde(default)]
+    dry_run: bool,
 }
 
 impl Tool for WriteTool {
@@ -34,7 +39,8 @@ impl Tool for WriteTool {
          folder it had to create). An existing file keeps its mode, line endings (CRLF stays \
          CRLF), BOM and final-newline convention. The result lists syntax errors the write \
          introduced (a tree-sitter check of the bundled languages, on unless the run turned it \
-         off)."
+         off). `dry_run` stages the write instead, showing its diff and the problems it would \
+         bring, for `resolve`."
             .into()
     }
 
@@ -77,8 +83,17 @@ impl Tool for WriteTool {
             }
         };
         let created = matches!(op, ChangeOp::Create { .. });
-        cx.fs().commit(vec![op]).await?;
         let verb = if created { "created" } else { "wrote" };
+        if args.dry_run {
+            let summary = format!(
+                "{} {} ({})",
+                if created { "create" } else { "write" },
+                path.rel(),
+                counted(lines, "line")
+            );
+            return crate::dry_run::stage(cx, "write", summary, vec![op]).await;
+        }
+        cx.fs().commit(vec![op]).await?;
         let mut out = format!("{verb} {} ({})", path.rel(), counted(lines, "line"));
         if let Some(folder) = new_folder {
             let near = tokio::task::spawn_blocking({

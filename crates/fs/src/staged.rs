@@ -28,6 +28,9 @@ pub struct StagedChange {
     pub bases: HashMap<WritePath, String>,
     /// Counts the staging pattern's sites in a text, when the change came from a pattern.
     pub recount: Option<Recount>,
+    /// The headline of what its preview said it would bring, when it was judged: an accept
+    /// onto files changed since says that verdict is stale.
+    pub verdict: Option<String>,
 }
 
 impl fmt::Debug for StagedChange {
@@ -55,6 +58,8 @@ pub struct Proposal {
     pub bases: HashMap<WritePath, String>,
     /// Counts the pattern's sites in a text (see [`StagedChange::recount`]).
     pub recount: Option<Recount>,
+    /// What its preview said it would bring (see [`StagedChange::verdict`]).
+    pub verdict: Option<String>,
 }
 
 /// How a staged change was resolved.
@@ -157,6 +162,7 @@ impl StagedStore {
             ops,
             bases: HashMap::new(),
             recount: None,
+            verdict: None,
         })
     }
 
@@ -174,6 +180,7 @@ impl StagedStore {
             ops: p.ops,
             bases: p.bases,
             recount: p.recount,
+            verdict: p.verdict,
         };
         inner.pending.insert(n, change);
         id

@@ -221,6 +221,7 @@ impl Server {
         if self.may_pull.load(Ordering::Relaxed)
             && let Some(params) = pull_params(path, None)
         {
+            let _share = self.gate.share().await;
             let pull = self
                 .peer
                 .request_payload("textDocument/diagnostic", params, limit);
@@ -347,10 +348,12 @@ impl Server {
         };
         loop {
             let left = end.saturating_duration_since(tokio::time::Instant::now());
+            let share = self.gate.share().await;
             let answer = self
                 .peer
                 .request_payload("textDocument/diagnostic", params.clone(), left)
                 .await;
+            drop(share);
             match answer {
                 Ok(pull) => {
                     let report = protocol::read::<protocol::DiagnosticReport>(pull);
@@ -390,6 +393,12 @@ impl Server {
                 Err(_) => return Pull::NoAnswer,
             }
         }
+    }
+
+    /// Forgets every pulled report kept under a result id, so the next pulls are answered
+    /// in full.
+    pub(crate) fn forget_reports(&self) {
+        lock(&self.reports).held.clear();
     }
 
     /// How many pulls the server answered "unchanged", read from the report it named.

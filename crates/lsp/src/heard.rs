@@ -58,6 +58,10 @@ pub(crate) enum Event {
     /// The server answered a request sent after relist number `asked`: it has taken that
     /// change in, so a listing it logs from then on includes it.
     RelistBarrier { asked: u64 },
+    /// A preview ended: what was held apart is dropped, but for each previewed document's
+    /// publication of the text given back (`uri`, that version), or else its publication
+    /// from before the preview, when that one was current, taken as the restored version's.
+    PreviewEnded { restored: Vec<Restored> },
     /// A request missed its deadline.
     Degraded(String),
     /// The connection ended.
@@ -136,11 +140,34 @@ pub(crate) struct Heard {
     /// When the server last said anything, or was last sent a text: the one clock here, set
     /// by the connection, for a server whose only sign of being done is silence.
     pub(crate) news_at: Option<tokio::time::Instant>,
+    /// While a preview has the server hold text not on disk: what it publishes or answers
+    /// meanwhile, kept apart, as it is no file's state ([`crate::preview`]).
+    pub(crate) quarantine: Option<Quarantine>,
+}
+
+/// Publications and pulled answers held apart during a preview, each URI's latest with its
+/// version and place in the order of events.
+#[derive(Default)]
+pub(crate) struct Quarantine {
+    pub(crate) held: HashMap<String, (Option<i64>, u64, Vec<Diagnostic>)>,
+}
+
+/// A previewed document as it was given back its text on disk.
+#[derive(Debug)]
+pub(crate) struct Restored {
+    pub(crate) uri: String,
+    /// The version the text on disk was given back as.
+    pub(crate) version: i64,
+    /// Whether its publication from before the preview was for the text on disk then.
+    pub(crate) was_current: bool,
 }
 
 impl Heard {
     /// Takes one event in.
     pub(crate) fn apply(&mut self, event: Event) {
+        let Some(event) = self.held_apart(event) else {
+            return;
+        };
         match event {
             Event::Published {
                 uri,
@@ -235,6 +262,7 @@ impl Heard {
                 }
                 self.flushed = self.flushed.max(ends);
             }
+            Event::PreviewEnded { restored } => self.end_quarantine(restored),
             Event::Degraded(why) => self.degraded = Some(why),
             Event::Closed(why) => self.closed = Some(why),
         }
@@ -289,6 +317,9 @@ impl Heard {
     /// Takes a publication of the same text as `uri`'s last one as [`Event::Published`] would,
     /// keeping the items already read; false, and nothing changed, when the text differs.
     pub(crate) fn republished(&mut self, uri: &str, version: Option<i64>, digest: u64) -> bool {
+        if self.quarantine.is_some() {
+            return false;
+        }
         let (seq, confirmed) = (self.seq + 1, self.confirms_now());
         let kept = self
             .published
@@ -297,6 +328,48 @@ impl Heard {
             self.seq = seq;
         }
         kept
+    }
+
+    /// Keeps a publication or a pulled answer apart while a preview runs, and gives back
+    /// any other event to be taken in as usual.
+    fn held_apart(&mut self, event: Event) -> Option<Event> {
+        let Some(q) = self.quarantine.as_mut() else {
+            return Some(event);
+        };
+        let (uri, version, items) = match event {
+            Event::Published {
+                uri,
+                version,
+                items,
+                ..
+            } => (uri, version, items),
+            Event::Pulled { uri, items } => (uri, None, items),
+            other => return Some(other),
+        };
+        self.seq += 1;
+        q.held.insert(uri, (version, self.seq, items));
+        None
+    }
+
+    /// Ends a preview's quarantine (see [`Event::PreviewEnded`]).
+    fn end_quarantine(&mut self, restored: Vec<Restored>) {
+        let Some(mut q) = self.quarantine.take() else {
+            return;
+        };
+        let confirmed = self.confirms_now();
+        for r in restored {
+            let admitted = match q.held.remove(&r.uri) {
+                Some((Some(v), _, items)) if v == r.version => Some(items),
+                _ if r.was_current => self.published.get(&r.uri).map(|p| p.items.to_vec()),
+                _ => None,
+            };
+            if let Some(items) = admitted {
+                self.seq += 1;
+                let version = Some(r.version);
+                self.published
+                    .insert(&r.uri, version, self.seq, items, confirmed, 0);
+            }
+        }
     }
 
     /// Whether files wait to be confirmed one by one ([`crate::survey`]).

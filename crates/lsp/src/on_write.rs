@@ -12,7 +12,7 @@ use tether_base::lock;
 
 use tether_fs::{FileReceipt, WritePath};
 use tether_tool::{
-    Baseline, BoxFuture, FileReport, FileStatus, Finding, Hold, HookBudgets, ReportScope,
+    Baseline, BoxFuture, FileReport, FileStatus, Finding, Hold, HookBudgets, Proposed, ReportScope,
     ReportSource, WriteHook,
 };
 
@@ -54,6 +54,17 @@ fn no_server(path: String, why: String) -> FileReport {
             now: Vec::new(),
         },
     }
+}
+
+/// Which server checks a file, or what is said instead.
+pub(crate) enum Checker {
+    Server(Arc<Server>),
+    /// Nothing is said: no server of this kind serves the file, and another says so.
+    Quiet,
+    /// Said at once: why no server checks it.
+    Said(FileReport),
+    /// Its language's server is still starting past the write's budget, and why.
+    Starting(&'static str, String),
 }
 
 /// Why a write's report has no server yet.
@@ -200,20 +211,16 @@ impl DiagnosticsOnWrite {
         }
     }
 
-    /// One written file's report, if there is anything to say about it.
-    async fn one(
-        &self,
-        number: u64,
-        before: &Before,
-        receipt: &FileReceipt,
-        touched: &HashSet<PathBuf>,
-    ) -> Option<FileReport> {
-        let abs = receipt.path.abs();
-        let rel = receipt.path.rel().to_string();
+    /// Which server checks `abs`, waiting at most the write's budget for one still starting,
+    /// or what to say instead.
+    pub(crate) async fn checker(&self, abs: &Path, rel: &str) -> Checker {
         let Some(lang) = self.servers.config().language_of(abs) else {
             return match self.beside {
-                true => None,
-                false => self.unchecked_kind(abs).map(|why| no_server(rel, why)),
+                true => Checker::Quiet,
+                false => match self.unchecked_kind(abs) {
+                    Some(why) => Checker::Said(no_server(rel.to_string(), why)),
+                    None => Checker::Quiet,
+                },
             };
         };
         let config = self.servers.config();
@@ -225,7 +232,7 @@ impl DiagnosticsOnWrite {
             self.servers.trusted(),
         );
         if self.beside && found.is_err() {
-            return None;
+            return Checker::Quiet;
         }
         // A server that reports no problems is not waited for: the write is told so at once.
         if let Ok(found) = &found
@@ -238,11 +245,37 @@ impl DiagnosticsOnWrite {
                 "not checked: {} reports no problems, it only answers questions",
                 found.id
             );
-            return Some(no_server(rel, why));
+            return Checker::Said(no_server(rel.to_string(), why));
         }
-        let server = match self.server_within(lang, abs, self.follow.wait).await {
-            Ok(server) => server,
-            Err(NoServer::Starting(starting)) => {
+        match self.server_within(lang, abs, self.follow.wait).await {
+            Ok(server) => Checker::Server(server),
+            Err(NoServer::Starting(starting)) => Checker::Starting(lang, starting),
+            // No server serves the file (said once per language), or one that would could
+            // not start now (a crash back-off): unchecked either way, said, never silence.
+            Err(NoServer::Failed(why)) => {
+                let why = self
+                    .unavailable(lang, abs)
+                    .unwrap_or_else(|| format!("not checked: {why}"));
+                Checker::Said(no_server(rel.to_string(), why))
+            }
+        }
+    }
+
+    /// One written file's report, if there is anything to say about it.
+    async fn one(
+        &self,
+        number: u64,
+        before: &Before,
+        receipt: &FileReceipt,
+        touched: &HashSet<PathBuf>,
+    ) -> Option<FileReport> {
+        let abs = receipt.path.abs();
+        let rel = receipt.path.rel().to_string();
+        let server = match self.checker(abs, &rel).await {
+            Checker::Server(server) => server,
+            Checker::Quiet => return None,
+            Checker::Said(report) => return Some(report),
+            Checker::Starting(lang, starting) => {
                 self.late_start(number, lang, abs);
                 return Some(FileReport {
                     path: rel,
@@ -254,14 +287,6 @@ impl DiagnosticsOnWrite {
                         self.follow.promise(number)
                     )),
                 });
-            }
-            // No server serves the file (said once per language), or one that would could
-            // not start now (a crash back-off): unchecked either way, said, never silence.
-            Err(NoServer::Failed(why)) => {
-                let why = self
-                    .unavailable(lang, abs)
-                    .unwrap_or_else(|| format!("not checked: {why}"));
-                return Some(no_server(rel, why));
             }
         };
         // What this write committed, not the disk now: it may have changed since.
@@ -521,6 +546,10 @@ impl WriteHook for DiagnosticsOnWrite {
             }
             Box::new(before) as Baseline
         })
+    }
+
+    fn preview<'a>(&'a self, changes: &'a [Proposed]) -> BoxFuture<'a, Vec<FileReport>> {
+        Box::pin(self.preview_changes(changes))
     }
 
     fn after<'a>(

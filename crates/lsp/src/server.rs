@@ -375,6 +375,8 @@ pub struct Server {
     /// Each file's last pulled report under the server's result id, so a pull can be answered
     /// "unchanged" rather than with the same report again ([`crate::answers::Reports`]).
     pub(crate) reports: Mutex<crate::answers::Reports>,
+    /// Shared by every message sent; held alone by a preview ([`crate::gate`]).
+    pub(crate) gate: crate::gate::Gate,
 }
 
 /// Whether `text` fits `pattern`, whose `*` matches any text (none included).
@@ -526,6 +528,7 @@ impl Server {
             languages,
             may_pull: std::sync::atomic::AtomicBool::new(true),
             reports: Mutex::default(),
+            gate: crate::gate::Gate::default(),
             restricted,
         })
     }
@@ -652,6 +655,7 @@ impl Server {
         limit: Duration,
     ) -> Result<R::Answer, LspError> {
         let params = protocol::to_params(R::METHOD, params)?;
+        let _share = self.gate.share().await;
         self.peer
             .request(R::METHOD, params, limit)
             .await
@@ -670,6 +674,7 @@ impl Server {
             text: format!("{}: {e}", self.id),
         })?;
         let mut tries = 0;
+        let share = self.gate.share().await;
         let outcome = loop {
             let r = self
                 .peer
@@ -685,6 +690,7 @@ impl Server {
                 other => break other,
             }
         };
+        drop(share);
         match outcome {
             Ok(v) => Ok(v),
             Err(e @ tether_rpc::RpcError::Timeout { .. }) => {
@@ -833,6 +839,7 @@ impl Server {
     /// Sends a notification; its method and parameters come from one lsp-types type.
     pub(crate) async fn notify<N: Notification>(&self, params: N::Params) -> Result<(), LspError> {
         let params = protocol::to_params(N::METHOD, params).map_err(|e| e.of_server(&self.id))?;
+        let _share = self.gate.share().await;
         lock(&self.reports).told(N::METHOD, &params);
         self.peer
             .notify(N::METHOD, params)
@@ -863,6 +870,8 @@ impl Server {
     /// changed (whole text, one version up) when the file changed since, else nothing.
     pub async fn sync(&self, path: &Path, text: &str) -> Result<(), LspError> {
         let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
+        // Taken before the documents: a preview holds the gate and then takes them.
+        let _share = self.gate.share().await;
         let mut open = self.open.lock().await;
         let uri = protocol::uri(path).map_err(|e| e.of_server(&self.id))?;
         let (now, sent_begun) = {

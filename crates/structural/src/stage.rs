@@ -105,9 +105,10 @@ pub(crate) fn prepare(found: Vec<FileMatches>, budget: &Budget<'_>) -> Result<Pr
     })
 }
 
-/// Stages the rewrite of every changed file under one edit id; writes nothing. `recount`
-/// counts the pattern's sites in a text, for an accept onto files changed since.
-pub(crate) fn stage_edit(
+/// Stages the rewrite of every changed file under one edit id, with what the run's checkers
+/// say it would bring; writes nothing. `recount` counts the pattern's sites in a text, for an
+/// accept onto files changed since.
+pub(crate) async fn stage_edit(
     cx: &CallCx,
     pattern: &str,
     prepared: Prepared,
@@ -149,14 +150,16 @@ pub(crate) fn stage_edit(
         count(files_count, "file", "files")
     );
     let summary = format!("{changed} for `{}`", pattern.trim());
-    let id = cx.fs().staged().stage_change(Proposal {
+    let proposal = Proposal {
         origin: "ast_edit".into(),
         summary,
         preview: preview.clone(),
         ops,
         bases,
         recount: Some(recount),
-    });
+        verdict: None,
+    };
+    let (id, verdict) = cx.fs().stage_judged(proposal).await;
     let mut out = format!(
         "(proposed) {changed}; nothing is written yet: call resolve with edit_id \"{id}\" and \
          action \"accept\" or \"discard\"\n"
@@ -172,5 +175,7 @@ pub(crate) fn stage_edit(
     out.push_str(searched);
     out.push_str("\n\n");
     out.push_str(&preview);
+    out.push_str("\n\n");
+    out.push_str(&verdict);
     Ok(ToolOutput::text(out))
 }

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use tether_base::{cut_line, lock};
 use tether_fs::{ChangeKind, FileReceipt, Workspace, WritePath};
-use tether_tool::{Baseline, BoxFuture, FileReport, FileStatus, Finding, WriteHook};
+use tether_tool::{Baseline, BoxFuture, FileReport, FileStatus, Finding, Proposed, WriteHook};
 
 use crate::lang::{Lang, Tree};
 
@@ -298,6 +298,34 @@ impl WriteHook for SyntaxCheck {
                     source: tether_tool::ReportSource::hook(self.name()),
                     noun: "syntax error".into(),
                     status,
+                });
+            }
+            reports
+        })
+    }
+
+    fn preview<'a>(&'a self, changes: &'a [Proposed]) -> BoxFuture<'a, Vec<FileReport>> {
+        Box::pin(async move {
+            let mut reports = Vec::new();
+            for change in changes.iter().filter(|c| !c.deleted) {
+                let abs = change.path.abs();
+                let Some(text) = &change.text else { continue };
+                if Lang::from_path(abs).is_none() {
+                    continue;
+                }
+                let old = problems_off_thread(&self.workspace, &self.parsed, abs)
+                    .await
+                    .unwrap_or_default();
+                let bytes: Arc<[u8]> = text.as_bytes().into();
+                let Some(now) = written_off_thread(&self.parsed, abs, bytes).await else {
+                    continue;
+                };
+                reports.push(FileReport {
+                    path: change.path.rel().to_string(),
+                    scope: tether_tool::ReportScope::Changed,
+                    source: tether_tool::ReportSource::hook(self.name()),
+                    noun: "syntax error".into(),
+                    status: FileStatus::compare(&old, now),
                 });
             }
             reports

@@ -468,6 +468,6 @@ impl Tool for AstEditTool {
             Ok((prepared, searched))
         })
         .await?;
-        stage_edit(cx, &args.pattern, prepared, &searched, recount)
+        stage_edit(cx, &args.pattern, prepared, &searched, recount).await
     }
 }

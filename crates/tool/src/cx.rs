@@ -5,7 +5,9 @@ use serde_json::Value;
 use tether_fs::{ChangeOp, CommitReceipt, FileReceipt, Journal, StagedStore, Workspace};
 use tokio_util::sync::CancellationToken;
 
-use crate::{Baselines, BoxFuture, NoticeQueue, Surface, ToolError, ToolOutput, WriteHooks};
+use crate::{
+    Baselines, BoxFuture, NoticeQueue, Proposed, Surface, ToolError, ToolOutput, WriteHooks,
+};
 
 /// A permit a call can hold; nested calls never take one their scope already holds.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -163,6 +165,62 @@ impl FsDoor {
         let rels = receipt.files.iter().map(|f| f.path.rel());
         self.staged.note_writes(rels, &label);
         Ok(receipt)
+    }
+
+    /// What `ops` would bring if committed, as every hook's preview judges the proposed
+    /// texts; nothing is written. See [`crate::verdict`] for the words.
+    pub async fn preview(&self, ops: &[ChangeOp]) -> Vec<crate::FileReport> {
+        let mut changes = Vec::new();
+        let text = |bytes: &[u8]| std::str::from_utf8(bytes).ok().map(str::to_string);
+        for op in ops {
+            match op {
+                ChangeOp::Write { path, content, .. } | ChangeOp::Create { path, content } => {
+                    changes.push(Proposed {
+                        path: path.clone(),
+                        text: text(content),
+                        deleted: false,
+                    })
+                }
+                ChangeOp::Delete { path, .. } => changes.push(Proposed {
+                    path: path.clone(),
+                    text: None,
+                    deleted: true,
+                }),
+                ChangeOp::Rename {
+                    from, to, content, ..
+                } => {
+                    let moved = match content {
+                        Some(bytes) => text(bytes),
+                        None => match self.workspace.read_hashed(from) {
+                            Ok(Some((bytes, _))) => text(&bytes),
+                            _ => None,
+                        },
+                    };
+                    changes.push(Proposed {
+                        path: from.clone(),
+                        text: None,
+                        deleted: true,
+                    });
+                    changes.push(Proposed {
+                        path: to.clone(),
+                        text: moved,
+                        deleted: false,
+                    });
+                }
+                // A kind of change this door does not know yet is judged by no hook.
+                _ => {}
+            }
+        }
+        self.hooks.run_preview(&changes).await
+    }
+
+    /// Stages `proposal` with what its preview says it would bring, and returns its id and
+    /// that verdict in full, for the result under the change's own preview.
+    pub async fn stage_judged(&self, mut proposal: tether_fs::Proposal) -> (String, String) {
+        let verdict = crate::verdict(&self.preview(&proposal.ops).await);
+        let headline = verdict.lines().next().unwrap_or_default().to_string();
+        proposal.verdict = Some(headline);
+        (self.staged.stage_change(proposal), verdict)
     }
 
     /// Waits (at most 120 s) until no commit of this call is still running; false if one

@@ -34,6 +34,17 @@ impl Default for HookBudgets {
     }
 }
 
+/// One file as a change not yet written would leave it, for [`WriteHook::preview`].
+#[derive(Debug, Clone)]
+pub struct Proposed {
+    /// The file.
+    pub path: WritePath,
+    /// Its whole new text; `None` when the change deletes it or its bytes are not UTF-8.
+    pub text: Option<String>,
+    /// Whether the change deletes it (a move deletes its old path).
+    pub deleted: bool,
+}
+
 /// A two-phase observer of writes: diagnostics-on-write and the syntax check are such hooks.
 /// `before` takes a baseline while the write waits; `after` gets that same baseline back with
 /// the write's receipts, so two overlapping writes never share or overwrite one.
@@ -70,6 +81,13 @@ pub trait WriteHook: Send + Sync {
     ) -> BoxFuture<'a, Vec<FileReport>> {
         let _ = number;
         self.after(baseline, receipts)
+    }
+    /// What `changes` would bring if they were written, judged as [`WriteHook::after`] judges
+    /// a write but on the proposed texts, with nothing written and nothing recorded. A hook
+    /// that cannot look at unwritten text says nothing (the default).
+    fn preview<'a>(&'a self, changes: &'a [Proposed]) -> BoxFuture<'a, Vec<FileReport>> {
+        let _ = changes;
+        Box::pin(async { Vec::new() })
     }
 }
 
@@ -127,6 +145,38 @@ impl WriteHooks {
         });
         let baselines = futures::future::join_all(runs).await;
         Baselines(baselines.into_iter().zip(holds).collect())
+    }
+
+    /// Runs every hook's [`WriteHook::preview`] concurrently, each cut off at its report
+    /// budget, and collects their reports in hook order.
+    pub async fn run_preview(&self, changes: &[Proposed]) -> Vec<FileReport> {
+        if changes.is_empty() {
+            return Vec::new();
+        }
+        let runs = self.hooks.iter().map(|hook| async move {
+            let budget = hook.budgets().after;
+            match tokio::time::timeout(budget, hook.preview(changes)).await {
+                Ok(reports) => reports,
+                Err(_) => changes
+                    .iter()
+                    .map(|c| FileReport {
+                        path: c.path.rel().to_string(),
+                        scope: crate::ReportScope::Changed,
+                        source: crate::ReportSource::hook(hook.name()),
+                        noun: "problem".into(),
+                        status: FileStatus::Unavailable {
+                            why: format!("no preview within {} s", budget.as_secs_f64()),
+                            now: Vec::new(),
+                        },
+                    })
+                    .collect(),
+            }
+        });
+        futures::future::join_all(runs)
+            .await
+            .into_iter()
+            .flatten()
+            .collect()
     }
 
     /// Runs every `after` concurrently with its own baseline and collects their reports, in

@@ -29,7 +29,7 @@ pub use cx::{
     Write,
 };
 pub use error::ToolError;
-pub use hooks::{Baseline, Baselines, Hold, HookBudgets, WriteHook, WriteHooks};
+pub use hooks::{Baseline, Baselines, Hold, HookBudgets, Proposed, WriteHook, WriteHooks};
 pub use notice::{Notice, NoticeQueue};
 pub use output::{Block, ToolOutput, capped_list, counted};
 pub use pool::{Pool, Pooled};
@@ -38,7 +38,7 @@ pub use question::{
 };
 pub use report::{
     FileReport, FileStatus, Finding, ReportScope, ReportSource, format_reports,
-    format_reports_after,
+    format_reports_after, verdict,
 };
 pub use setting::{Kind, Scope, Setting, SettingError, inert, markdown_table, parse_section};
 pub use tier::{Concurrency, Surface, Tier};

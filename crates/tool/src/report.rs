@@ -242,6 +242,66 @@ pub fn format_reports_after(reports: &[FileReport], event: &str) -> Option<Strin
     Some(text)
 }
 
+/// What a change not yet written would bring, as the hooks' previews judged it: a headline
+/// ("would bring: 2 new problems in 1 file") and the reports under it. A file no preview could
+/// judge is said so, so an incomplete verdict never reads as a clean one.
+pub fn verdict(reports: &[FileReport]) -> String {
+    let (mut new, mut files, mut fixed) = (0, HashSet::new(), 0);
+    let mut unjudged: Vec<&str> = Vec::new();
+    for r in reports {
+        match &r.status {
+            FileStatus::Compared {
+                new: added,
+                fixed: gone,
+                ..
+            } => {
+                new += added.len();
+                if !added.is_empty() {
+                    files.insert(r.heading());
+                }
+                fixed += gone;
+            }
+            FileStatus::Pending(_) | FileStatus::Unavailable { .. } => {
+                let what = match r.scope {
+                    ReportScope::Rest => "other files",
+                    _ => r.path.as_str(),
+                };
+                if !unjudged.contains(&what) {
+                    unjudged.push(what);
+                }
+            }
+            FileStatus::Clean => {}
+        }
+    }
+    let mut head = match new {
+        0 if reports.is_empty() => {
+            "would bring: not judged, as no checker looks at these files".to_string()
+        }
+        0 => "would bring: no new problems".to_string(),
+        n => format!(
+            "would bring: {} in {}",
+            crate::output::counted(n, "new problem"),
+            crate::output::counted(files.len(), "file")
+        ),
+    };
+    if fixed > 0 {
+        head.push_str(&format!(
+            ", and fix {}",
+            crate::output::counted(fixed, "problem")
+        ));
+    }
+    if !unjudged.is_empty() {
+        head.push_str(&format!(
+            "; not judged for {} (see below), so this is not the whole verdict",
+            unjudged.join(", ")
+        ));
+    }
+    match format_reports_after(reports, "this change, if written") {
+        Some(block) => format!("{head}\n{block}"),
+        None => head,
+    }
+}
+
 /// What a cut block's reports add up to, so the count survives the cut: "2000 files: 2000
 /// new problems in 2000 files, 3 fixed, 1 not answered".
 fn totals(reports: &[FileReport]) -> String {

@@ -28,6 +28,7 @@ mod lsp_on_write;
 mod lsp_on_write_go;
 mod lsp_on_write_native;
 mod lsp_on_write_ts;
+mod lsp_preview;
 mod lsp_rename_leftovers;
 mod lsp_rust;
 mod lsp_rust_labels;
