@@ -92,7 +92,9 @@ impl Tool for ApplyPatchTool {
         let Plan { ops, summary, .. } = plan;
         if args.dry_run {
             let what = format!("a patch to {}", counted(summary.len(), "file"));
-            return crate::dry_run::stage(cx, "apply_patch", what, ops).await;
+            return Ok(ToolOutput::text(
+                tether_tool::stage_dry_run(cx, "apply_patch", &what, ops).await?,
+            ));
         }
         cx.fs().commit(ops).await?;
         Ok(ToolOutput::text(format!(

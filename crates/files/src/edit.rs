@@ -93,7 +93,9 @@ impl Tool for EditTool {
         let plural = if count == 1 { "" } else { "s" };
         if args.dry_run {
             let summary = format!("{count} replacement{plural} in {}", path.rel());
-            return crate::dry_run::stage(cx, "edit", summary, ops).await;
+            return Ok(ToolOutput::text(
+                tether_tool::stage_dry_run(cx, "edit", &summary, ops).await?,
+            ));
         }
         cx.fs().commit(ops).await?;
         Ok(ToolOutput::text(format!(

@@ -5,7 +5,6 @@
 #![forbid(unsafe_code)]
 
 mod apply_patch;
-mod dry_run;
 mod edit;
 mod near;
 mod patch;

@@ -91,7 +91,9 @@ impl Tool for WriteTool {
                 path.rel(),
                 counted(lines, "line")
             );
-            return crate::dry_run::stage(cx, "write", summary, vec![op]).await;
+            return Ok(ToolOutput::text(
+                tether_tool::stage_dry_run(cx, "write", &summary, vec![op]).await?,
+            ));
         }
         cx.fs().commit(vec![op]).await?;
         let mut out = format!("{verb} {} ({})", path.rel(), counted(lines, "line"));

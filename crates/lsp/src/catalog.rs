@@ -86,6 +86,9 @@ pub struct Behaviour {
     /// The server reports no problems (it answers questions only): a write says so at once
     /// rather than waiting for a publication that never comes.
     pub no_problems: bool,
+    /// The files that include a changed one are checked again only when it is saved
+    /// (clangd), so a preview of unsaved text cannot say what it does to them.
+    pub dependents_on_save: bool,
 }
 
 /// How a write knows a server has finished with it.

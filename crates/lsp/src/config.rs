@@ -8,8 +8,8 @@ use serde::Deserialize;
 
 use crate::catalog::{Language, LanguageData, ServerData, ServerEntry, apply, builtin};
 use crate::settings::{
-    AUTO_INSTALL, BASELINE_MS, CHECK_TIMEOUT, INIT_TIMEOUT, OUTSIDE_FILES_MAX, READ_SURFACES_BUILD,
-    REQUEST_TIMEOUT, SEVERITIES, WAIT_MS, WATCH_FOLDERS_MAX,
+    AUTO_INSTALL, BASELINE_MS, CHECK_TIMEOUT, INIT_TIMEOUT, OUTSIDE_FILES_MAX, PREVIEW,
+    READ_SURFACES_BUILD, REQUEST_TIMEOUT, SEVERITIES, WAIT_MS, WATCH_FOLDERS_MAX,
 };
 
 /// Settings of the language-server capability, with the catalog merged in.
@@ -32,6 +32,8 @@ pub struct LspConfig {
     pub write_baseline: Duration,
     /// Which severities a write's report counts (`[lsp.diagnostics] severities`).
     pub write_severities: crate::ledger::Severities,
+    /// Whether staged changes are previewed on the servers (`[lsp.diagnostics] preview`).
+    pub preview: bool,
     /// Folders the outside-edit watch takes at most (`watch_folders_max`).
     pub watch_folders_max: usize,
     /// Files of one burst of outside changes diagnosed at most (`outside_files_max`).
@@ -67,6 +69,7 @@ struct DiagnosticsSection {
     wait_ms: Option<u64>,
     baseline_ms: Option<u64>,
     severities: Option<Vec<String>>,
+    preview: Option<bool>,
 }
 
 impl Default for LspConfig {
@@ -82,6 +85,7 @@ impl Default for LspConfig {
             write_severities: crate::ledger::Severities(
                 SEVERITIES.choices(None).unwrap_or_default(),
             ),
+            preview: PREVIEW.flag(None),
             read_surfaces_build: READ_SURFACES_BUILD.flag(None),
             auto_install: AUTO_INSTALL.flag(None),
             watch_folders_max: WATCH_FOLDERS_MAX.default_number() as usize,
@@ -141,6 +145,7 @@ impl LspConfig {
             config.write_wait = WAIT_MS.duration(d.wait_ms)?;
             config.write_baseline = BASELINE_MS.duration(d.baseline_ms)?;
             config.write_severities = crate::ledger::Severities(SEVERITIES.choices(d.severities)?);
+            config.preview = PREVIEW.flag(d.preview);
         }
         for (id, data) in s.servers {
             let entry = match config.servers.remove(&id) {

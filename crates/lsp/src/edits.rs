@@ -119,26 +119,19 @@ impl Gathered {
         Ok(())
     }
 
-    /// Writes what was gathered all or nothing, then gives the server the new text; one
-    /// `file: N edits` line per file.
-    pub(crate) async fn commit(
-        self,
-        cx: &CallCx,
-        server: &Server,
-    ) -> Result<Vec<String>, ToolError> {
-        let mut ops = Vec::new();
-        let mut report = Vec::new();
-        let mut synced = Vec::new();
-        let mut moved = Vec::new();
+    /// The change as ops for the write door, with one `file: N edits` line per file, the
+    /// texts the server is given once written, and the files moved away.
+    fn into_change(self, cx: &CallCx) -> Result<Change, ToolError> {
+        let mut change = Change::default();
         for (path, file) in self.files {
             let rel = cx.workspace().resolve_write(&path.to_string_lossy())?;
             let expect = hash_bytes(file.before.as_bytes());
             // The server is given the text under the name the file has after the change.
             let now = file.rename_to.clone().unwrap_or_else(|| path.clone());
             if file.rename_to.is_some() {
-                moved.push(path.clone());
+                change.moved.push(path.clone());
             }
-            synced.push((now, file.after.clone()));
+            change.synced.push((now, file.after.clone()));
             let shown = match &file.rename_to {
                 Some(to) => format!(
                     "{} moved to {}",
@@ -147,33 +140,69 @@ impl Gathered {
                 ),
                 None => rel.rel().to_string(),
             };
-            report.push(format!("{shown}: {}", counted(file.edits, "edit")));
-            match &file.rename_to {
-                Some(to) => ops.push(ChangeOp::Rename {
+            change
+                .report
+                .push(format!("{shown}: {}", counted(file.edits, "edit")));
+            change.ops.push(match &file.rename_to {
+                Some(to) => ChangeOp::Rename {
                     from: rel,
                     to: cx.workspace().resolve_write(&to.to_string_lossy())?,
                     expect,
                     content: Some(file.after.into_bytes()),
-                }),
-                None => ops.push(ChangeOp::Write {
+                },
+                None => ChangeOp::Write {
                     path: rel,
                     content: file.after.into_bytes(),
                     expect,
-                }),
-            }
+                },
+            });
         }
-        cx.fs().commit(ops).await?;
+        Ok(change)
+    }
+
+    /// Writes what was gathered all or nothing, then gives the server the new text; one
+    /// `file: N edits` line per file.
+    pub(crate) async fn commit(
+        self,
+        cx: &CallCx,
+        server: &Server,
+    ) -> Result<Vec<String>, ToolError> {
+        let change = self.into_change(cx)?;
+        cx.fs().commit(change.ops).await?;
         // The write hooks run after the call; what the call asks next must already see the
         // files moved away gone and the new texts in place.
-        for path in moved {
+        for path in change.moved {
             server.tell_gone(&path).await;
         }
-        for (path, text) in synced {
+        for (path, text) in change.synced {
             server.tell_exists(&path).await;
             server.sync(&path, &text).await?;
         }
-        Ok(report)
+        Ok(change.report)
     }
+
+    /// Stages what was gathered instead of writing it (a `dry_run`): the staged change's text,
+    /// with what it would bring, and its `file: N edits` lines.
+    pub(crate) async fn stage(
+        self,
+        cx: &CallCx,
+        origin: &str,
+        summary: impl FnOnce(&[String]) -> String,
+    ) -> Result<(String, Vec<String>), ToolError> {
+        let change = self.into_change(cx)?;
+        let summary = summary(&change.report);
+        let staged = tether_tool::stage_dry_run(cx, origin, &summary, change.ops).await?;
+        Ok((staged, change.report))
+    }
+}
+
+/// A gathered change made ready for the write door ([`Gathered::into_change`]).
+#[derive(Default)]
+struct Change {
+    ops: Vec<ChangeOp>,
+    report: Vec<String>,
+    synced: Vec<(PathBuf, String)>,
+    moved: Vec<PathBuf>,
 }
 
 /// Runs `request` while taking the `workspace/applyEdit` requests the server sends meanwhile

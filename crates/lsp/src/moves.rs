@@ -20,6 +20,7 @@ pub(crate) async fn move_file(
     cx: &CallCx,
     file: &str,
     to_path: &str,
+    dry_run: bool,
 ) -> Result<String, ToolError> {
     if cx.workspace().resolve_read(file)?.is_dir() {
         return Err(ToolError::invalid(format!(
@@ -75,17 +76,31 @@ pub(crate) async fn move_file(
         let edit = gathering_edits(cx, server, ask, &mut gathered, again).await?;
         gathered.add(cx, server, &edit, again).await?;
     }
-    let report = gathered.commit(cx, server).await?;
+    let (staged, report): (Option<String>, _) = match dry_run {
+        true => {
+            let summary = |report: &[String]| format!("move {file}: {}", report.join(", "));
+            let (staged, report) = gathered.stage(cx, "lsp_rename", summary).await?;
+            (Some(staged), report)
+        }
+        false => (None, gathered.commit(cx, server).await?),
+    };
     let others = report.len().saturating_sub(1);
-    let mut head = format!("moved {file} to {}", to_rel.rel());
+    let mut head = match &staged {
+        Some(_) => format!("the move of {file} to {}", to_rel.rel()),
+        None => format!("moved {file} to {}", to_rel.rel()),
+    };
+    let (changed, updated) = match staged {
+        Some(_) => ("would be changed", "would update"),
+        None => ("was changed", "updated"),
+    };
     match (offers, others) {
         (false, _) => head.push_str(&format!(
-            " ({} offers no edits for a moved file, so no file that imports it was changed)",
+            " ({} offers no edits for a moved file, so no file that imports it {changed})",
             server.id
         )),
         (true, 0) => head.push_str(&format!(" ({} found no file to change for it)", server.id)),
         (true, n) => head.push_str(&format!(
-            " ({} updated the uses of it in {})",
+            " ({} {updated} the uses of it in {})",
             server.id,
             counted(n, "other file")
         )),
@@ -142,7 +157,11 @@ pub(crate) async fn move_file(
         ),
         _ => String::new(),
     };
-    Ok(format!("{head}:\n{}{left}{named}", report.join("\n")))
+    let done = format!("{head}:\n{}{left}{named}", report.join("\n"));
+    Ok(match staged {
+        Some(staged) => format!("{staged}\n\n{done}"),
+        None => done,
+    })
 }
 
 /// Files searched for string imports at most, and lines listed.

@@ -75,11 +75,43 @@ enum NoServer {
     Failed(String),
 }
 
+/// For a server of open files only (clangd), the URIs of the open files other than `touched`
+/// that name one of them (`#include "lib.h"`): the server rebuilds those when they change.
+pub(crate) async fn open_dependents(
+    follow: &Follow,
+    server: &Server,
+    touched: &HashSet<PathBuf>,
+) -> Vec<String> {
+    if server.separate_check || server.workspace_mode {
+        return Vec::new();
+    }
+    let open: Vec<PathBuf> = {
+        let docs = server.open.lock().await;
+        docs.keys()
+            .filter(|p| !touched.contains(*p))
+            .cloned()
+            .collect()
+    };
+    if open.is_empty() {
+        return Vec::new();
+    }
+    // Only the open files matter here, so only they are read, not the tree.
+    let words = crate::named::module_words(touched);
+    let mut uris = Vec::new();
+    for path in open.iter().filter(|p| p.starts_with(&follow.workspace)) {
+        let text = crate::named::read(&follow.files, path).await;
+        if text.is_ok_and(|t| crate::named::names_any(&t, &words)) {
+            uris.push(crate::server::file_uri(path));
+        }
+    }
+    uris
+}
+
 impl DiagnosticsOnWrite {
-    /// For a server of open files only (clangd), waits at most `limit` until each open file
-    /// that names a written one (`#include "lib.h"`) was published again after `since`: the
-    /// server rebuilds those on the save, a moment before or after the written file's own
-    /// publication, and they are this write's news.
+    /// Waits at most `limit` until each open file that names a written one was published
+    /// again after `since` ([`open_dependents`]): the server rebuilds those on the save, a
+    /// moment before or after the written file's own publication, and they are this write's
+    /// news.
     async fn dependents_republished(
         &self,
         server: &Server,
@@ -87,31 +119,7 @@ impl DiagnosticsOnWrite {
         touched: &HashSet<PathBuf>,
         limit: Duration,
     ) {
-        if server.separate_check || server.workspace_mode {
-            return;
-        }
-        let open: Vec<PathBuf> = {
-            let docs = server.open.lock().await;
-            docs.keys()
-                .filter(|p| !touched.contains(*p))
-                .cloned()
-                .collect()
-        };
-        if open.is_empty() {
-            return;
-        }
-        // Only the open files matter here, so only they are read, not the tree.
-        let words = crate::named::module_words(touched);
-        let mut uris = Vec::new();
-        for path in open
-            .iter()
-            .filter(|p| p.starts_with(&self.follow.workspace))
-        {
-            let text = crate::named::read(&self.follow.files, path).await;
-            if text.is_ok_and(|t| crate::named::names_any(&t, &words)) {
-                uris.push(crate::server::file_uri(path));
-            }
-        }
+        let uris = open_dependents(&self.follow, server, touched).await;
         if uris.is_empty() {
             return;
         }

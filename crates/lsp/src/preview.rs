@@ -37,6 +37,14 @@ impl DiagnosticsOnWrite {
         let mut groups: Vec<(Arc<Server>, Vec<Shown>)> = Vec::new();
         for change in changes {
             let (abs, rel) = (change.path.abs(), change.path.rel().to_string());
+            let config = self.servers.config();
+            if !config.preview {
+                if config.language_of(abs).is_some() && !self.beside {
+                    let why = "not previewed: `[lsp.diagnostics] preview` is off";
+                    reports.push(unjudged(None, rel, why.into()));
+                }
+                continue;
+            }
             let server = match self.checker(abs, &rel).await {
                 Checker::Server(server) => server,
                 Checker::Quiet => continue,
@@ -155,6 +163,19 @@ async fn preview_alone(
     for path in &importers {
         importers_had.push(follow.known_before(path, &snap));
     }
+    // What the run does not know of an importer (a pass still under way) is asked now, while
+    // the server holds the disk's text.
+    let unknown: Vec<PathBuf> = importers
+        .iter()
+        .zip(&importers_had)
+        .filter(|(_, had)| had.is_none())
+        .map(|(path, _)| path.clone())
+        .collect();
+    for (path, items) in follow.pulled(server, &unknown, end).await {
+        if let Some(i) = importers.iter().position(|p| *p == path) {
+            importers_had[i] = Some(follow.findings(&items));
+        }
+    }
     // 2. The proposed texts, unsaved, with what the server says meanwhile kept apart.
     let quarantine = Quarantined::begin(server);
     let shown_at = server.seq_now();
@@ -193,6 +214,44 @@ async fn preview_alone(
     }
     if server.workspace_mode && server.done != Done::Pull {
         server.quiet_within(server.quiet, left()).await;
+    }
+    // A server of open files rebuilds the open files that name a shown one, or, for some,
+    // only once it is saved: those are said not judged.
+    if server.done == Done::Publish {
+        let uris = crate::on_write::open_dependents(follow, server, &touched).await;
+        let again = |h: &crate::heard::Heard, u: &String| {
+            let held = h.quarantine.as_ref().and_then(|q| q.held.get(u));
+            held.is_some_and(|p| p.1 > shown_at)
+        };
+        if !server.dependents_on_save {
+            server
+                .until(left(), |h| uris.iter().all(|u| again(h, u)))
+                .await;
+        }
+        let missed: Vec<PathBuf> = {
+            let heard = server.heard.borrow();
+            let missed = uris.iter().filter(|u| !again(&heard, u));
+            missed.filter_map(|u| uri_path(u)).collect()
+        };
+        for path in missed {
+            let why = match server.dependents_on_save {
+                true => format!(
+                    "it includes a changed file, and {} checks such files again only once the \
+                     change is saved: judged when it is written",
+                    server.id
+                ),
+                false => format!(
+                    "it includes a changed file, and {} had not checked it again within {} ms",
+                    server.id,
+                    follow.wait.as_millis()
+                ),
+            };
+            let status = FileStatus::Unavailable {
+                why,
+                now: Vec::new(),
+            };
+            reports.push(follow.report(server, follow.rel(&path), ReportScope::Other, status));
+        }
     }
     for (path, items) in server.held_since(shown_at) {
         if touched.contains(&path) || asked.iter().any(|(p, _)| *p == path) {

@@ -33,6 +33,11 @@ pub struct RenameArgs {
     /// Instead of a symbol: where the file moves to, relative to the workspace; the files
     /// that import it are updated as its server says.
     to_path: Option<String>,
+    /// Stage the change instead of writing it: the result shows each file's diff and the new
+    /// problems the servers find in the proposed text, and `resolve` with the edit_id it
+    /// gives writes or drops it. Default false.
+    #[serde(default)]
+    dry_run: bool,
 }
 
 /// What an `lsp_rename` call asks for.
@@ -124,7 +129,9 @@ impl Tool for LspRenameTool {
     async fn call(&self, cx: &CallCx, args: RenameArgs) -> Result<ToolOutput, ToolError> {
         let (line_no, symbol, new_name) = match args.wanted()? {
             Wanted::Move { to_path } => {
-                let text = crate::moves::move_file(&self.servers, cx, &args.file, to_path).await?;
+                let text =
+                    crate::moves::move_file(&self.servers, cx, &args.file, to_path, args.dry_run)
+                        .await?;
                 return Ok(ToolOutput::text(text));
             }
             Wanted::Symbol {
@@ -186,12 +193,24 @@ impl Tool for LspRenameTool {
                 server.id
             )));
         }
-        let report = gathered.commit(cx, server).await?;
-        let mut head = format!(
-            "renamed `{ident}` to `{}` in {}",
-            new_name,
-            counted(report.len(), "file")
-        );
+        let (staged, report) = match args.dry_run {
+            true => {
+                let summary = |report: &[String]| {
+                    format!("rename `{ident}` to `{new_name}`: {}", report.join(", "))
+                };
+                let (staged, report) = gathered.stage(cx, "lsp_rename", summary).await?;
+                (Some(staged), report)
+            }
+            false => (None, gathered.commit(cx, server).await?),
+        };
+        let mut head = match &staged {
+            Some(staged) => staged.clone(),
+            None => format!(
+                "renamed `{ident}` to `{}` in {}",
+                new_name,
+                counted(report.len(), "file")
+            ),
+        };
         if let Some(pct) = indexing {
             head.push_str(&format!(
                 " ({} was still indexing{} when it renamed, so it may have missed uses it had \
@@ -223,9 +242,9 @@ impl Tool for LspRenameTool {
             }
             left = format!("\n{}", found.section);
         }
-        Ok(ToolOutput::text(format!(
-            "{head}:\n{}{left}",
-            report.join("\n")
-        )))
+        Ok(ToolOutput::text(match staged {
+            Some(_) => format!("{head}{left}"),
+            None => format!("{head}:\n{}{left}", report.join("\n")),
+        }))
     }
 }

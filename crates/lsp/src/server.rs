@@ -358,6 +358,8 @@ pub struct Server {
     pub quiet: Duration,
     /// It reports no problems: a write is told so, not made to wait.
     pub no_problems: bool,
+    /// It checks the files that include a changed one only on its save.
+    pub dependents_on_save: bool,
     /// Its pulls are tsserver's own diagnostics requests, forwarded.
     pub tsserver_pull: bool,
     /// Its check stops reporting warnings while errors stand.
@@ -519,6 +521,7 @@ impl Server {
                     .unwrap_or(crate::catalog::DEFAULT_QUIET_MS),
             ),
             no_problems: entry.behaviour.no_problems,
+            dependents_on_save: entry.behaviour.dependents_on_save,
             tsserver_pull: entry.behaviour.tsserver_pull,
             warnings_silenced_by_errors: entry.behaviour.warnings_silenced_by_errors
                 && allowed.builds,

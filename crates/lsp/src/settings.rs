@@ -91,6 +91,13 @@ pub(crate) const BASELINE_MS: Setting = Setting::new(
     Scope::Trusted,
     "how long the look before a write may take",
 );
+/// `[lsp.diagnostics] preview`.
+pub(crate) const PREVIEW: Setting = Setting::new(
+    "lsp.diagnostics.preview",
+    Kind::Flag { default: true },
+    Scope::Trusted,
+    "whether a staged change (ast_edit, or a write tool's dry_run) says what it would bring, judged by the language servers on the unsaved text",
+);
 /// `[lsp.diagnostics] severities`.
 pub(crate) const SEVERITIES: Setting = Setting::new(
     "lsp.diagnostics.severities",
@@ -131,6 +138,7 @@ pub const SETTINGS: &[Setting] = &[
     AUTO_INSTALL,
     WAIT_MS,
     BASELINE_MS,
+    PREVIEW,
     SEVERITIES,
     SERVERS,
     LANGUAGES,

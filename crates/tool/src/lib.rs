@@ -11,6 +11,7 @@
 mod approval;
 mod capability;
 mod cx;
+mod dry_run;
 mod error;
 mod hooks;
 mod notice;
@@ -28,6 +29,7 @@ pub use cx::{
     CallCx, CallCxParts, CallScope, Dispatcher, FsDoor, PROGRESS_EVERY, PermitKey, ProgressPort,
     Write,
 };
+pub use dry_run::stage_dry_run;
 pub use error::ToolError;
 pub use hooks::{Baseline, Baselines, Hold, HookBudgets, Proposed, WriteHook, WriteHooks};
 pub use notice::{Notice, NoticeQueue};

@@ -101,3 +101,437 @@ fn a_pyright_preview_names_what_the_change_would_break_and_leaves_the_server_on_
         run.shutdown(std::time::Duration::from_secs(10)).await;
     });
 }
+
+const TSCONFIG: &str = "{\"compilerOptions\": {\"strict\": true, \"noEmit\": true}}\n";
+const M_TS: &str = "export function g(): number {\n    return 1;\n}\n";
+const MAIN_TS: &str = "import { g } from \"./m\";\n\nconst n: number = g();\nconsole.log(n);\n";
+
+#[test]
+fn a_typescript_preview_of_a_write_and_of_a_structural_rewrite_names_the_importer_it_breaks() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        for (name, text) in [
+            ("tsconfig.json", TSCONFIG),
+            ("m.ts", M_TS),
+            ("main.ts", MAIN_TS),
+        ] {
+            common::write(&ws, name, text);
+        }
+        let run = common::run_with_config(dir.path(), common::LSP_BUDGETS);
+        let clean = call(
+            &run,
+            "lsp",
+            json!({"action": "diagnostics", "file": "main.ts"}),
+        )
+        .await;
+        assert!(clean.contains("no errors"), "{clean}");
+
+        let bad = "export function g(): string {\n    return \"one\";\n}\n";
+        let write = json!({"path": "m.ts", "content": bad, "dry_run": true});
+        let preview = call(&run, "write", write).await;
+        assert!(
+            preview.starts_with("(proposed, dry run) write m.ts (3 lines)"),
+            "{preview}"
+        );
+        assert!(
+            preview.contains("would bring: 1 new problem in 1 file"),
+            "{preview}"
+        );
+        assert!(
+            preview.contains("main.ts (another file, not written): 1 new problem")
+                && preview.contains("[2322]"),
+            "{preview}"
+        );
+        assert_eq!(std::fs::read_to_string(ws.join("m.ts")).unwrap(), M_TS);
+        let after = call(
+            &run,
+            "lsp",
+            json!({"action": "diagnostics", "file": "main.ts"}),
+        )
+        .await;
+        assert!(
+            after.contains("no errors"),
+            "main.ts after the preview: {after}"
+        );
+        let discarded = call(
+            &run,
+            "resolve",
+            json!({"edit_id": "edit_1", "action": "discard"}),
+        )
+        .await;
+        assert!(discarded.starts_with("discarded edit_1"), "{discarded}");
+
+        // A structural rewrite's preview carries the same verdict.
+        let rewrite = json!({"pattern": "return 1", "rewrite": "return \"1\"", "path": "m.ts"});
+        let staged = call(&run, "ast_edit", rewrite).await;
+        assert!(staged.starts_with("(proposed) 1 replacement"), "{staged}");
+        assert!(
+            staged.contains("would bring: 1 new problem in 1 file")
+                && staged.contains("m.ts: 1 new problem"),
+            "{staged}"
+        );
+        let own = call(
+            &run,
+            "lsp",
+            json!({"action": "diagnostics", "file": "m.ts"}),
+        )
+        .await;
+        assert!(own.contains("no errors"), "m.ts after the preview: {own}");
+        let accepted = call(
+            &run,
+            "resolve",
+            json!({"edit_id": "edit_2", "action": "accept"}),
+        )
+        .await;
+        assert!(accepted.contains("m.ts: 1 new problem"), "{accepted}");
+        run.shutdown(std::time::Duration::from_secs(10)).await;
+    });
+}
+
+const MANIFEST: &str = "[package]\nname = \"shapes\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
+const LIB_RS: &str = "pub struct Square {\n    pub side: u32,\n    pub name: String,\n}\n\npub fn unit() -> Square {\n    Square { side: 1, name: String::new() }\n}\n";
+
+#[test]
+fn a_rust_analyzer_preview_gives_its_own_findings_and_says_cargo_check_waits_for_the_write() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        common::write(&ws, "Cargo.toml", MANIFEST);
+        common::write(&ws, "src/lib.rs", LIB_RS);
+        // Trusted, so cargo check runs on each save: the check a preview cannot ask.
+        let cfg = dir.path().join("cfg");
+        std::fs::create_dir_all(&cfg).unwrap();
+        tether::TrustStore::new(&cfg)
+            .trust(&ws.canonicalize().unwrap())
+            .unwrap();
+        let waits = "[lsp.diagnostics]\nwait_ms = 90000\nbaseline_ms = 60000\n";
+        let run = common::run_with_config(dir.path(), &format!("{}{waits}", common::LSP_BUDGETS));
+        let clean = call(
+            &run,
+            "lsp",
+            json!({"action": "diagnostics", "file": "src/lib.rs"}),
+        )
+        .await;
+        assert!(clean.contains("no errors"), "{clean}");
+
+        let edit = json!({
+            "path": "src/lib.rs",
+            "old_string": "Square { side: 1, name: String::new() }",
+            "new_string": "Square { side: 1 }",
+            "dry_run": true,
+        });
+        let preview = call(&run, "edit", edit).await;
+        assert!(
+            preview.contains("would bring: 1 new problem in 1 file; not judged for other files"),
+            "{preview}"
+        );
+        assert!(preview.contains("[E0063]"), "{preview}");
+        assert!(
+            preview.contains("these are rust-analyzer's own findings: its project check reads"),
+            "{preview}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(ws.join("src/lib.rs")).unwrap(),
+            LIB_RS
+        );
+        let after = call(
+            &run,
+            "lsp",
+            json!({"action": "diagnostics", "file": "src/lib.rs"}),
+        )
+        .await;
+        assert!(after.contains("no errors"), "after the preview: {after}");
+        let accepted = call(
+            &run,
+            "resolve",
+            json!({"edit_id": "edit_1", "action": "accept"}),
+        )
+        .await;
+        assert!(
+            accepted.contains("src/lib.rs: 1 new problem") && accepted.contains("[E0063]"),
+            "{accepted}"
+        );
+        run.shutdown(std::time::Duration::from_secs(10)).await;
+    });
+}
+
+/// A run over `dir/ws` sharing `pool`'s servers, as a warm host's runs do.
+fn pooled_run(
+    dir: &std::path::Path,
+    pool: &std::sync::Arc<tether::Pool>,
+    name: &str,
+) -> tether::Run {
+    let cfg = dir.join("cfg");
+    std::fs::create_dir_all(&cfg).unwrap();
+    let waits = "[lsp.diagnostics]\nwait_ms = 30000\nbaseline_ms = 30000\n";
+    std::fs::write(
+        cfg.join("tether.toml"),
+        format!("{}{waits}", common::LSP_BUDGETS),
+    )
+    .unwrap();
+    tether::RunBuilder::new(dir.join("ws"))
+        .user_config_dir(&cfg)
+        .state_dir(dir.join(name))
+        .pool(pool.clone())
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn two_runs_sharing_pyright_never_see_each_others_unsaved_text() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        common::write(
+            &ws,
+            "pyproject.toml",
+            "[project]\nname = \"w\"\nversion = \"0.1\"\n",
+        );
+        common::write(&ws, "a.py", A_PY);
+        common::write(&ws, "b.py", B_PY);
+        let pool = std::sync::Arc::new(tether::Pool::for_host());
+        let previewer = pooled_run(dir.path(), &pool, "previewer");
+        let other = pooled_run(dir.path(), &pool, "other");
+        let warm = call(
+            &other,
+            "lsp",
+            json!({"action": "diagnostics", "file": "b.py"}),
+        )
+        .await;
+        assert!(warm.contains("no errors or warnings"), "{warm}");
+
+        // One run previews a change that breaks both files, again and again, while the other
+        // asks about both files and writes a third: it must only ever see the disk's text.
+        let previews = async {
+            for n in 1..=4 {
+                let edit = json!({
+                    "path": "a.py",
+                    "old_string": "def scale(x: int) -> int:",
+                    "new_string": "def scale(x: str) -> int:",
+                    "dry_run": true,
+                });
+                let preview = call(&previewer, "edit", edit).await;
+                assert!(
+                    preview.contains("would bring: 2 new problems in 2 files"),
+                    "preview {n}: {preview}"
+                );
+                let id = format!("edit_{n}");
+                let drop = json!({"edit_id": id, "action": "discard"});
+                call(&previewer, "resolve", drop).await;
+            }
+        };
+        let asks = async {
+            let mut seen = Vec::new();
+            for n in 0..12 {
+                let file = ["a.py", "b.py"][n % 2];
+                let said = call(
+                    &other,
+                    "lsp",
+                    json!({"action": "diagnostics", "file": file}),
+                )
+                .await;
+                seen.push(format!("{file}: {said}"));
+                if n % 4 == 3 {
+                    let text = format!("from a import scale\n\nvalue = scale({n})\n");
+                    let wrote =
+                        call(&other, "write", json!({"path": "c.py", "content": text})).await;
+                    seen.push(format!("write c.py: {wrote}"));
+                }
+            }
+            seen
+        };
+        let ((), seen) = tokio::join!(previews, asks);
+        for said in &seen {
+            assert!(
+                !said.contains("str") && !said.contains("new problem"),
+                "the other run saw the unsaved text: {said}\nall it saw:\n{}",
+                seen.join("\n")
+            );
+        }
+        assert_eq!(std::fs::read_to_string(ws.join("a.py")).unwrap(), A_PY);
+        previewer.shutdown(std::time::Duration::from_secs(5)).await;
+        other.shutdown(std::time::Duration::from_secs(5)).await;
+        pool.stop(std::time::Duration::from_secs(5)).await;
+    });
+}
+
+#[test]
+fn a_clangd_preview_of_a_header_names_the_open_file_it_breaks() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        let main = "#include \"area.h\"\n\nint total() {\n    return area(2, 3);\n}\n";
+        common::write(&ws, "compile_flags.txt", "-std=c++17\n");
+        common::write(&ws, "area.h", "int area(int w, int h);\n");
+        common::write(&ws, "main.cpp", main);
+        let run = common::run_with_config(dir.path(), common::LSP_BUDGETS);
+        let clean = call(
+            &run,
+            "lsp",
+            json!({"action": "diagnostics", "file": "main.cpp"}),
+        )
+        .await;
+        assert!(clean.contains("no errors"), "{clean}");
+        let edit = json!({
+            "path": "main.cpp",
+            "old_string": "    return area(2, 3);",
+            "new_string": "    int x = \"a\";\n    return area(2, 3);",
+            "dry_run": true,
+        });
+        let preview = call(&run, "edit", edit).await;
+        assert!(
+            preview.contains("would bring: 1 new problem in 1 file")
+                && preview.contains("Cannot initialize a variable of type 'int'"),
+            "{preview}"
+        );
+        let after = call(
+            &run,
+            "lsp",
+            json!({"action": "diagnostics", "file": "main.cpp"}),
+        )
+        .await;
+        assert!(
+            after.contains("no errors"),
+            "main.cpp after the preview: {after}"
+        );
+        assert_eq!(std::fs::read_to_string(ws.join("main.cpp")).unwrap(), main);
+        let header = json!({
+            "path": "area.h",
+            "old_string": "int h)",
+            "new_string": "int h, int d)",
+            "dry_run": true,
+        });
+        // clangd checks the files that include a header again only on its save: the preview
+        // says it could not judge them, never that the change is harmless.
+        let preview = call(&run, "edit", header).await;
+        assert!(
+            preview.contains("not judged for main.cpp")
+                && preview.contains("clangd checks such files again only once the change is saved"),
+            "{preview}"
+        );
+        let after = call(
+            &run,
+            "lsp",
+            json!({"action": "diagnostics", "file": "main.cpp"}),
+        )
+        .await;
+        assert!(
+            after.contains("no errors"),
+            "main.cpp after the preview: {after}"
+        );
+        run.shutdown(std::time::Duration::from_secs(10)).await;
+    });
+}
+
+#[test]
+fn what_pyright_says_during_a_preview_is_no_earlier_writes_news() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        common::write(
+            &ws,
+            "pyproject.toml",
+            "[project]\nname = \"w\"\nversion = \"0.1\"\n",
+        );
+        common::write(&ws, "a.py", A_PY);
+        common::write(&ws, "b.py", B_PY);
+        let waits = "[lsp.diagnostics]\nwait_ms = 5000\nbaseline_ms = 30000\n";
+        let run = common::run_with_config(dir.path(), &format!("{}{waits}", common::LSP_BUDGETS));
+        let clean = call(
+            &run,
+            "lsp",
+            json!({"action": "diagnostics", "file": "b.py"}),
+        )
+        .await;
+        assert!(clean.contains("no errors or warnings"), "{clean}");
+        // A write whose followers watch what pyright publishes of other files for a while,
+        // then a preview that breaks b.py while they watch.
+        let wrote = call(
+            &run,
+            "write",
+            json!({"path": "c.py", "content": "VALUE = 1\n"}),
+        )
+        .await;
+        assert!(wrote.starts_with("created c.py"), "{wrote}");
+        let edit = json!({
+            "path": "a.py",
+            "old_string": "def scale(x: int) -> int:",
+            "new_string": "def scale(x: str) -> int:",
+            "dry_run": true,
+        });
+        let preview = call(&run, "edit", edit).await;
+        assert!(preview.contains("would bring: 2 new problems"), "{preview}");
+        let mut seen = String::new();
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(6);
+        while std::time::Instant::now() < end {
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            seen.push_str(&call(&run, "lsp", json!({"action": "status"})).await);
+        }
+        assert!(
+            !seen.contains("new problem") && !seen.contains("Literal[3]"),
+            "a follower took the preview's findings for news:\n{seen}"
+        );
+        let b = call(
+            &run,
+            "lsp",
+            json!({"action": "diagnostics", "file": "b.py"}),
+        )
+        .await;
+        assert!(b.contains("no errors or warnings"), "{b}");
+        run.shutdown(std::time::Duration::from_secs(10)).await;
+    });
+}
+
+#[test]
+fn a_rename_staged_by_dry_run_shows_every_file_and_writes_them_on_accept() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        common::write(
+            &ws,
+            "pyproject.toml",
+            "[project]\nname = \"w\"\nversion = \"0.1\"\n",
+        );
+        common::write(&ws, "a.py", A_PY);
+        common::write(&ws, "b.py", B_PY);
+        let waits = "[lsp.diagnostics]\nwait_ms = 30000\nbaseline_ms = 30000\n";
+        let run = common::run_with_config(dir.path(), &format!("{}{waits}", common::LSP_BUDGETS));
+        let args = json!({
+            "file": "a.py", "line": 1, "symbol": "scale", "new_name": "double", "dry_run": true,
+        });
+        let staged = call(&run, "lsp_rename", args).await;
+        assert!(
+            staged.starts_with(
+                "(proposed, dry run) rename `scale` to `double`: a.py: 1 edit, b.py: 2 edits"
+            ),
+            "{staged}"
+        );
+        assert!(
+            staged.contains("+from a import double")
+                && staged.contains("would bring: no new problems"),
+            "{staged}"
+        );
+        assert_eq!(std::fs::read_to_string(ws.join("b.py")).unwrap(), B_PY);
+        let accepted = call(
+            &run,
+            "resolve",
+            json!({"edit_id": "edit_1", "action": "accept"}),
+        )
+        .await;
+        assert!(accepted.starts_with("accepted edit_1"), "{accepted}");
+        assert!(
+            std::fs::read_to_string(ws.join("b.py"))
+                .unwrap()
+                .contains("print(double(3))"),
+            "{accepted}"
+        );
+        run.shutdown(std::time::Duration::from_secs(10)).await;
+    });
+}

@@ -618,7 +618,7 @@ async fn long_previews_say_what_they_cut() {
         "{out}"
     );
     assert!(
-        out.ends_with("the staged change holds every file and line"),
+        out.contains("the staged change holds every file and line\n\nwould bring: "),
         "{out}"
     );
 }

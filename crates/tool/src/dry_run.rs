@@ -5,19 +5,20 @@ use std::collections::HashMap;
 
 use similar::TextDiff;
 use tether_fs::{ChangeOp, Proposal, Workspace, WritePath};
-use tether_tool::{CallCx, ToolError, ToolOutput};
+
+use crate::{CallCx, ToolError};
 
 /// Diff lines a dry run shows in all, file headers included.
 const DIFF_LINES: usize = 200;
 
-/// Stages `ops` under an edit id instead of writing them, with each file's diff and the
-/// verdict of the run's checkers on the proposed text under it.
-pub(crate) async fn stage(
+/// Stages `ops` under an edit id instead of writing them, and says so: each file's diff, and
+/// under it what the run's checkers say the change would bring.
+pub async fn stage_dry_run(
     cx: &CallCx,
     origin: &str,
-    summary: String,
+    summary: &str,
     ops: Vec<ChangeOp>,
-) -> Result<ToolOutput, ToolError> {
+) -> Result<String, ToolError> {
     let ws = cx.workspace();
     let mut bases = HashMap::new();
     let mut diffs = Vec::new();
@@ -47,7 +48,7 @@ pub(crate) async fn stage(
     let preview = capped(&diffs.join("\n"));
     let proposal = Proposal {
         origin: origin.into(),
-        summary: summary.clone(),
+        summary: summary.to_string(),
         preview: preview.clone(),
         ops,
         bases,
@@ -55,10 +56,10 @@ pub(crate) async fn stage(
         verdict: None,
     };
     let (id, verdict) = cx.fs().stage_judged(proposal).await;
-    Ok(ToolOutput::text(format!(
+    Ok(format!(
         "(proposed, dry run) {summary}; nothing is written yet: call resolve with edit_id \
          \"{id}\" and action \"accept\" or \"discard\"\n\n{preview}\n\n{verdict}"
-    )))
+    ))
 }
 
 /// A file's text now, as the rebase of a later accept takes it.
