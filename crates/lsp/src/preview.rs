@@ -290,7 +290,12 @@ async fn preview_alone(
             None => server.forget_unsaved(&f.abs).await,
         }
     }
-    if server.workspace_mode {
+    // A server whose pulls are final has answered for the files that import the changed ones
+    // once it answers for them again: it drops work on a text once that text changes. Any
+    // other server of the whole workspace is given its quiet window.
+    if server.done == Done::Pull {
+        follow.pulled(server, &importers, settle).await;
+    } else if server.workspace_mode {
         let left = settle.saturating_duration_since(Instant::now());
         server.quiet_within(server.quiet, left).await;
     }
