@@ -38,7 +38,8 @@ impl Tool for ResolveTool {
          edit_id. Accept writes every file or none. A file changed since the change was staged \
          (by another accepted edit, say) is merged: the change's edits are applied to the \
          current text, unless they overlap lines the other write changed; then nothing is \
-         written and the change stays pending."
+         written and the change stays pending. A merged change's preview verdict is said to \
+         be stale; the write's own diagnostics follow as for any write."
             .into()
     }
 

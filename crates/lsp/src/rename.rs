@@ -99,7 +99,9 @@ impl Tool for LspRenameTool {
          use of the old name still left in files of that language (identifiers, not comments \
          or strings) with its line and its file's diagnostics. With `to_path` instead, the \
          file moves there and the server's edits to the files that import it (where it offers \
-         them) are part of the same change; the uses of its old module name left are listed."
+         them) are part of the same change; the uses of its old module name left are listed. \
+         `dry_run` stages either instead, with each file's diff and what it would bring, for \
+         `resolve`."
             .into()
     }
 

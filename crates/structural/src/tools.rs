@@ -419,7 +419,8 @@ impl Tool for AstEditTool {
          `rewrite` template in which the pattern's metavariables are substituted; multi-line \
          captures keep their shape. Writes nothing: the change is staged and the result names \
          an edit_id to pass to `resolve` (accept or discard), with every changed file and its \
-         replacement count, then a diff preview."
+         replacement count, then a diff preview and what the change would bring (the new \
+         problems the language servers find in the proposed text)."
             .into()
     }
 
