@@ -1,7 +1,9 @@
 //! The gate a preview closes on a server. While a change not yet written is shown to a server,
 //! nothing else may send it a message, so no query, write or watch is ever answered from the
 //! unsaved text. Every message takes a share; a preview takes the gate alone, and its own
-//! messages, sent from inside [`Gate::as_preview`], pass.
+//! messages, sent from inside [`Gate::as_preview`], pass. A task never takes a second share
+//! while it holds one (see `Server::sync`), so new shares can wait behind a preview that
+//! waits: a stream of background pulls cannot keep it out.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,9 +20,8 @@ tokio::task_local! {
 /// Numbers the gates, so a preview's task passes its own gate and no other.
 static GATES: AtomicU64 = AtomicU64::new(1);
 
-/// A gate that shares freely and is taken alone only when no share is out. Shares never wait
-/// for a preview that has not begun: a call holding one may need another, and must not wait
-/// behind a preview that waits for it.
+/// A gate that shares while no preview holds it or waits for it, and is taken alone once no
+/// share is out.
 pub(crate) struct Gate {
     id: u64,
     state: Mutex<State>,
@@ -31,6 +32,8 @@ pub(crate) struct Gate {
 struct State {
     shares: usize,
     alone: bool,
+    /// Previews waiting for the gate.
+    waiting: usize,
 }
 
 /// One share of the gate, given back on drop.
@@ -38,6 +41,9 @@ pub(crate) struct Share<'a>(&'a Gate);
 
 /// The gate held alone, given back on drop.
 pub(crate) struct Alone<'a>(&'a Gate);
+
+/// A preview's place in the queue for the gate, given up on drop.
+struct Waiting<'a>(&'a Gate);
 
 impl Default for Gate {
     fn default() -> Self {
@@ -50,7 +56,7 @@ impl Default for Gate {
 }
 
 impl Gate {
-    /// A share, once no preview holds the gate; none needed inside that preview itself.
+    /// A share, once no preview holds or awaits the gate; none needed inside that preview.
     pub(crate) async fn share(&self) -> Option<Share<'_>> {
         if PREVIEWING.try_with(|id| *id == self.id).unwrap_or(false) {
             return None;
@@ -61,7 +67,7 @@ impl Gate {
             changed.as_mut().enable();
             {
                 let mut state = lock(&self.state);
-                if !state.alone {
+                if !state.alone && state.waiting == 0 {
                     state.shares += 1;
                     return Some(Share(self));
                 }
@@ -73,6 +79,8 @@ impl Gate {
     /// The gate alone, once every share is back, within `limit`; `None` past it.
     pub(crate) async fn alone(&self, limit: Duration) -> Option<Alone<'_>> {
         let end = tokio::time::Instant::now() + limit;
+        lock(&self.state).waiting += 1;
+        let _waiting = Waiting(self);
         loop {
             let changed = self.changed.notified();
             tokio::pin!(changed);
@@ -104,6 +112,13 @@ impl Drop for Share<'_> {
     }
 }
 
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        lock(&self.0.state).waiting -= 1;
+        self.0.changed.notify_waiters();
+    }
+}
+
 impl Drop for Alone<'_> {
     fn drop(&mut self) {
         lock(&self.0.state).alone = false;
@@ -114,34 +129,49 @@ impl Drop for Alone<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     #[tokio::test]
     async fn a_preview_waits_for_shares_and_shares_wait_for_it_but_its_own_messages_pass() {
-        let gate = std::sync::Arc::new(Gate::default());
+        let gate = Arc::new(Gate::default());
         let share = gate.share().await;
         assert!(share.is_some());
-        // Held by a call, the gate is not taken alone.
+        // Held by a call, the gate is not taken alone, and a preview that gives up waiting
+        // leaves the gate to the shares.
         assert!(gate.alone(Duration::from_millis(50)).await.is_none());
-        // A second share does not wait behind a preview that waits.
+        assert!(gate.share().await.is_some());
+        // A new share waits behind a preview that waits, so a stream of them cannot keep it
+        // out; once the preview is done, it is given.
         let waiting = {
             let gate = gate.clone();
-            tokio::spawn(async move { gate.alone(Duration::from_secs(5)).await.is_some() })
+            tokio::spawn(async move {
+                let alone = gate.alone(Duration::from_secs(5)).await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                alone.is_some()
+            })
         };
         tokio::time::sleep(Duration::from_millis(20)).await;
-        let again = tokio::time::timeout(Duration::from_millis(50), gate.share()).await;
+        let behind = {
+            let gate = gate.clone();
+            tokio::spawn(async move { gate.share().await.is_some() })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
         assert!(
-            again.is_ok(),
-            "a share waited behind a preview not yet begun"
+            !behind.is_finished(),
+            "a share went ahead of a waiting preview"
         );
-        drop(again);
         drop(share);
         assert!(
             waiting.await.unwrap_or(false),
             "the preview never got the gate"
         );
+        assert!(
+            behind.await.unwrap_or(false),
+            "the share never came after it"
+        );
+        // A share waits while the preview holds the gate, but the preview's own pass.
         let alone = gate.alone(Duration::from_millis(50)).await;
         assert!(alone.is_some());
-        // A share waits while the preview holds the gate, but the preview's own pass.
         let blocked = tokio::time::timeout(Duration::from_millis(50), gate.share()).await;
         assert!(blocked.is_err(), "a share was given during a preview");
         let own = gate

@@ -86,7 +86,7 @@ impl DiagnosticsOnWrite {
         // still leaves every server holding the text on disk again.
         let each = groups.into_iter().map(|(server, files)| {
             let follow = self.follow.clone();
-            tokio::spawn(preview_on(follow, server, files))
+            tokio::spawn(preview_on(follow, server, files, self.baseline))
         });
         for done in futures::future::join_all(each).await {
             reports.extend(done.unwrap_or_default());
@@ -115,8 +115,15 @@ fn unjudged(server: Option<&Server>, rel: String, why: String) -> FileReport {
 
 /// The preview of `files` on one server, with the gate held alone from the first text sent
 /// until the server has taken the texts on disk back.
-async fn preview_on(follow: Follow, server: Arc<Server>, files: Vec<Shown>) -> Vec<FileReport> {
-    let end = Instant::now() + follow.wait;
+/// The gate is awaited as long as a write's answer would be (a cold server's first answers
+/// are slow, and hold it); then, as for a write, the look before has the baseline budget
+/// (`baseline`) and the answers have the write's wait.
+async fn preview_on(
+    follow: Follow,
+    server: Arc<Server>,
+    files: Vec<Shown>,
+    baseline: Duration,
+) -> Vec<FileReport> {
     let Some(_alone) = server.gate.alone(follow.wait).await else {
         let why = format!(
             "{} was answering other calls for all of {} ms, so this change was not previewed; \
@@ -127,6 +134,7 @@ async fn preview_on(follow: Follow, server: Arc<Server>, files: Vec<Shown>) -> V
         let unjudged = |f: &Shown| unjudged(Some(&server), f.rel.clone(), why.clone());
         return files.iter().map(unjudged).collect();
     };
+    let end = Instant::now() + baseline;
     server
         .gate
         .as_preview(preview_alone(&follow, &server, &files, end))
@@ -176,6 +184,9 @@ async fn preview_alone(
             importers_had[i] = Some(follow.findings(&items));
         }
     }
+    // The answers have the write's wait.
+    let end = Instant::now() + follow.wait;
+    let left = || end.saturating_duration_since(Instant::now());
     // 2. The proposed texts, unsaved, with what the server says meanwhile kept apart.
     let quarantine = Quarantined::begin(server);
     let shown_at = server.seq_now();
@@ -257,8 +268,12 @@ async fn preview_alone(
         if touched.contains(&path) || asked.iter().any(|(p, _)| *p == path) {
             continue;
         }
-        let had = follow.known_before(&path, &snap);
-        reports.extend(another(follow, server, &path, had, &items));
+        // A file the server had not reported on before (a first pass under way) is left
+        // out, as after a write: what it publishes now may be a placeholder.
+        let Some(had) = follow.known_before(&path, &snap) else {
+            continue;
+        };
+        reports.extend(another(follow, server, &path, Some(had), &items));
     }
     if server.separate_check {
         let why = format!(

@@ -240,7 +240,10 @@ impl Tool for LspRenameTool {
             )
             .await;
             if let Some(summary) = found.summary {
-                head.push_str(&format!(" ({} chose them; {summary})", server.id));
+                head.push_str(&match staged {
+                    Some(_) => format!("\n{} chose the files; {summary}", server.id),
+                    None => format!(" ({} chose them; {summary})", server.id),
+                });
             }
             left = format!("\n{}", found.section);
         }

@@ -841,8 +841,13 @@ impl Server {
 
     /// Sends a notification; its method and parameters come from one lsp-types type.
     pub(crate) async fn notify<N: Notification>(&self, params: N::Params) -> Result<(), LspError> {
-        let params = protocol::to_params(N::METHOD, params).map_err(|e| e.of_server(&self.id))?;
         let _share = self.gate.share().await;
+        self.notify_shared::<N>(params).await
+    }
+
+    /// [`Server::notify`] for a caller that holds a share of the gate already.
+    async fn notify_shared<N: Notification>(&self, params: N::Params) -> Result<(), LspError> {
+        let params = protocol::to_params(N::METHOD, params).map_err(|e| e.of_server(&self.id))?;
         lock(&self.reports).told(N::METHOD, &params);
         self.peer
             .notify(N::METHOD, params)
@@ -905,7 +910,7 @@ impl Server {
                         text: text.to_string(),
                     }],
                 };
-                self.notify::<DidChangeTextDocument>(params).await
+                self.notify_shared::<DidChangeTextDocument>(params).await
             }
             None => {
                 self.keep_before(path, hash);
@@ -925,7 +930,7 @@ impl Server {
                         text.to_string(),
                     ),
                 };
-                self.notify::<DidOpenTextDocument>(params).await
+                self.notify_shared::<DidOpenTextDocument>(params).await
             }
         }
     }

@@ -154,7 +154,9 @@ impl WriteHooks {
             return Vec::new();
         }
         let runs = self.hooks.iter().map(|hook| async move {
-            let budget = hook.budgets().after;
+            // A preview waits for its server, looks before and after, and gives the server
+            // its text back.
+            let budget = hook.budgets().before + hook.budgets().after * 2;
             match tokio::time::timeout(budget, hook.preview(changes)).await {
                 Ok(reports) => reports,
                 Err(_) => changes
