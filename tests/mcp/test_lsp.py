@@ -84,6 +84,33 @@ def test_a_fix_listed_then_applied_through_mcp_with_the_mistakes_models_make(cra
     assert "shapes::Square { side: todo!() }" in (crate / "src" / "lib.rs").read_text()
 
 
+def test_a_change_judged_before_it_is_written_through_mcp_with_the_mistakes_models_make(crate):
+    # A field added to `Square` breaks lib.rs, which builds one without it.
+    (crate / "src" / "lib.rs").write_text(LIB + "\npub fn unit() -> shapes::Square {\n    shapes::Square { side: 1 }\n}\n")
+    add_field = {"path": "src/shapes.rs", "old_string": "    pub side: u32,\n",
+                  "new_string": "    pub side: u32,\n    pub name: String,\n"}
+    out = run(crate, [
+        ("lsp", {"action": "diagnostics", "file": "src/lib.rs"}),
+        ("edit", dict(add_field, dry_run="true")),
+        ("edit", dict(add_field, dry_run=True)),
+        ("resolve", {"edit_id": "edit_2", "action": "accept"}),
+        ("lsp", {"action": "diagnostics", "file": "src/lib.rs"}),
+        ("resolve", {"edit_id": "edit_1", "action": "accept"}),
+    ])
+    (_, before), (e1, wrong_type), (e2, staged), (e3, stale_id), (_, after), (e4, accepted) = out
+    assert "no errors" in before, before
+    assert e1 and "expected a boolean" in wrong_type, wrong_type
+    assert not e2 and staged.startswith("(proposed, dry run) 1 replacement in src/shapes.rs"), staged
+    assert 'edit_id "edit_1"' in staged and "+    pub name: String," in staged, staged
+    assert "would bring: 1 new problem in 1 file" in staged, staged
+    assert "src/lib.rs (another file, not written): 1 new problem" in staged and "[E0063]" in staged, staged
+    assert e3 and 'unknown edit_id "edit_2"; pending: edit_1' in stale_id, stale_id
+    assert "no errors" in after, after
+    assert not e4 and accepted.startswith("accepted edit_1"), accepted
+    assert "src/lib.rs (another file, not written): 1 new problem" in accepted, accepted
+    assert "pub name: String" in (crate / "src" / "shapes.rs").read_text()
+
+
 def descendants_named(pid, name):
     """Pids below `pid` whose command name is `name`, from /proc."""
     kids = {}

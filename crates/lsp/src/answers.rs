@@ -629,6 +629,19 @@ impl Server {
         self.capabilities.diagnostic_provider.on || self.done == crate::catalog::Done::Pull
     }
 
+    /// Whether the files a change may break are asked about (pulled), not awaited: a server
+    /// whose pulls are final, or one of open files that answers pulls and asks to be pulled
+    /// again rather than publishing them (rust-analyzer without its check). Not one that
+    /// checks those files again only on a save (clangd).
+    pub fn asks_dependents(&self) -> bool {
+        use crate::catalog::Done;
+        let pulled_not_published = self.done == Done::Publish
+            && self.capabilities.diagnostic_provider.on
+            && !self.separate_check
+            && !self.dependents_on_save;
+        self.done == Done::Pull || pulled_not_published
+    }
+
     /// Whether a file's publication counts as its state only once confirmed: see
     /// [`Heard::confirms_by_pull`].
     pub fn confirms_by_pull(&self) -> bool {

@@ -107,6 +107,25 @@ pub(crate) async fn open_dependents(
     uris
 }
 
+/// The files a change to `touched` may break that `server` is asked about
+/// ([`Server::asks_dependents`]): those that import a changed module, for a server whose
+/// pulls are final; else the open files that name one.
+pub(crate) async fn dependents_to_ask(
+    follow: &Follow,
+    server: &Server,
+    touched: &HashSet<PathBuf>,
+) -> Vec<PathBuf> {
+    match server.done {
+        Done::Pull => follow.importers_of(server, touched).await,
+        _ => {
+            let uris = open_dependents(follow, server, touched).await;
+            uris.iter()
+                .filter_map(|u| crate::server::uri_path(u))
+                .collect()
+        }
+    }
+}
+
 impl DiagnosticsOnWrite {
     /// Waits at most `limit` until each open file that names a written one was published
     /// again after `since` ([`open_dependents`]): the server rebuilds those on the save, a
@@ -430,7 +449,7 @@ impl DiagnosticsOnWrite {
         touched: &HashSet<PathBuf>,
         end: tokio::time::Instant,
     ) -> Vec<(PathBuf, Option<Vec<Finding>>)> {
-        let files = self.follow.importers_of(server, touched).await;
+        let files = dependents_to_ask(&self.follow, server, touched).await;
         let ledger = &self.follow.ledger;
         let trusted = self.outside.sees_everything();
         let unknown: Vec<PathBuf> = files
@@ -539,7 +558,7 @@ impl WriteHook for DiagnosticsOnWrite {
                         server.first_pass_within(left()).await;
                     }
                     let snap = server.snapshot();
-                    if server.done == Done::Pull {
+                    if server.asks_dependents() {
                         let touched: HashSet<PathBuf> = abs.iter().cloned().collect();
                         before.importers =
                             self.importer_baselines(&server, &snap, &touched, end).await;
@@ -614,7 +633,7 @@ impl WriteHook for DiagnosticsOnWrite {
                 let others = match server.done {
                     // The files that import the written modules are asked, and their answers
                     // are final; what else the server published meanwhile is told as it is.
-                    Done::Pull => {
+                    _ if server.asks_dependents() => {
                         let files: Vec<PathBuf> =
                             before.importers.iter().map(|(f, _)| f.clone()).collect();
                         let asked_at = self.follow.ledger.disk_changes();
@@ -653,7 +672,7 @@ impl WriteHook for DiagnosticsOnWrite {
                             .await;
                         self.follow.others(server, snap, snap.seq, &touched)
                     }
-                    Done::Quiet => {
+                    Done::Quiet | Done::Pull => {
                         settled = server.quiet_within(server.quiet, left()).await;
                         self.follow.others(server, snap, snap.seq, &touched)
                     }

@@ -163,9 +163,10 @@ async fn preview_alone(
     }
     let touched: HashSet<PathBuf> = files.iter().map(|f| f.abs.clone()).collect();
     let snap = server.snapshot();
-    let importers = match server.done {
-        Done::Pull => follow.importers_of(server, &touched).await,
-        _ => Vec::new(),
+    // The files the change may break that the server is asked about, as after a write.
+    let importers = match server.asks_dependents() {
+        true => crate::on_write::dependents_to_ask(follow, server, &touched).await,
+        false => Vec::new(),
     };
     let mut importers_had = Vec::with_capacity(importers.len());
     for path in &importers {
@@ -228,7 +229,7 @@ async fn preview_alone(
     }
     // A server of open files rebuilds the open files that name a shown one, or, for some,
     // only once it is saved: those are said not judged.
-    if server.done == Done::Publish {
+    if server.done == Done::Publish && !server.asks_dependents() {
         let uris = crate::on_write::open_dependents(follow, server, &touched).await;
         let again = |h: &crate::heard::Heard, u: &String| {
             let held = h.quarantine.as_ref().and_then(|q| q.held.get(u));
@@ -308,9 +309,9 @@ async fn preview_alone(
     // A server whose pulls are final has answered for the files that import the changed ones
     // once it answers for them again: it drops work on a text once that text changes. Any
     // other server of the whole workspace is given its quiet window.
-    if server.done == Done::Pull {
+    if !importers.is_empty() {
         follow.pulled(server, &importers, settle).await;
-    } else if server.workspace_mode {
+    } else if server.workspace_mode && server.done != Done::Pull {
         let left = settle.saturating_duration_since(Instant::now());
         server.quiet_within(server.quiet, left).await;
     }
