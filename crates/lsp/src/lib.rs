@@ -10,6 +10,7 @@ mod auto_install;
 mod avail;
 mod catalog;
 mod checker;
+mod client;
 mod config;
 mod documents;
 mod edits;

@@ -159,19 +159,11 @@ impl WriteHooks {
             let budget = hook.budgets().before + hook.budgets().after * 2;
             match tokio::time::timeout(budget, hook.preview(changes)).await {
                 Ok(reports) => reports,
-                Err(_) => changes
-                    .iter()
-                    .map(|c| FileReport {
-                        path: c.path.rel().to_string(),
-                        scope: crate::ReportScope::Changed,
-                        source: crate::ReportSource::hook(hook.name()),
-                        noun: "problem".into(),
-                        status: FileStatus::Unavailable {
-                            why: format!("no preview within {} s", budget.as_secs_f64()),
-                            now: Vec::new(),
-                        },
-                    })
-                    .collect(),
+                Err(_) => {
+                    let why = format!("no preview within {} s", budget.as_secs_f64());
+                    let paths = changes.iter().map(|c| &c.path);
+                    unanswered(hook.as_ref(), paths, &why)
+                }
             }
         });
         futures::future::join_all(runs)
@@ -203,22 +195,13 @@ impl WriteHooks {
                 drop(hold);
                 match report {
                     Ok(reports) => reports,
-                    Err(_) => receipts
-                        .iter()
-                        .map(|r| FileReport {
-                            path: r.path.rel().to_string(),
-                            scope: crate::ReportScope::Changed,
-                            source: crate::ReportSource::hook(hook.name()),
-                            noun: "problem".into(),
-                            status: FileStatus::Unavailable {
-                                why: format!(
-                                    "no report within {} s; the write itself succeeded",
-                                    budget.as_secs_f64()
-                                ),
-                                now: Vec::new(),
-                            },
-                        })
-                        .collect(),
+                    Err(_) => {
+                        let why = format!(
+                            "no report within {} s; the write itself succeeded",
+                            budget.as_secs_f64()
+                        );
+                        unanswered(hook.as_ref(), receipts.iter().map(|r| &r.path), &why)
+                    }
                 }
             }
         });
@@ -228,4 +211,24 @@ impl WriteHooks {
             .flatten()
             .collect()
     }
+}
+
+/// A report per file saying `hook` gave none in time, and `why`.
+fn unanswered<'a>(
+    hook: &dyn WriteHook,
+    paths: impl Iterator<Item = &'a WritePath>,
+    why: &str,
+) -> Vec<FileReport> {
+    paths
+        .map(|path| FileReport {
+            path: path.rel().to_string(),
+            scope: crate::ReportScope::Changed,
+            source: crate::ReportSource::hook(hook.name()),
+            noun: "problem".into(),
+            status: FileStatus::Unavailable {
+                why: why.to_string(),
+                now: Vec::new(),
+            },
+        })
+        .collect()
 }

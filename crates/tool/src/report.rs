@@ -246,31 +246,20 @@ pub fn format_reports_after(reports: &[FileReport], event: &str) -> Option<Strin
 /// ("would bring: 2 new problems in 1 file") and the reports under it. A file no preview could
 /// judge is said so, so an incomplete verdict never reads as a clean one.
 pub fn verdict(reports: &[FileReport]) -> String {
-    let (mut new, mut files, mut fixed) = (0, HashSet::new(), 0);
+    let Tally {
+        new,
+        files,
+        fixed,
+        open,
+    } = tally(reports);
     let mut unjudged: Vec<&str> = Vec::new();
-    for r in reports {
-        match &r.status {
-            FileStatus::Compared {
-                new: added,
-                fixed: gone,
-                ..
-            } => {
-                new += added.len();
-                if !added.is_empty() {
-                    files.insert(r.heading());
-                }
-                fixed += gone;
-            }
-            FileStatus::Pending(_) | FileStatus::Unavailable { .. } => {
-                let what = match r.scope {
-                    ReportScope::Rest => "other files",
-                    _ => r.path.as_str(),
-                };
-                if !unjudged.contains(&what) {
-                    unjudged.push(what);
-                }
-            }
-            FileStatus::Clean => {}
+    for r in open {
+        let what = match r.scope {
+            ReportScope::Rest => "other files",
+            _ => r.path.as_str(),
+        };
+        if !unjudged.contains(&what) {
+            unjudged.push(what);
         }
     }
     let mut head = match new {
@@ -302,10 +291,22 @@ pub fn verdict(reports: &[FileReport]) -> String {
     }
 }
 
-/// What a cut block's reports add up to, so the count survives the cut: "2000 files: 2000
-/// new problems in 2000 files, 3 fixed, 1 not answered".
-fn totals(reports: &[FileReport]) -> String {
-    let (mut new, mut new_files, mut fixed, mut open) = (0, 0, 0, 0);
+/// What reports add up to: new problems, the files they are in, problems fixed, and the
+/// reports with no comparison (pending or unavailable).
+struct Tally<'a> {
+    new: usize,
+    files: HashSet<std::borrow::Cow<'a, str>>,
+    fixed: usize,
+    open: Vec<&'a FileReport>,
+}
+
+fn tally(reports: &[FileReport]) -> Tally<'_> {
+    let mut t = Tally {
+        new: 0,
+        files: HashSet::new(),
+        fixed: 0,
+        open: Vec::new(),
+    };
     for r in reports.iter().filter(|r| !r.status.is_quiet()) {
         match &r.status {
             FileStatus::Compared {
@@ -313,14 +314,29 @@ fn totals(reports: &[FileReport]) -> String {
                 fixed: gone,
                 ..
             } => {
-                new += added.len();
-                new_files += usize::from(!added.is_empty());
-                fixed += gone;
+                t.new += added.len();
+                if !added.is_empty() {
+                    t.files.insert(r.heading());
+                }
+                t.fixed += gone;
             }
-            FileStatus::Pending(_) | FileStatus::Unavailable { .. } => open += 1,
+            FileStatus::Pending(_) | FileStatus::Unavailable { .. } => t.open.push(r),
             FileStatus::Clean => {}
         }
     }
+    t
+}
+
+/// What a cut block's reports add up to, so the count survives the cut: "2000 files: 2000
+/// new problems in 2000 files, 3 fixed, 1 not answered".
+fn totals(reports: &[FileReport]) -> String {
+    let Tally {
+        new,
+        files: new_files,
+        fixed,
+        open,
+    } = tally(reports);
+    let (new_files, open) = (new_files.len(), open.len());
     let files = reports.iter().filter(|r| !r.status.is_quiet()).count();
     let mut parts = vec![format!(
         "{}: {} in {}",

@@ -15,30 +15,51 @@ use serde_json::json;
 const A_PY: &str = "def scale(x: int) -> int:\n    return x * 2\n";
 const B_PY: &str = "from a import scale\n\nprint(scale(3))\n";
 
+/// A pyright project under `dir/ws` with a.py and b.py, which imports it; its path.
+fn pyright_project(dir: &std::path::Path) -> std::path::PathBuf {
+    let ws = dir.join("ws");
+    common::write(
+        &ws,
+        "pyproject.toml",
+        "[project]\nname = \"w\"\nversion = \"0.1\"\n",
+    );
+    common::write(&ws, "a.py", A_PY);
+    common::write(&ws, "b.py", B_PY);
+    ws
+}
+
+/// `lsp diagnostics` of `file`, as text.
+async fn diagnostics_of(run: &tether::Run, file: &str) -> String {
+    call(run, "lsp", json!({"action": "diagnostics", "file": file})).await
+}
+
+/// `edit`'s arguments for a dry run that replaces `old` by `new` in `path`.
+fn dry_edit(path: &str, old: &str, new: &str) -> serde_json::Value {
+    json!({"path": path, "old_string": old, "new_string": new, "dry_run": true})
+}
+
+/// `resolve` with `action` on the staged change `id`, as text.
+async fn resolve(run: &tether::Run, id: &str, action: &str) -> String {
+    call(run, "resolve", json!({"edit_id": id, "action": action})).await
+}
+
+/// A run over `dir/ws` whose writes wait `wait_ms` for their diagnostics.
+fn run_waiting(dir: &std::path::Path, wait_ms: u64) -> tether::Run {
+    let waits = format!("[lsp.diagnostics]\nwait_ms = {wait_ms}\nbaseline_ms = 30000\n");
+    common::run_with_config(dir, &format!("{}{waits}", common::LSP_BUDGETS))
+}
+
 #[test]
 fn a_pyright_preview_names_what_the_change_would_break_and_leaves_the_server_on_the_disk() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let dir = tempfile::tempdir().unwrap();
-        let ws = dir.path().join("ws");
-        common::write(
-            &ws,
-            "pyproject.toml",
-            "[project]\nname = \"w\"\nversion = \"0.1\"\n",
-        );
-        common::write(&ws, "a.py", A_PY);
-        common::write(&ws, "b.py", B_PY);
-        let waits = "[lsp.diagnostics]\nwait_ms = 30000\nbaseline_ms = 30000\n";
-        let run = common::run_with_config(dir.path(), &format!("{}{waits}", common::LSP_BUDGETS));
-        let clean = call(&run, "lsp", json!({"action": "diagnostics", "file": "b.py"})).await;
+        let ws = pyright_project(dir.path());
+        let run = run_waiting(dir.path(), 30000);
+        let clean = diagnostics_of(&run, "b.py").await;
         assert!(clean.contains("no errors or warnings"), "{clean}");
 
-        let edit = json!({
-            "path": "a.py",
-            "old_string": "def scale(x: int) -> int:",
-            "new_string": "def scale(x: str) -> int:",
-            "dry_run": true,
-        });
+        let edit = dry_edit("a.py", "def scale(x: int) -> int:", "def scale(x: str) -> int:");
         let preview = call(&run, "edit", edit).await;
         assert!(
             preview.starts_with("(proposed, dry run) 1 replacement in a.py")
@@ -56,43 +77,41 @@ fn a_pyright_preview_names_what_the_change_would_break_and_leaves_the_server_on_
         assert!(preview.contains("b.py (another file, not written)"), "{preview}");
         assert_eq!(std::fs::read_to_string(ws.join("a.py")).unwrap(), A_PY);
 
+        // A patch staged by a dry run is judged the same way.
+        let patch = "*** Begin Patch\n*** Update File: b.py\n@@\n print(scale(3))\n+print(scale(\"x\"))\n*** End Patch";
+        let patched = call(&run, "apply_patch", json!({"patch": patch, "dry_run": true})).await;
+        assert!(
+            patched.starts_with("(proposed, dry run) a patch to 1 file")
+                && patched.contains("would bring: 1 new problem in 1 file")
+                && patched.contains("b.py: 1 new problem"),
+            "{patched}"
+        );
+        let dropped = resolve(&run, "edit_2", "discard").await;
+        assert!(dropped.starts_with("discarded edit_2"), "{dropped}");
+        assert_eq!(std::fs::read_to_string(ws.join("b.py")).unwrap(), B_PY);
+
         // The server holds the disk's text again: neither file has a problem.
         for file in ["a.py", "b.py"] {
-            let now = call(&run, "lsp", json!({"action": "diagnostics", "file": file})).await;
+            let now = diagnostics_of(&run, file).await;
             assert!(now.contains("no errors or warnings"), "{file} after the preview: {now}");
         }
 
         // Accepted, the write reports the same problems as its own.
-        let accepted = call(
-            &run,
-            "resolve",
-            json!({"edit_id": "edit_1", "action": "accept"}),
-        )
-        .await;
+        let accepted = resolve(&run, "edit_1", "accept").await;
         assert!(accepted.starts_with("accepted edit_1"), "{accepted}");
         assert!(accepted.contains("1 new problem"), "{accepted}");
         assert!(!accepted.contains("stale"), "{accepted}");
-        let b = call(&run, "lsp", json!({"action": "diagnostics", "file": "b.py"})).await;
+        let b = diagnostics_of(&run, "b.py").await;
         assert!(b.contains("1 problem") || b.contains("error"), "{b}");
 
         // A preview made stale by a change to its file before the accept says so.
-        let fix = json!({
-            "path": "a.py",
-            "old_string": "def scale(x: str) -> int:",
-            "new_string": "def scale(x: int) -> int:",
-            "dry_run": true,
-        });
+        let fix = dry_edit("a.py", "def scale(x: str) -> int:", "def scale(x: int) -> int:");
         let second = call(&run, "edit", fix).await;
         assert!(second.contains("would bring: no new problems, and fix"), "{second}");
         let noted = json!({"path": "a.py", "old_string": "    return x * 2\n", "new_string": "    return x * 2\n# noted\n"});
         let noted = call(&run, "edit", noted).await;
         assert!(noted.starts_with("edited a.py"), "{noted}");
-        let accepted = call(
-            &run,
-            "resolve",
-            json!({"edit_id": "edit_2", "action": "accept"}),
-        )
-        .await;
+        let accepted = resolve(&run, "edit_3", "accept").await;
         assert!(
             accepted.contains("its preview's verdict (\"would bring: no new problems"),
             "{accepted}"
@@ -120,12 +139,7 @@ fn a_typescript_preview_of_a_write_and_of_a_structural_rewrite_names_the_importe
             common::write(&ws, name, text);
         }
         let run = common::run_with_config(dir.path(), common::LSP_BUDGETS);
-        let clean = call(
-            &run,
-            "lsp",
-            json!({"action": "diagnostics", "file": "main.ts"}),
-        )
-        .await;
+        let clean = diagnostics_of(&run, "main.ts").await;
         assert!(clean.contains("no errors"), "{clean}");
 
         let bad = "export function g(): string {\n    return \"one\";\n}\n";
@@ -145,22 +159,12 @@ fn a_typescript_preview_of_a_write_and_of_a_structural_rewrite_names_the_importe
             "{preview}"
         );
         assert_eq!(std::fs::read_to_string(ws.join("m.ts")).unwrap(), M_TS);
-        let after = call(
-            &run,
-            "lsp",
-            json!({"action": "diagnostics", "file": "main.ts"}),
-        )
-        .await;
+        let after = diagnostics_of(&run, "main.ts").await;
         assert!(
             after.contains("no errors"),
             "main.ts after the preview: {after}"
         );
-        let discarded = call(
-            &run,
-            "resolve",
-            json!({"edit_id": "edit_1", "action": "discard"}),
-        )
-        .await;
+        let discarded = resolve(&run, "edit_1", "discard").await;
         assert!(discarded.starts_with("discarded edit_1"), "{discarded}");
 
         // A structural rewrite's preview carries the same verdict.
@@ -172,19 +176,9 @@ fn a_typescript_preview_of_a_write_and_of_a_structural_rewrite_names_the_importe
                 && staged.contains("m.ts: 1 new problem"),
             "{staged}"
         );
-        let own = call(
-            &run,
-            "lsp",
-            json!({"action": "diagnostics", "file": "m.ts"}),
-        )
-        .await;
+        let own = diagnostics_of(&run, "m.ts").await;
         assert!(own.contains("no errors"), "m.ts after the preview: {own}");
-        let accepted = call(
-            &run,
-            "resolve",
-            json!({"edit_id": "edit_2", "action": "accept"}),
-        )
-        .await;
+        let accepted = resolve(&run, "edit_2", "accept").await;
         assert!(accepted.contains("m.ts: 1 new problem"), "{accepted}");
         run.shutdown(std::time::Duration::from_secs(10)).await;
     });
@@ -209,20 +203,14 @@ fn a_rust_analyzer_preview_gives_its_own_findings_and_says_cargo_check_waits_for
             .unwrap();
         let waits = "[lsp.diagnostics]\nwait_ms = 90000\nbaseline_ms = 60000\n";
         let run = common::run_with_config(dir.path(), &format!("{}{waits}", common::LSP_BUDGETS));
-        let clean = call(
-            &run,
-            "lsp",
-            json!({"action": "diagnostics", "file": "src/lib.rs"}),
-        )
-        .await;
+        let clean = diagnostics_of(&run, "src/lib.rs").await;
         assert!(clean.contains("no errors"), "{clean}");
 
-        let edit = json!({
-            "path": "src/lib.rs",
-            "old_string": "Square { side: 1, name: String::new() }",
-            "new_string": "Square { side: 1 }",
-            "dry_run": true,
-        });
+        let edit = dry_edit(
+            "src/lib.rs",
+            "Square { side: 1, name: String::new() }",
+            "Square { side: 1 }",
+        );
         let preview = call(&run, "edit", edit).await;
         assert!(
             preview.contains("would bring: 1 new problem in 1 file; not judged for other files"),
@@ -237,19 +225,9 @@ fn a_rust_analyzer_preview_gives_its_own_findings_and_says_cargo_check_waits_for
             std::fs::read_to_string(ws.join("src/lib.rs")).unwrap(),
             LIB_RS
         );
-        let after = call(
-            &run,
-            "lsp",
-            json!({"action": "diagnostics", "file": "src/lib.rs"}),
-        )
-        .await;
+        let after = diagnostics_of(&run, "src/lib.rs").await;
         assert!(after.contains("no errors"), "after the preview: {after}");
-        let accepted = call(
-            &run,
-            "resolve",
-            json!({"edit_id": "edit_1", "action": "accept"}),
-        )
-        .await;
+        let accepted = resolve(&run, "edit_1", "accept").await;
         assert!(
             accepted.contains("src/lib.rs: 1 new problem") && accepted.contains("[E0063]"),
             "{accepted}"
@@ -285,74 +263,66 @@ fn two_runs_sharing_pyright_never_see_each_others_unsaved_text() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let dir = tempfile::tempdir().unwrap();
-        let ws = dir.path().join("ws");
-        common::write(
-            &ws,
-            "pyproject.toml",
-            "[project]\nname = \"w\"\nversion = \"0.1\"\n",
-        );
-        common::write(&ws, "a.py", A_PY);
-        common::write(&ws, "b.py", B_PY);
+        let ws = pyright_project(dir.path());
         let pool = std::sync::Arc::new(tether::Pool::for_host());
         let previewer = pooled_run(dir.path(), &pool, "previewer");
         let other = pooled_run(dir.path(), &pool, "other");
-        let warm = call(
-            &other,
-            "lsp",
-            json!({"action": "diagnostics", "file": "b.py"}),
-        )
-        .await;
+        let warm = diagnostics_of(&other, "b.py").await;
         assert!(warm.contains("no errors or warnings"), "{warm}");
 
         // One run previews a change that breaks both files, again and again, while the other
         // asks about both files and writes a third: it must only ever see the disk's text.
         let previews = async {
             for n in 1..=4 {
-                let edit = json!({
-                    "path": "a.py",
-                    "old_string": "def scale(x: int) -> int:",
-                    "new_string": "def scale(x: str) -> int:",
-                    "dry_run": true,
-                });
+                let edit = dry_edit(
+                    "a.py",
+                    "def scale(x: int) -> int:",
+                    "def scale(x: str) -> int:",
+                );
                 let preview = call(&previewer, "edit", edit).await;
                 assert!(
                     preview.contains("would bring: 2 new problems in 2 files"),
                     "preview {n}: {preview}"
                 );
-                let id = format!("edit_{n}");
-                let drop = json!({"edit_id": id, "action": "discard"});
-                call(&previewer, "resolve", drop).await;
+                resolve(&previewer, &format!("edit_{n}"), "discard").await;
             }
         };
         let asks = async {
             let mut seen = Vec::new();
             for n in 0..12 {
                 let file = ["a.py", "b.py"][n % 2];
-                let said = call(
-                    &other,
-                    "lsp",
-                    json!({"action": "diagnostics", "file": file}),
-                )
-                .await;
+                let said = diagnostics_of(&other, file).await;
                 seen.push(format!("{file}: {said}"));
                 if n % 4 == 3 {
                     let text = format!("from a import scale\n\nvalue = scale({n})\n");
                     let wrote =
                         call(&other, "write", json!({"path": "c.py", "content": text})).await;
                     seen.push(format!("write c.py: {wrote}"));
+                    // The file the other run previews, written meanwhile: judged against the
+                    // disk's text before it, never the preview's (which would read "fixed").
+                    let text = format!("{A_PY}# note {n}\n");
+                    let wrote =
+                        call(&other, "write", json!({"path": "a.py", "content": text})).await;
+                    assert!(wrote.starts_with("wrote a.py"), "{wrote}");
+                    seen.push(format!("write a.py: {wrote}"));
                 }
             }
             seen
         };
         let ((), seen) = tokio::join!(previews, asks);
         for said in &seen {
+            let judged_the_preview = ["str", "new problem", "fixed"];
             assert!(
-                !said.contains("str") && !said.contains("new problem"),
+                !judged_the_preview.iter().any(|w| said.contains(w)),
                 "the other run saw the unsaved text: {said}\nall it saw:\n{}",
                 seen.join("\n")
             );
         }
-        assert_eq!(std::fs::read_to_string(ws.join("a.py")).unwrap(), A_PY);
+        assert!(
+            std::fs::read_to_string(ws.join("a.py"))
+                .unwrap()
+                .starts_with(A_PY)
+        );
         previewer.shutdown(std::time::Duration::from_secs(5)).await;
         other.shutdown(std::time::Duration::from_secs(5)).await;
         pool.stop(std::time::Duration::from_secs(5)).await;
@@ -370,42 +340,26 @@ fn a_clangd_preview_of_a_header_names_the_open_file_it_breaks() {
         common::write(&ws, "area.h", "int area(int w, int h);\n");
         common::write(&ws, "main.cpp", main);
         let run = common::run_with_config(dir.path(), common::LSP_BUDGETS);
-        let clean = call(
-            &run,
-            "lsp",
-            json!({"action": "diagnostics", "file": "main.cpp"}),
-        )
-        .await;
+        let clean = diagnostics_of(&run, "main.cpp").await;
         assert!(clean.contains("no errors"), "{clean}");
-        let edit = json!({
-            "path": "main.cpp",
-            "old_string": "    return area(2, 3);",
-            "new_string": "    int x = \"a\";\n    return area(2, 3);",
-            "dry_run": true,
-        });
+        let edit = dry_edit(
+            "main.cpp",
+            "    return area(2, 3);",
+            "    int x = \"a\";\n    return area(2, 3);",
+        );
         let preview = call(&run, "edit", edit).await;
         assert!(
             preview.contains("would bring: 1 new problem in 1 file")
                 && preview.contains("Cannot initialize a variable of type 'int'"),
             "{preview}"
         );
-        let after = call(
-            &run,
-            "lsp",
-            json!({"action": "diagnostics", "file": "main.cpp"}),
-        )
-        .await;
+        let after = diagnostics_of(&run, "main.cpp").await;
         assert!(
             after.contains("no errors"),
             "main.cpp after the preview: {after}"
         );
         assert_eq!(std::fs::read_to_string(ws.join("main.cpp")).unwrap(), main);
-        let header = json!({
-            "path": "area.h",
-            "old_string": "int h)",
-            "new_string": "int h, int d)",
-            "dry_run": true,
-        });
+        let header = dry_edit("area.h", "int h)", "int h, int d)");
         // clangd checks the files that include a header again only on its save: the preview
         // says it could not judge them, never that the change is harmless.
         let preview = call(&run, "edit", header).await;
@@ -414,12 +368,7 @@ fn a_clangd_preview_of_a_header_names_the_open_file_it_breaks() {
                 && preview.contains("clangd checks such files again only once the change is saved"),
             "{preview}"
         );
-        let after = call(
-            &run,
-            "lsp",
-            json!({"action": "diagnostics", "file": "main.cpp"}),
-        )
-        .await;
+        let after = diagnostics_of(&run, "main.cpp").await;
         assert!(
             after.contains("no errors"),
             "main.cpp after the preview: {after}"
@@ -433,22 +382,9 @@ fn what_pyright_says_during_a_preview_is_no_earlier_writes_news() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let dir = tempfile::tempdir().unwrap();
-        let ws = dir.path().join("ws");
-        common::write(
-            &ws,
-            "pyproject.toml",
-            "[project]\nname = \"w\"\nversion = \"0.1\"\n",
-        );
-        common::write(&ws, "a.py", A_PY);
-        common::write(&ws, "b.py", B_PY);
-        let waits = "[lsp.diagnostics]\nwait_ms = 5000\nbaseline_ms = 30000\n";
-        let run = common::run_with_config(dir.path(), &format!("{}{waits}", common::LSP_BUDGETS));
-        let clean = call(
-            &run,
-            "lsp",
-            json!({"action": "diagnostics", "file": "b.py"}),
-        )
-        .await;
+        pyright_project(dir.path());
+        let run = run_waiting(dir.path(), 5000);
+        let clean = diagnostics_of(&run, "b.py").await;
         assert!(clean.contains("no errors or warnings"), "{clean}");
         // A write whose followers watch what pyright publishes of other files for a while,
         // then a preview that breaks b.py while they watch.
@@ -459,12 +395,11 @@ fn what_pyright_says_during_a_preview_is_no_earlier_writes_news() {
         )
         .await;
         assert!(wrote.starts_with("created c.py"), "{wrote}");
-        let edit = json!({
-            "path": "a.py",
-            "old_string": "def scale(x: int) -> int:",
-            "new_string": "def scale(x: str) -> int:",
-            "dry_run": true,
-        });
+        let edit = dry_edit(
+            "a.py",
+            "def scale(x: int) -> int:",
+            "def scale(x: str) -> int:",
+        );
         let preview = call(&run, "edit", edit).await;
         assert!(preview.contains("would bring: 2 new problems"), "{preview}");
         let mut seen = String::new();
@@ -477,12 +412,7 @@ fn what_pyright_says_during_a_preview_is_no_earlier_writes_news() {
             !seen.contains("new problem") && !seen.contains("Literal[3]"),
             "a follower took the preview's findings for news:\n{seen}"
         );
-        let b = call(
-            &run,
-            "lsp",
-            json!({"action": "diagnostics", "file": "b.py"}),
-        )
-        .await;
+        let b = diagnostics_of(&run, "b.py").await;
         assert!(b.contains("no errors or warnings"), "{b}");
         run.shutdown(std::time::Duration::from_secs(10)).await;
     });
@@ -493,16 +423,8 @@ fn a_rename_staged_by_dry_run_shows_every_file_and_writes_them_on_accept() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let dir = tempfile::tempdir().unwrap();
-        let ws = dir.path().join("ws");
-        common::write(
-            &ws,
-            "pyproject.toml",
-            "[project]\nname = \"w\"\nversion = \"0.1\"\n",
-        );
-        common::write(&ws, "a.py", A_PY);
-        common::write(&ws, "b.py", B_PY);
-        let waits = "[lsp.diagnostics]\nwait_ms = 30000\nbaseline_ms = 30000\n";
-        let run = common::run_with_config(dir.path(), &format!("{}{waits}", common::LSP_BUDGETS));
+        let ws = pyright_project(dir.path());
+        let run = run_waiting(dir.path(), 30000);
         let args = json!({
             "file": "a.py", "line": 1, "symbol": "scale", "new_name": "double", "dry_run": true,
         });
@@ -519,12 +441,7 @@ fn a_rename_staged_by_dry_run_shows_every_file_and_writes_them_on_accept() {
             "{staged}"
         );
         assert_eq!(std::fs::read_to_string(ws.join("b.py")).unwrap(), B_PY);
-        let accepted = call(
-            &run,
-            "resolve",
-            json!({"edit_id": "edit_1", "action": "accept"}),
-        )
-        .await;
+        let accepted = resolve(&run, "edit_1", "accept").await;
         assert!(accepted.starts_with("accepted edit_1"), "{accepted}");
         assert!(
             std::fs::read_to_string(ws.join("b.py"))
