@@ -203,6 +203,11 @@ pub fn format_reports(reports: &[FileReport]) -> Option<String> {
 /// Like [`format_reports`], for what happened after something other than the write being
 /// answered (a late answer for an earlier write, a change made outside tether).
 pub fn format_reports_after(reports: &[FileReport], event: &str) -> Option<String> {
+    format_reports_as(reports, event, "this write")
+}
+
+/// [`format_reports_after`], with what came before the event called "before `was`".
+fn format_reports_as(reports: &[FileReport], event: &str, was: &str) -> Option<String> {
     let mut sources: Vec<&ReportSource> = Vec::new();
     for r in reports {
         if !r.status.is_quiet() && !sources.contains(&&r.source) {
@@ -217,7 +222,7 @@ pub fn format_reports_after(reports: &[FileReport], event: &str) -> Option<Strin
             .iter()
             .filter(|r| &r.source == source && !r.status.is_quiet())
         {
-            out.extend(file_lines(r, &mut listed));
+            out.extend(file_lines(r, &mut listed, was));
         }
     }
     if out.is_empty() {
@@ -285,7 +290,7 @@ pub fn verdict(reports: &[FileReport]) -> String {
             unjudged.join(", ")
         ));
     }
-    match format_reports_after(reports, "this change, if written") {
+    match format_reports_as(reports, "this change, if written", "this change") {
         Some(block) => format!("{head}\n{block}"),
         None => head,
     }
@@ -363,6 +368,7 @@ fn totals(reports: &[FileReport]) -> String {
 fn file_lines<'a>(
     r: &'a FileReport,
     listed: &mut HashSet<(&'a str, usize, &'a str)>,
+    was: &str,
 ) -> Vec<String> {
     let count = |n: usize| crate::output::counted(n, &r.noun);
     let mut items: Vec<(&Finding, bool)> = Vec::new();
@@ -388,7 +394,7 @@ fn file_lines<'a>(
             }
             if !changed.is_empty() {
                 parts.push(format!(
-                    "{} changed (one of its kind was at this place before this write; it now reads differently)",
+                    "{} changed (one of its kind was at this place before {was}; it now reads differently)",
                     count(changed.len())
                 ));
             }
@@ -401,8 +407,8 @@ fn file_lines<'a>(
             let quiet = new.is_empty() && *fixed == 0 && changed.is_empty();
             match (quiet, still.len()) {
                 (_, 0) => {}
-                (true, n) => parts.push(format!("still {} (there before this write)", count(n))),
-                (false, n) => parts.push(format!("still {n} more (there before this write)")),
+                (true, n) => parts.push(format!("still {} (there before {was})", count(n))),
+                (false, n) => parts.push(format!("still {n} more (there before {was})")),
             }
             if *unchecked > 0 {
                 parts.push(format!(
@@ -748,5 +754,39 @@ mod tests {
             lsp,
         ];
         insta::assert_snapshot!(format_reports(&reports).unwrap());
+    }
+
+    /// A verdict counts what a change would bring, says what no preview judged, and calls
+    /// what was there before "before this change": nothing was written.
+    #[test]
+    fn a_verdict_counts_new_problems_and_never_hides_a_file_it_did_not_judge() {
+        let old = f(1, "old problem", "old");
+        let compared = FileStatus::Compared {
+            new: vec![f(2, "new problem", "new")],
+            still: vec![old],
+            changed: Vec::new(),
+            fixed: 0,
+            unchecked: 0,
+        };
+        let why = "the server was busy".to_string();
+        let unjudged = FileStatus::Unavailable {
+            why,
+            now: Vec::new(),
+        };
+        let reports = [report("a.py", compared), report("b.py", unjudged)];
+        let text = verdict(&reports);
+        assert!(
+            text.starts_with("would bring: 1 new problem in 1 file; not judged for b.py"),
+            "{text}"
+        );
+        assert!(
+            text.contains("still 1 more (there before this change)"),
+            "{text}"
+        );
+        assert!(!text.contains("this write"), "{text}");
+        assert_eq!(
+            verdict(&[]),
+            "would bring: not judged, as no checker looks at these files"
+        );
     }
 }
