@@ -23,6 +23,9 @@ use crate::server::{Server, file_uri, uri_path};
 /// How a previewed file is labelled when its server could not say what it had before.
 const NO_BASELINE: &str = "no baseline: the server did not answer for the text on disk in time";
 
+/// Files a preview shows one server at most.
+const SHOWN_MAX: usize = 50;
+
 /// One file a preview shows its server.
 struct Shown {
     abs: PathBuf,
@@ -78,6 +81,16 @@ impl DiagnosticsOnWrite {
                 proposed: text,
             };
             match groups.iter_mut().find(|(s, _)| Arc::ptr_eq(s, &server)) {
+                // A server holds the gate for every file it is shown: a rewrite of hundreds
+                // of files is judged once it is written.
+                Some((_, files)) if files.len() == SHOWN_MAX => {
+                    let why = format!(
+                        "not previewed: a preview shows {} at most {SHOWN_MAX} files, and this \
+                         change has more; they are judged once it is written",
+                        server.id
+                    );
+                    reports.push(unjudged(Some(&server), shown.rel, why));
+                }
                 Some((_, files)) => files.push(shown),
                 None => groups.push((server, vec![shown])),
             }

@@ -452,3 +452,29 @@ fn a_rename_staged_by_dry_run_shows_every_file_and_writes_them_on_accept() {
         run.shutdown(std::time::Duration::from_secs(10)).await;
     });
 }
+
+#[test]
+fn a_rewrite_of_more_files_than_a_preview_shows_a_server_says_which_it_left_unjudged() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = pyright_project(dir.path());
+        for n in 0..52 {
+            let text = format!("def old(v: int) -> int:\n    return v\n\n\nY{n} = old({n})\n");
+            common::write(&ws, &format!("m{n:02}.py"), &text);
+        }
+        let run = run_waiting(dir.path(), 30000);
+        let rewrite = json!({"pattern": "old($A)", "rewrite": "older($A)", "path": "."});
+        let staged = call(&run, "ast_edit", rewrite).await;
+        assert!(
+            staged.starts_with("(proposed) 52 replacements in 52 files"),
+            "{staged}"
+        );
+        assert!(
+            staged.contains("would bring: 50 new problems in 50 files; not judged for ")
+                && staged.contains("a preview shows pyright at most 50 files"),
+            "{staged}"
+        );
+        run.shutdown(std::time::Duration::from_secs(10)).await;
+    });
+}
