@@ -88,6 +88,24 @@ impl Said {
     }
 }
 
+/// A document's text as the server was sent it: its version, and the event count then.
+#[derive(Clone, Copy)]
+pub(crate) struct SentText {
+    version: i64,
+    seq: u64,
+}
+
+impl SentText {
+    /// Whether a publication for `version` (when the server gave one), heard at event `seq`,
+    /// is for this text: the same version, or without one, heard after the text was sent.
+    pub(crate) fn answered_by(self, version: Option<i64>, seq: u64) -> bool {
+        match version {
+            Some(v) => v == self.version,
+            None => seq > self.seq,
+        }
+    }
+}
+
 /// What a diagnostics pull brought.
 pub(crate) enum Pull {
     /// A full report: the file's diagnostics.
@@ -542,18 +560,22 @@ impl Server {
         }
     }
 
+    /// The text the server holds for `path` as a publication must match it; `None` when the
+    /// file is not open.
+    pub(crate) async fn sent_text(&self, path: &Path) -> Option<SentText> {
+        let open = self.open.lock().await;
+        let doc = open.get(path)?;
+        Some(SentText {
+            version: i64::from(doc.version),
+            seq: doc.sent_seq,
+        })
+    }
+
     /// Like [`Server::published`], waiting at most `limit`.
     pub async fn published_within(&self, path: &Path, limit: Duration) -> Option<Vec<Diagnostic>> {
         let uri = file_uri(path);
-        let (version, sent_seq) = {
-            let open = self.open.lock().await;
-            let doc = open.get(path)?;
-            (i64::from(doc.version), doc.sent_seq)
-        };
-        let current = |p: &Published| match p.version {
-            Some(v) => v == version,
-            None => p.seq > sent_seq,
-        };
+        let sent = self.sent_text(path).await?;
+        let current = |p: &Published| sent.answered_by(p.version, p.seq);
         let fresh = |h: &Heard| h.published.get(&uri).is_some_and(current);
         if !self.until(limit, fresh).await {
             return None;

@@ -1,8 +1,9 @@
 //! Our own writes reach the language servers at once: a write hook that, after each write,
 //! gives every server holding a written file open its new text (one version up, and only if
-//! the text changed), and closes a file deleted or moved away. The save is announced once, by the diagnostics hook, which waits for
-//! what a save starts (cargo check). Files changed outside the run are caught before each
-//! request instead, by [`crate::server::Server::sync`] comparing content hashes.
+//! the text changed), and closes a file deleted or moved away. The save is announced once, by
+//! the diagnostics hook, which waits for what a save starts (cargo check). Files changed
+//! outside the run are caught before each request instead, by
+//! [`crate::server::Server::sync`] comparing content hashes.
 
 use std::sync::Arc;
 use std::time::Duration;

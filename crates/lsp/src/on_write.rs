@@ -672,6 +672,7 @@ impl WriteHook for DiagnosticsOnWrite {
                             .await;
                         self.follow.others(server, snap, snap.seq, &touched)
                     }
+                    // (A server whose pulls are final asks its dependents, above.)
                     Done::Quiet | Done::Pull => {
                         settled = server.quiet_within(server.quiet, left()).await;
                         self.follow.others(server, snap, snap.seq, &touched)

@@ -397,10 +397,7 @@ async fn before(follow: &Follow, server: &Server, path: &Path, limit: Duration) 
 /// The server's diagnostics for the text it holds for `path` now, pulled where it answers
 /// pulls, else its publication for that version (held apart during a preview).
 async fn unsaved_answer(server: &Server, path: &Path, limit: Duration) -> Option<Vec<Diagnostic>> {
-    if server.capabilities.diagnostic_provider.on
-        || server.tsserver_pull
-        || server.done == Done::Pull
-    {
+    if server.answers_pulls() {
         return server.pulled_within(path, limit).await;
     }
     server.held_within(path, limit).await
@@ -444,23 +441,14 @@ fn another(
 impl Server {
     /// Whether the server's publication for `path` is for the text it holds now.
     pub(crate) async fn publication_current(&self, path: &Path) -> bool {
-        let Some((version, sent_seq)) = self
-            .open
-            .lock()
-            .await
-            .get(path)
-            .map(|d| (i64::from(d.version), d.sent_seq))
-        else {
+        let Some(sent) = self.sent_text(path).await else {
             return false;
         };
         let heard = self.heard.borrow();
         heard
             .published
             .get(&file_uri(path))
-            .is_some_and(|p| match p.version {
-                Some(v) => v == version,
-                None => p.seq > sent_seq,
-            })
+            .is_some_and(|p| sent.answered_by(p.version, p.seq))
     }
 
     /// The publication held apart for the text the server holds for `path` now, within
@@ -470,16 +458,9 @@ impl Server {
         path: &Path,
         limit: Duration,
     ) -> Option<Vec<Diagnostic>> {
-        let (version, sent_seq) = {
-            let open = self.open.lock().await;
-            let doc = open.get(path)?;
-            (i64::from(doc.version), doc.sent_seq)
-        };
+        let sent = self.sent_text(path).await?;
         let uri = file_uri(path);
-        let fresh = |held: &(Option<i64>, u64, Vec<Diagnostic>)| match held.0 {
-            Some(v) => v == version,
-            None => held.1 > sent_seq,
-        };
+        let fresh = |held: &(Option<i64>, u64, Vec<Diagnostic>)| sent.answered_by(held.0, held.1);
         let found = |h: &crate::heard::Heard| {
             h.quarantine
                 .as_ref()

@@ -603,15 +603,19 @@ async fn diagnostics(
     Ok(crate::render::diagnostics(&shown, &items, DIAGNOSTICS_CAP))
 }
 
-/// What the servers run beside the chosen one (ruff) say of `file`, each under its name;
-/// nothing when none serves it or none is installed.
-/// The file of `t` as the server run beside the chosen one has it (ruff beside pyright), when
-/// one is available for it: started if need be, and given the same text.
-pub(crate) async fn beside_target(beside: &Arc<Supervisor>, t: &Target) -> Option<Target> {
-    let lang = beside.config().language_of(&t.abs)?;
+/// The server run beside the chosen one (ruff beside pyright) for `abs`, started if need be,
+/// when one serves it and is available.
+async fn beside_server(beside: &Arc<Supervisor>, abs: &Path) -> Option<Arc<Server>> {
+    let lang = beside.config().language_of(abs)?;
     let config = beside.config();
-    crate::avail::find(config, lang, &t.abs, beside.workspace(), beside.trusted()).ok()?;
-    let server = beside.server_for(lang, &t.abs).await.ok()?;
+    crate::avail::find(config, lang, abs, beside.workspace(), beside.trusted()).ok()?;
+    beside.server_for(lang, abs).await.ok()
+}
+
+/// The file of `t` as the server run beside the chosen one has it, when one is available for
+/// it ([`beside_server`]), given the same text.
+pub(crate) async fn beside_target(beside: &Arc<Supervisor>, t: &Target) -> Option<Target> {
+    let server = beside_server(beside, &t.abs).await?;
     server.sync(&t.abs, &t.text).await.ok()?;
     Some(Target {
         abs: t.abs.clone(),
@@ -620,21 +624,16 @@ pub(crate) async fn beside_target(beside: &Arc<Supervisor>, t: &Target) -> Optio
     })
 }
 
+/// What the servers run beside the chosen one (ruff) say of `file`, each under its name;
+/// nothing when none serves it or none is installed.
 async fn beside_diagnostics(beside: &Arc<Supervisor>, cx: &CallCx, file: &str) -> String {
     let Ok(abs) = cx.workspace().resolve_read(file) else {
         return String::new();
     };
-    let Some(lang) = beside.config().language_of(&abs) else {
+    let Some(server) = beside_server(beside, &abs).await else {
         return String::new();
     };
-    let config = beside.config();
-    if crate::avail::find(config, lang, &abs, beside.workspace(), beside.trusted()).is_err() {
-        return String::new();
-    }
-    let (Ok(server), Ok(text)) = (
-        beside.server_for(lang, &abs).await,
-        crate::named::read(cx.workspace(), &abs).await,
-    ) else {
+    let Ok(text) = crate::named::read(cx.workspace(), &abs).await else {
         return String::new();
     };
     cx.progress(&format!("waiting for {}'s diagnostics", server.id));

@@ -45,7 +45,9 @@ pub async fn stage_dry_run(
             _ => diffs.push("a change this preview cannot show".into()),
         }
     }
-    let preview = capped(&diffs.join("\n"));
+    let joined = diffs.join("\n");
+    let preview = crate::capped_list(joined.lines(), DIFF_LINES, "diff lines");
+    let preview = preview.trim_end().to_string();
     let proposal = Proposal {
         origin: origin.into(),
         summary: summary.to_string(),
@@ -82,17 +84,4 @@ fn diff(rel: &str, old: &str, new: &str) -> String {
         .context_radius(2)
         .header(&format!("a/{rel}"), &format!("b/{rel}"))
         .to_string()
-}
-
-/// `text` cut to [`DIFF_LINES`] lines, saying how many were left out.
-fn capped(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    if lines.len() <= DIFF_LINES {
-        return text.trim_end().to_string();
-    }
-    format!(
-        "{}\n… {} more diff lines not shown",
-        lines[..DIFF_LINES].join("\n"),
-        lines.len() - DIFF_LINES
-    )
 }
